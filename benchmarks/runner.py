@@ -1,0 +1,291 @@
+"""The one benchmark runner shared by every op family.
+
+A family is a module ``benchmarks/bench_<family>.py`` with a function
+``cases(device: str, quick: bool) -> list[Case]``. The runner times every case's myops
+function and its torch baselines in the same process (median of many runs after warm-up;
+CUDA events on a GPU), measures the device's copy bandwidth once, and writes a markdown
+table (and JSON) with time, ratio against torch, achieved GB/s, fraction of the bandwidth
+floor and, on CUDA, peak memory.
+
+    python benchmarks/runner.py --family nonzero --device cpu cuda --quick
+    python benchmarks/runner.py --out benchmarks/results/   # every family, every device
+"""
+import argparse
+import dataclasses
+import datetime
+import importlib
+import json
+import os
+import platform
+import statistics
+import subprocess
+import sys
+import time
+from typing import Callable, Dict, List, Optional
+
+import torch
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+FAMILIES = ["nonzero", "elementwise", "max_pool2d_add", "diagonal"]
+
+
+@dataclasses.dataclass
+class Case:
+    label: str  # op name, e.g. "nonzero"
+    sub_label: str  # shape / dtype / variant, e.g. "[1e6] bool 50%"
+    myops: Callable[[], object]  # the myops call to time (no arguments)
+    torch: Dict[str, Callable[[], object]]  # baselines: name -> call; the first is the reference
+    bytes: int = 0  # fewest bytes that must move (inputs read once + outputs written once)
+    numel: int = 0  # elements, for the latency rows
+    memory: bool = False  # report peak memory of each call (CUDA)
+    target: Optional[float] = None  # DESIGN.md §5 target for the ratio torch/myops, if any
+
+
+def sync(device):
+    if device.startswith("cuda"):
+        torch.cuda.synchronize()
+
+
+def measure(fn, device, min_time=0.2, max_reps=200, warmup=3):
+    """Median seconds per call. Small calls are batched so one sample lasts >= ~1 ms."""
+    for _ in range(warmup):
+        fn()
+    sync(device)
+    t0 = time.perf_counter()
+    fn()
+    sync(device)
+    one = max(time.perf_counter() - t0, 1e-7)
+    batch = max(1, min(1000, int(1e-3 / one)))
+    reps = max(5, min(max_reps, int(min_time / (one * batch))))
+    samples = []
+    if device.startswith("cuda"):
+        start = torch.cuda.Event(enable_timing=True)
+        end = torch.cuda.Event(enable_timing=True)
+        for _ in range(reps):
+            start.record()
+            for _ in range(batch):
+                fn()
+            end.record()
+            end.synchronize()
+            samples.append(start.elapsed_time(end) / 1e3 / batch)
+    else:
+        for _ in range(reps):
+            t0 = time.perf_counter()
+            for _ in range(batch):
+                fn()
+            samples.append((time.perf_counter() - t0) / batch)
+    return statistics.median(samples)
+
+
+def peak_memory(fn, device):
+    """Peak bytes allocated during one call beyond what was allocated before (CUDA only)."""
+    if not device.startswith("cuda"):
+        return None
+    sync(device)
+    torch.cuda.reset_peak_memory_stats()
+    before = torch.cuda.memory_allocated()
+    out = fn()
+    sync(device)
+    peak = torch.cuda.max_memory_allocated() - before
+    del out
+    return peak
+
+
+def copy_bandwidth(device, nbytes=256 << 20):
+    """Device-to-device copy bandwidth in bytes/s (bytes read + bytes written)."""
+    src = torch.randn(nbytes // 4, device=device)
+    dst = torch.empty_like(src)
+    t = measure(lambda: dst.copy_(src), device, min_time=0.3, max_reps=50)
+    return 2 * nbytes / t
+
+
+def device_name(device):
+    if device.startswith("cuda"):
+        return torch.cuda.get_device_name(device)
+    cpu = platform.processor() or platform.machine()
+    try:
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                if line.startswith("model name"):
+                    cpu = line.split(":", 1)[1].strip()
+                    break
+    except OSError:
+        pass
+    return f"{cpu} ({torch.get_num_threads()} threads)"
+
+
+def git_commit():
+    try:
+        return subprocess.check_output(
+            ["git", "rev-parse", "--short", "HEAD"], cwd=HERE, stderr=subprocess.DEVNULL, text=True
+        ).strip()
+    except Exception:
+        return "unknown"
+
+
+def fmt_time(s):
+    if s is None:
+        return "-"
+    if s < 1e-3:
+        return f"{s * 1e6:.1f} us"
+    if s < 1:
+        return f"{s * 1e3:.2f} ms"
+    return f"{s:.2f} s"
+
+
+def fmt_bytes(b):
+    if b is None:
+        return "-"
+    return f"{b / 2**20:.1f} MiB"
+
+
+def run_family(family, device, quick, bw):
+    mod = importlib.import_module(f"bench_{family}")
+    rows = []
+    for case in mod.cases(device, quick):
+        t_my = measure(case.myops, device)
+        row = {
+            "family": family,
+            "device": device,
+            "label": case.label,
+            "sub_label": case.sub_label,
+            "myops_s": t_my,
+            "bytes": case.bytes,
+            "numel": case.numel,
+            "target": case.target,
+            "baselines": {},
+        }
+        if case.bytes:
+            row["myops_GBps"] = case.bytes / t_my / 1e9
+            row["floor_s"] = case.bytes / bw
+            row["floor_frac"] = row["floor_s"] / t_my
+        if case.memory:
+            row["myops_peak_bytes"] = peak_memory(case.myops, device)
+        for name, fn in case.torch.items():
+            t = measure(fn, device)
+            b = {"s": t, "ratio": t / t_my}
+            if case.memory:
+                b["peak_bytes"] = peak_memory(fn, device)
+            row["baselines"][name] = b
+        rows.append(row)
+        print(format_row(row), flush=True)
+    return rows
+
+
+def format_row(row):
+    base = "; ".join(
+        f"{n} {fmt_time(b['s'])} ({b['ratio']:.2f}x)" for n, b in row["baselines"].items()
+    )
+    return f"  {row['label']:<16} {row['sub_label']:<36} myops {fmt_time(row['myops_s'])}  {base}"
+
+
+def markdown(rows, meta):
+    out = [
+        f"# myops benchmarks — {meta['device_name']}",
+        "",
+        f"- date: {meta['date']}; torch {meta['torch']} (CUDA {meta['torch_cuda']}); commit {meta['commit']}",
+        f"- device: `{meta['device']}` — {meta['device_name']}",
+        f"- measured copy bandwidth: {meta['copy_GBps']:.1f} GB/s (read + write); floor = bytes ÷ that",
+        "- ratio = torch time ÷ myops time, measured in the same run (> 1: myops is faster)",
+        "",
+    ]
+    families = []
+    for r in rows:
+        if r["family"] not in families:
+            families.append(r["family"])
+    for fam in families:
+        frows = [r for r in rows if r["family"] == fam]
+        names = []
+        for r in frows:
+            for n in r["baselines"]:
+                if n not in names:
+                    names.append(n)
+        mem = any("myops_peak_bytes" in r for r in frows)
+        head = ["op", "case", "myops"] + [f"{n}" for n in names] + [f"ratio vs {n}" for n in names]
+        head += ["GB/s", "floor", "% of floor", "target"]
+        if mem:
+            head += ["peak myops"] + [f"peak {n}" for n in names]
+        out += [f"## {fam}", "", "| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+        for r in frows:
+            cells = [r["label"], r["sub_label"], fmt_time(r["myops_s"])]
+            cells += [fmt_time(r["baselines"][n]["s"]) if n in r["baselines"] else "-" for n in names]
+            cells += [f"{r['baselines'][n]['ratio']:.2f}x" if n in r["baselines"] else "-" for n in names]
+            cells += [
+                f"{r['myops_GBps']:.1f}" if "myops_GBps" in r else "-",
+                fmt_time(r.get("floor_s")),
+                f"{100 * r['floor_frac']:.0f}%" if "floor_frac" in r else "-",
+            ]
+            if r["target"]:
+                first = next(iter(r["baselines"].values()))["ratio"]
+                ok = "met" if first >= r["target"] else "NOT met"
+                cells.append(f"≥ {r['target']}x: {ok}")
+            else:
+                cells.append("-")
+            if mem:
+                cells.append(fmt_bytes(r.get("myops_peak_bytes")))
+                cells += [fmt_bytes(r["baselines"].get(n, {}).get("peak_bytes")) for n in names]
+            out.append("| " + " | ".join(cells) + " |")
+        out.append("")
+    return "\n".join(out)
+
+
+def available_devices():
+    return ["cpu"] + (["cuda"] if torch.cuda.is_available() else [])
+
+
+def main(argv=None):
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--family", nargs="+", default=None, help=f"families to run (default: all of {FAMILIES})")
+    p.add_argument("--device", nargs="+", default=None, help="devices (default: cpu and cuda if present)")
+    p.add_argument("--quick", action="store_true", help="fewer and smaller cases")
+    p.add_argument("--out", default=None, help="folder for <device>-<date>.md and .json")
+    args = p.parse_args(argv)
+
+    import myops  # noqa: F401
+
+    families = args.family or FAMILIES
+    devices = args.device or available_devices()
+    written = []
+    for device in devices:
+        if device.startswith("cuda") and not torch.cuda.is_available():
+            print(f"skipping {device}: no CUDA device visible")
+            continue
+        bw = copy_bandwidth(device)
+        meta = {
+            "device": device,
+            "device_name": device_name(device),
+            "date": datetime.date.today().isoformat(),
+            "torch": torch.__version__,
+            "torch_cuda": torch.version.cuda,
+            "commit": git_commit(),
+            "copy_GBps": bw / 1e9,
+            "quick": args.quick,
+        }
+        print(f"== {device}: {meta['device_name']}, copy bandwidth {bw / 1e9:.1f} GB/s", flush=True)
+        rows = []
+        for fam in families:
+            try:
+                importlib.import_module(f"bench_{fam}")
+            except ModuleNotFoundError:
+                print(f"  (no benchmarks for {fam} yet)")
+                continue
+            rows += run_family(fam, device, args.quick, bw)
+        md = markdown(rows, meta)
+        if args.out:
+            os.makedirs(args.out, exist_ok=True)
+            tag = "cpu" if device == "cpu" else meta["device_name"].replace(" ", "-")
+            stem = os.path.join(args.out, f"{tag}-{meta['date']}")
+            with open(stem + ".md", "w") as f:
+                f.write(md + "\n")
+            with open(stem + ".json", "w") as f:
+                json.dump({"meta": meta, "rows": rows}, f, indent=1)
+            written.append(stem + ".md")
+            print(f"wrote {stem}.md and .json")
+        else:
+            print(md)
+    return written
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,38 @@
+#pragma once
+// Input checks with messages that name the op, the argument, what was expected and what was
+// received, e.g. "myops.nonzero_static: argument 'size' must be >= 0, got -3".
+// Light header: usable from .cpp and .cu files.
+#include <ATen/core/Tensor.h>
+#include <c10/util/Exception.h>
+
+#include <initializer_list>
+
+// MYOPS_CHECK(cond, "op", "arg", <message pieces...>)
+#define MYOPS_CHECK(cond, op, arg, ...) \
+  TORCH_CHECK((cond), "myops." op ": argument '" arg "' ", __VA_ARGS__)
+
+namespace myops {
+
+// Raises unless `t` has one of `allowed` dtypes.
+inline void check_dtype(const at::Tensor& t, std::initializer_list<at::ScalarType> allowed,
+                        const char* op, const char* arg) {
+  for (auto s : allowed) {
+    if (t.scalar_type() == s) return;
+  }
+  std::string names;
+  for (auto s : allowed) {
+    if (!names.empty()) names += ", ";
+    names += c10::toString(s);
+  }
+  TORCH_CHECK(false, "myops.", op, ": argument '", arg, "' must have dtype in {", names,
+              "}, got ", t.scalar_type());
+}
+
+// Raises unless `a` and `b` are on the same device.
+inline void check_same_device(const at::Tensor& a, const char* arg_a, const at::Tensor& b,
+                              const char* arg_b, const char* op) {
+  TORCH_CHECK(a.device() == b.device(), "myops.", op, ": expected all tensors on the same device, got '",
+              arg_a, "' on ", a.device(), " and '", arg_b, "' on ", b.device());
+}
+
+}  // namespace myops

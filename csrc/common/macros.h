@@ -1,0 +1,13 @@
+#pragma once
+// Host/device qualifiers usable from .cpp (gcc) and .cu (nvcc) translation units.
+#if defined(__CUDACC__)
+#define MYOPS_HD __host__ __device__ __forceinline__
+#define MYOPS_DEVICE __device__ __forceinline__
+#else
+#define MYOPS_HD inline
+#define MYOPS_DEVICE inline
+#endif
+
+// Largest rank the CUDA kernels take after merging dimensions (kernel parameters hold
+// per-dimension divisors and strides by value).
+#define MYOPS_MAX_DIMS 16

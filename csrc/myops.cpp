@@ -1,0 +1,57 @@
+// Every myops schema lives here, in one TORCH_LIBRARY block, and nothing else does.
+// Kernels register their implementations in their own files with
+// TORCH_LIBRARY_IMPL(myops, CPU|CUDA, m); fake kernels and autograd are registered
+// from Python (python/myops/_fake.py, python/myops/_autograd.py).
+#include <Python.h>
+#include <torch/library.h>
+
+// `from myops import _C` loads this shared library, which runs the static registrations
+// below and in the kernel files. Ops are reached through torch.ops.myops.*, not pybind.
+extern "C" {
+PyObject* PyInit__C(void) {
+  static struct PyModuleDef module_def = {
+      PyModuleDef_HEAD_INIT, "_C", "myops kernels (use torch.ops.myops.*)", -1, nullptr};
+  return PyModule_Create(&module_def);
+}
+}
+
+TORCH_LIBRARY(myops, m) {
+  // ---- nonzero family -------------------------------------------------------------------
+  m.def("nonzero(Tensor self) -> Tensor");
+  m.def("nonzero_static(Tensor self, *, SymInt size, int fill_value=-1) -> Tensor");
+
+  // ---- elementwise: unary -----------------------------------------------------------------
+  m.def("relu(Tensor self) -> Tensor");
+  m.def("gelu(Tensor self, *, str approximate='none') -> Tensor");
+  m.def("silu(Tensor self) -> Tensor");
+  m.def("sigmoid(Tensor self) -> Tensor");
+  m.def("mul_scalar(Tensor self, Scalar other) -> Tensor");
+  m.def("cast(Tensor self, ScalarType dtype) -> Tensor");
+
+  // ---- elementwise: binary (broadcasting, type promotion) --------------------------------
+  m.def("add(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor");
+  m.def("sub(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor");
+  m.def("mul(Tensor self, Tensor other) -> Tensor");
+  m.def("div(Tensor self, Tensor other) -> Tensor");
+  m.def("maximum(Tensor self, Tensor other) -> Tensor");
+  m.def("minimum(Tensor self, Tensor other) -> Tensor");
+
+  // ---- elementwise: ternary (broadcasting) ------------------------------------------------
+  m.def("where(Tensor condition, Tensor self, Tensor other) -> Tensor");
+  m.def("addcmul(Tensor self, Tensor tensor1, Tensor tensor2, *, Scalar value=1) -> Tensor");
+  m.def("clamp(Tensor self, Tensor min, Tensor max) -> Tensor");
+
+  // ---- max_pool2d_add ---------------------------------------------------------------------
+  m.def(
+      "max_pool2d_add(Tensor self, Tensor other, int[2] kernel_size=[3,3], int[2] stride=[2,2], "
+      "int[2] padding=[1,1], bool ceil_mode=False) -> Tensor");
+  // Gradient w.r.t. `self` only (the gradient of `other` is a sum over its broadcast dims).
+  m.def(
+      "max_pool2d_add_backward(Tensor grad_output, Tensor self, int[2] kernel_size, int[2] stride, "
+      "int[2] padding, bool ceil_mode) -> Tensor");
+
+  // ---- diagonal ---------------------------------------------------------------------------
+  m.def("diagonal(Tensor self, int offset=0, int dim1=0, int dim2=1) -> Tensor");
+  // Writes `grad` onto the diagonal of a zero tensor of shape `input_sizes`.
+  m.def("diagonal_backward(Tensor grad, SymInt[] input_sizes, int offset, int dim1, int dim2) -> Tensor");
+}

@@ -1,0 +1,73 @@
+"""Shared test helpers: devices, dtypes, input layouts and exact comparison."""
+import pytest
+import torch
+
+HAS_CUDA = torch.cuda.is_available()
+
+# Every test parametrized over DEVICES runs on CPU and, when a GPU is visible, on CUDA.
+DEVICES = [
+    "cpu",
+    pytest.param("cuda", marks=pytest.mark.skipif(not HAS_CUDA, reason="no CUDA device visible")),
+]
+cuda_only = pytest.mark.skipif(not HAS_CUDA, reason="no CUDA device visible")
+
+FLOAT_DTYPES = [torch.float32, torch.float64, torch.float16, torch.bfloat16]
+INT_DTYPES = [torch.uint8, torch.int8, torch.int16, torch.int32, torch.int64]
+ALL_DTYPES = [torch.bool] + INT_DTYPES + FLOAT_DTYPES
+
+LAYOUTS = ["contiguous", "transposed", "sliced", "expanded", "misaligned", "channels_last"]
+
+
+def rand(shape, dtype, device, low=-10, high=10):
+    """Random values of any dtype (never all zeros or ones)."""
+    if dtype == torch.bool:
+        return torch.rand(shape, device=device) < 0.5
+    if dtype.is_floating_point or dtype.is_complex:
+        return (torch.randn(shape, device=device, dtype=torch.float64) * 4).to(dtype)
+    info = torch.iinfo(dtype)
+    return torch.randint(max(low, info.min), min(high, info.max) + 1, shape, device=device, dtype=dtype)
+
+
+def with_layout(x, layout):
+    """Returns a tensor with the values of `x` (same shape) in the requested memory layout.
+    Layouts that make no sense for x (channels_last of a non-4-D tensor, transposing < 2 dims)
+    return a contiguous copy."""
+    if layout == "contiguous":
+        return x.contiguous()
+    if layout == "transposed" and x.dim() >= 2:
+        return x.transpose(0, -1).contiguous().transpose(0, -1)
+    if layout == "sliced" and x.dim() >= 1:
+        # every other element of a twice-as-large buffer, with a storage offset
+        big = torch.empty((x.shape[0] * 2 + 1,) + x.shape[1:], dtype=x.dtype, device=x.device)
+        view = big[1::2]
+        view.copy_(x)
+        return view
+    if layout == "misaligned":
+        flat = torch.empty(x.numel() + 1, dtype=x.dtype, device=x.device)
+        view = flat[1:].view(x.shape)
+        view.copy_(x)
+        return view
+    if layout == "channels_last" and x.dim() == 4:
+        return x.contiguous(memory_format=torch.channels_last)
+    if layout == "expanded" and x.dim() >= 1 and x.shape[0] > 0:
+        # broadcast the first slice along dim 0 (values change accordingly: callers compare
+        # against torch on the same tensor)
+        return x[:1].expand(x.shape)
+    return x.contiguous()
+
+
+def assert_same(actual, expected, check_stride=True, bitwise=True):
+    """Exact comparison: dtype, shape, (strides), and every element, NaNs included; with
+    `bitwise`, floating-point bit patterns too (-0.0 vs +0.0, NaN payloads)."""
+    assert actual.dtype == expected.dtype, f"dtype {actual.dtype} != {expected.dtype}"
+    assert actual.shape == expected.shape, f"shape {tuple(actual.shape)} != {tuple(expected.shape)}"
+    assert actual.device == expected.device, f"device {actual.device} != {expected.device}"
+    if check_stride and actual.numel() > 1:
+        assert actual.stride() == expected.stride(), f"stride {actual.stride()} != {expected.stride()}"
+    torch.testing.assert_close(actual, expected, rtol=0, atol=0, equal_nan=True)
+    if bitwise and actual.dtype.is_floating_point and actual.numel():
+        # also distinguish -0.0 from +0.0 and NaN payloads
+        a = actual.detach().cpu().contiguous()
+        e = expected.detach().cpu().contiguous()
+        itype = {2: torch.int16, 4: torch.int32, 8: torch.int64}[a.element_size()]
+        assert torch.equal(a.view(itype), e.view(itype)), "bit patterns differ"
