@@ -36,6 +36,7 @@ from . import _fake  # noqa: E402,F401
 from . import _autograd  # noqa: E402,F401
 from .ops import *  # noqa: E402,F401,F403
 from .ops import __all__ as _ops_all  # noqa: E402
+from .replace import RouteStats, disable, enable, replace_torch_ops  # noqa: E402
 
 
 def show_config(file=None):
@@ -55,4 +56,11 @@ def show_config(file=None):
     return cfg
 
 
-__all__ = list(_ops_all) + ["show_config", "BUILD_CONFIG"]
+__all__ = list(_ops_all) + [
+    "show_config",
+    "BUILD_CONFIG",
+    "replace_torch_ops",
+    "enable",
+    "disable",
+    "RouteStats",
+]

@@ -1,0 +1,168 @@
+"""`make demo`: myops against torch on every device present.
+
+For each device: one table row per op (shape, dtype, exact or max error against torch, myops
+time, torch time, ratio torch/myops), then a torchvision Faster R-CNN run with and without
+myops.replace_torch_ops() (time, detections equal or not). The same tables are written as
+markdown to the file named by --out (default: demo-results.md).
+"""
+import argparse
+import datetime
+import os
+import sys
+import time
+
+import torch
+import torch.nn.functional as F
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+from runner import device_name, fmt_time, measure  # noqa: E402
+
+import myops  # noqa: E402
+
+
+def cases(device):
+    """(op, shape text, dtype, myops call, torch call). Sizes are chosen so the whole demo
+    takes a few minutes on 2 CPU cores."""
+    big = device != "cpu"
+    n = 1 << (24 if big else 22)
+    f32 = dict(device=device, dtype=torch.float32)
+    x = torch.randn(n, **f32)
+    y = torch.randn(n, **f32)
+    h = x.half()
+    mask = torch.rand(n, device=device) < 0.5
+    grid = torch.rand(256, 4096, device=device) < 0.01
+    nb = 32 if big else 8
+    act = torch.randn(nb, 64, 56, 56, **f32)
+    bias = torch.randn(1, 64, 1, 1, **f32)
+    src = torch.randn(nb, 64, 112, 112, **f32)
+    oth = torch.randn(nb, 1, 56, 56, **f32)
+    mats = torch.randn(256 if big else 64, 256, 256, **f32)
+    s1 = f"[{n}]"
+    yield ("nonzero", s1 + " 50%", "bool", lambda: myops.nonzero(mask), lambda: torch.nonzero(mask))
+    yield ("nonzero", "[256,4096] 1%", "bool", lambda: myops.nonzero(grid), lambda: torch.nonzero(grid))
+    yield ("nonzero_static", "[256,4096] 1%", "bool",
+           lambda: myops.nonzero_static(grid, size=12000), lambda: torch.nonzero_static(grid, size=12000))
+    yield ("where(cond)", s1 + " 50%", "bool", lambda: myops.where(mask), lambda: torch.where(mask))
+    yield ("argwhere", "[256,4096] 1%", "bool", lambda: myops.argwhere(grid), lambda: torch.argwhere(grid))
+    yield ("relu", s1, "float32", lambda: myops.relu(x), lambda: torch.relu(x))
+    yield ("gelu", s1, "float32", lambda: myops.gelu(x), lambda: F.gelu(x))
+    yield ("silu", s1, "float32", lambda: myops.silu(x), lambda: F.silu(x))
+    yield ("sigmoid", s1, "float16", lambda: myops.sigmoid(h), lambda: torch.sigmoid(h))
+    yield ("cast", s1 + " -> f16", "float32", lambda: myops.cast(x, torch.float16), lambda: x.to(torch.float16))
+    yield ("add", s1, "float32", lambda: myops.add(x, y), lambda: torch.add(x, y))
+    yield ("add", "[%d,64,56,56]+[1,64,1,1]" % nb, "float32", lambda: myops.add(act, bias), lambda: act + bias)
+    yield ("mul", s1, "float32", lambda: myops.mul(x, y), lambda: x * y)
+    yield ("div", s1, "float32", lambda: myops.div(x, y), lambda: x / y)
+    yield ("maximum", s1, "float32", lambda: myops.maximum(x, y), lambda: torch.maximum(x, y))
+    yield ("where", s1, "float32", lambda: myops.where(mask, x, y), lambda: torch.where(mask, x, y))
+    yield ("addcmul", s1, "float32", lambda: myops.addcmul(x, x, y, value=0.5),
+           lambda: torch.addcmul(x, x, y, value=0.5))
+    yield ("clamp", s1, "float32", lambda: myops.clamp(x, -y.abs(), y.abs()),
+           lambda: torch.clamp(x, -y.abs(), y.abs()))
+    yield ("max_pool2d_add", "[%d,64,112,112]+[%d,1,56,56]" % (nb, nb), "float32",
+           lambda: myops.max_pool2d_add(src, oth), lambda: F.max_pool2d(src, 3, 2, 1) + oth)
+    yield ("diagonal", "[%d,256,256] (-2,-1)" % mats.shape[0], "float32",
+           lambda: myops.diagonal(mats, 0, -2, -1), lambda: torch.diagonal(mats, 0, -2, -1).contiguous())
+
+
+def compare(a, b):
+    if isinstance(a, tuple):
+        results = [compare(u, v) for u, v in zip(a, b)]
+        return "exact" if all(r == "exact" for r in results) else "; ".join(results)
+    if a.shape != b.shape or a.dtype != b.dtype:
+        return f"MISMATCH {tuple(a.shape)} {a.dtype} vs {tuple(b.shape)} {b.dtype}"
+    if torch.equal(a, b) or (a.is_floating_point() and torch.equal(a.isnan(), b.isnan())
+                             and torch.equal(a.nan_to_num(), b.nan_to_num())):
+        return "exact"
+    return "max err %.3g" % (a.double() - b.double()).abs().max().item()
+
+
+def op_table(device):
+    rows = []
+    for op, shape, dtype, mine, ref in cases(device):
+        try:
+            err = compare(mine(), ref())
+            tm, tt = measure(mine, device, min_time=0.1, max_reps=30), measure(ref, device, min_time=0.1, max_reps=30)
+            row = [op, shape, dtype, err, fmt_time(tm), fmt_time(tt), f"{tt / tm:.2f}x"]
+        except Exception as e:  # an op that fails is reported, not hidden
+            row = [op, shape, dtype, f"ERROR: {type(e).__name__}: {str(e).splitlines()[0][:80]}", "-", "-", "-"]
+        print("  " + " | ".join(row), flush=True)
+        rows.append(row)
+    return rows
+
+
+def detector(device):
+    import torchvision
+
+    torch.manual_seed(0)
+    model = torchvision.models.detection.fasterrcnn_resnet50_fpn(
+        weights=None, weights_backbone=None, box_score_thresh=0.0, min_size=320, max_size=320
+    ).eval().to(device)
+    images = [torch.rand(3, 320, 320, device=device) for _ in range(2)]
+
+    def run():
+        with torch.no_grad():
+            out = model(images)
+        if device != "cpu":
+            torch.cuda.synchronize()
+        return out
+
+    run()  # warm-up
+    t0 = time.perf_counter()
+    ref = run()
+    t_torch = time.perf_counter() - t0
+    with myops.replace_torch_ops() as stats:
+        run()
+        t0 = time.perf_counter()
+        out = run()
+        t_myops = time.perf_counter() - t0
+    equal = all(torch.equal(a[k], b[k]) for a, b in zip(out, ref) for k in ("boxes", "scores", "labels"))
+    ndet = sum(len(o["boxes"]) for o in ref)
+    routed = ", ".join(f"{k} {v // 2}" for k, v in sorted(stats.routed.items()))
+    return [
+        "fasterrcnn_resnet50_fpn, 2 images 320x320",
+        fmt_time(t_torch),
+        fmt_time(t_myops),
+        "equal" if equal else "DIFFERENT",
+        str(ndet),
+        routed,
+    ]
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__)
+    p.add_argument("--out", default="demo-results.md")
+    p.add_argument("--no-detector", action="store_true")
+    args = p.parse_args()
+    myops.show_config()
+    devices = ["cpu"] + (["cuda"] if torch.cuda.is_available() else [])
+    md = [
+        "# myops demo",
+        "",
+        f"{datetime.date.today().isoformat()}, torch {torch.__version__}; ratio = torch time / myops time "
+        "(> 1: myops faster), both measured in this run (median).",
+        "",
+    ]
+    for device in devices:
+        name = device_name(device)
+        print(f"\n== {device}: {name}", flush=True)
+        md += [f"## {device}: {name}", "", "| op | shape | dtype | vs torch | myops | torch | ratio |",
+               "|---|---|---|---|---|---|---|"]
+        md += ["| " + " | ".join(r) + " |" for r in op_table(device)]
+        md.append("")
+        if not args.no_detector:
+            print("  detector ...", flush=True)
+            row = detector(device)
+            print("  " + " | ".join(row), flush=True)
+            md += ["| model | torch | with myops | detections | count | calls routed per run |",
+                   "|---|---|---|---|---|---|", "| " + " | ".join(row) + " |", ""]
+    text = "\n".join(md)
+    with open(args.out, "w") as f:
+        f.write(text + "\n")
+    print("\n" + text)
+    print(f"\nwrote {args.out}")
+
+
+if __name__ == "__main__":
+    main()
