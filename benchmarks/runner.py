@@ -40,6 +40,7 @@ class Case:
     numel: int = 0  # elements, for the latency rows
     memory: bool = False  # report peak memory of each call (CUDA)
     target: Optional[float] = None  # DESIGN.md §5 target for the ratio torch/myops, if any
+    series: str = ""  # curve this case belongs to in the size plots, e.g. "float32 contiguous"
 
 
 def sync(device):
@@ -154,6 +155,7 @@ def run_family(family, device, quick, bw):
             "bytes": case.bytes,
             "numel": case.numel,
             "target": case.target,
+            "series": case.series,
             "baselines": {},
         }
         if case.bytes:
@@ -282,6 +284,12 @@ def main(argv=None):
                 json.dump({"meta": meta, "rows": rows}, f, indent=1)
             written.append(stem + ".md")
             print(f"wrote {stem}.md and .json")
+            try:
+                import plot
+
+                plot.plot(stem + ".json")
+            except ImportError as e:  # matplotlib is optional for the tables
+                print(f"no plots: {e}")
         else:
             print(md)
     return written

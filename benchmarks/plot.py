@@ -1,0 +1,60 @@
+"""Throughput-against-size plots from the runner's JSON: one PNG per family and device, with
+myops, torch (first baseline) and the bandwidth floor (the measured copy bandwidth).
+
+    python benchmarks/plot.py benchmarks/results/cpu-2026-11-22.json
+"""
+import collections
+import json
+import os
+import sys
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+
+
+def plot(json_path):
+    with open(json_path) as f:
+        data = json.load(f)
+    meta, rows = data["meta"], data["rows"]
+    stem = os.path.splitext(json_path)[0]
+    written = []
+    by_family = collections.defaultdict(list)
+    for r in rows:
+        if r.get("series") and r.get("bytes") and r.get("numel"):
+            by_family[r["family"]].append(r)
+    for fam, frows in by_family.items():
+        series = collections.defaultdict(list)
+        for r in frows:
+            series[r["series"]].append(r)
+        fig, ax = plt.subplots(figsize=(7, 4.5))
+        colors = plt.rcParams["axes.prop_cycle"].by_key()["color"]
+        for i, (name, srows) in enumerate(sorted(series.items())):
+            srows.sort(key=lambda r: r["numel"])
+            xs = [r["numel"] for r in srows]
+            c = colors[i % len(colors)]
+            ax.plot(xs, [r["bytes"] / r["myops_s"] / 1e9 for r in srows], "o-", color=c, label=f"myops {name}")
+            base = next(iter(srows[0]["baselines"]))
+            ax.plot(xs, [r["bytes"] / r["baselines"][base]["s"] / 1e9 for r in srows], "x--", color=c,
+                    label=f"{base} {name}")
+        ax.axhline(meta["copy_GBps"], color="k", lw=1, ls=":", label=f"floor: copy {meta['copy_GBps']:.0f} GB/s")
+        ax.set_xscale("log")
+        ax.set_yscale("log")
+        ax.set_xlabel("elements")
+        ax.set_ylabel("GB/s (bytes that must move / time)")
+        ax.set_title(f"{fam} — {meta['device_name']} — torch {meta['torch']} — {meta['date']}", fontsize=9)
+        ax.legend(fontsize=7)
+        ax.grid(True, which="both", alpha=0.3)
+        fig.tight_layout()
+        out = f"{stem}-{fam}.png"
+        fig.savefig(out, dpi=110)
+        plt.close(fig)
+        written.append(out)
+        print(f"wrote {out}")
+    return written
+
+
+if __name__ == "__main__":
+    for p in sys.argv[1:]:
+        plot(p)
