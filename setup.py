@@ -11,9 +11,32 @@ import glob
 import os
 import sys
 
-import torch
-from setuptools import setup
-from torch.utils.cpp_extension import CUDA_HOME, BuildExtension, CppExtension, CUDAExtension
+
+def _find_cuda_home():
+    """torch derives CUDA_HOME from `which nvcc`; a wrapper script such as /usr/local/bin/nvcc
+    then yields /usr/local, which has no CUDA headers. Prefer a directory that has them."""
+    if os.environ.get("CUDA_HOME") or os.environ.get("CUDA_PATH"):
+        return
+    import shutil
+
+    candidates = []
+    nvcc = shutil.which("nvcc")
+    if nvcc:
+        candidates.append(os.path.dirname(os.path.dirname(os.path.realpath(nvcc))))
+    candidates += ["/usr/local/cuda"]
+    for c in candidates:
+        if os.path.exists(os.path.join(c, "include", "cuda_runtime.h")) and os.path.exists(
+            os.path.join(c, "bin", "nvcc")
+        ):
+            os.environ["CUDA_HOME"] = c
+            return
+
+
+_find_cuda_home()
+
+import torch  # noqa: E402
+from setuptools import setup  # noqa: E402
+from torch.utils.cpp_extension import CUDA_HOME, BuildExtension, CppExtension, CUDAExtension  # noqa: E402
 
 ROOT = os.path.dirname(os.path.abspath(__file__))
 

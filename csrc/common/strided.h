@@ -84,15 +84,15 @@ struct OffsetCalc {
   }
 
   MYOPS_HD void get(index_t linear, index_t (&off)[NARGS]) const {
-#pragma unroll
+MYOPS_UNROLL
     for (int a = 0; a < NARGS; ++a) off[a] = 0;
-#pragma unroll
+MYOPS_UNROLL
     for (int i = 0; i < MYOPS_MAX_DIMS; ++i) {
       if (i == ndim) break;
       index_t q, r;
       div[i].divmod(linear, q, r);
       linear = q;
-#pragma unroll
+MYOPS_UNROLL
       for (int a = 0; a < NARGS; ++a) off[a] += r * stride[i][a];
     }
   }
