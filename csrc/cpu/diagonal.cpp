@@ -167,13 +167,7 @@ void strided_copy(const StridedCopyPlan& p) {
   }
 }
 
-void check_layout(const at::Tensor& t, const char* op, const char* arg) {
-  TORCH_CHECK(t.layout() == c10::kStrided, "myops.", op, ": argument '", arg,
-              "' must be a strided (dense) tensor, got layout ", t.layout());
-}
-
 at::Tensor diagonal_cpu(const at::Tensor& self_in, int64_t offset, int64_t dim1, int64_t dim2) {
-  check_layout(self_in, "diagonal", "self");
   const at::Tensor self = self_in.resolve_conj().resolve_neg();
   const auto g = myops::diagonal_geometry(self.sizes(), self.strides(), offset, dim1, dim2,
                                           "diagonal", "self");
@@ -189,7 +183,6 @@ at::Tensor diagonal_cpu(const at::Tensor& self_in, int64_t offset, int64_t dim1,
 
 at::Tensor diagonal_backward_cpu(const at::Tensor& grad_in, c10::IntArrayRef input_sizes,
                                  int64_t offset, int64_t dim1, int64_t dim2) {
-  check_layout(grad_in, "diagonal_backward", "grad");
   for (auto s : input_sizes) {
     MYOPS_CHECK(s >= 0, "diagonal_backward", "input_sizes", "must be non-negative, got ",
                 input_sizes);
