@@ -16,7 +16,7 @@ namespace {
 
 at::Tensor diagonal_cuda(const at::Tensor& self_in, int64_t offset, int64_t dim1, int64_t dim2) {
   c10::cuda::CUDAGuard guard(self_in.device());
-  at::Tensor self = self_in.resolve_conj().resolve_neg();
+  at::Tensor self = self_in.is_conj() || self_in.is_neg() ? self_in.resolve_conj().resolve_neg() : self_in;
   auto g = myops::diagonal_geometry(self.sizes(), self.strides(), offset, dim1, dim2, "diagonal",
                                     "self");
   at::Tensor out = at::empty(g.out_sizes, self.options());
@@ -47,7 +47,7 @@ at::Tensor diagonal_backward_cuda(const at::Tensor& grad_in, c10::IntArrayRef in
                 input_sizes);
   }
   c10::cuda::CUDAGuard guard(grad_in.device());
-  at::Tensor grad = grad_in.resolve_conj().resolve_neg();
+  at::Tensor grad = grad_in.is_conj() || grad_in.is_neg() ? grad_in.resolve_conj().resolve_neg() : grad_in;
   const auto in_strides = myops::contiguous_strides(input_sizes);
   const auto g = myops::diagonal_geometry(input_sizes, in_strides, offset, dim1, dim2,
                                           "diagonal_backward", "input_sizes");
