@@ -17,11 +17,12 @@ def _bytes_fwd(out):
 def cases(device, quick):
     cs = []
     if device == "cpu":
-        big = [(256, 64, torch.float32), (64, 512, torch.float32), (1024, 32, torch.float64)]
+        big = [(256, 64, torch.float32), (4096, 64, torch.float32), (64, 512, torch.float32),
+               (1024, 32, torch.float64)]
         nnc = [(512, 64, torch.float32), (1024, 16, torch.float32)]
         tr = [(2048, torch.float32)]
         if quick:
-            big, nnc, tr = big[:2], nnc[:1], tr
+            big, nnc, tr = big[:3], nnc[:1], tr
     else:
         big = [(4096, 64, torch.float32), (1024, 512, torch.float32), (16384, 32, torch.float16),
                (256, 2048, torch.float64)]
@@ -75,8 +76,10 @@ def cases(device, quick):
         torch={"torch": lambda: torch.ops.aten.diagonal_backward(g, sizes, 0, -2, -1)},
         bytes=b * n * n * 4 + 2 * g.numel() * 4, numel=b * n * n, target=1.0,
     ))
-    # latency
+    # latency, and the same small calls under inference_mode: that skips the Python autograd
+    # kernel torch.library.register_autograd puts in front of every myops call (~2-3 us on CPU)
     x = torch.randn(8, 8, device=device)
+    xb = torch.randn(256, 64, 64, device=device)
     cs.append(Case(
         label="diagonal",
         sub_label="[8,8] latency float32",
@@ -84,4 +87,19 @@ def cases(device, quick):
         torch={"torch": lambda: torch.diagonal(x).contiguous()},
         bytes=2 * 8 * 4, numel=8, target=1.0,
     ))
+    for xx, name in [(x, "[8,8] latency"), (xb, "[256,64,64] (-2,-1)")]:
+        def my(xx=xx):
+            with torch.inference_mode():
+                return myops.diagonal(xx, 0, -2, -1)
+
+        def ref(xx=xx):
+            with torch.inference_mode():
+                return torch.diagonal(xx, 0, -2, -1).contiguous()
+
+        n = min(xx.shape[-2:])
+        cs.append(Case(
+            label="diagonal", sub_label=f"{name} float32 inference_mode", myops=my,
+            torch={"torch": ref}, bytes=2 * xx[..., 0, 0].numel() * n * 4,
+            numel=xx[..., 0, 0].numel() * n, target=1.0,
+        ))
     return cs
