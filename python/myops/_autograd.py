@@ -15,4 +15,36 @@ from torch.library import register_autograd
 
 # ---- diagonal -------------------------------------------------------------------------------
 
-# (diagonal autograd goes here)
+def _diagonal_setup_context(ctx, inputs, output):
+    self, offset, dim1, dim2 = inputs
+    ctx.input_sizes = list(self.shape)
+    ctx.args = (offset, dim1, dim2)
+
+
+def _diagonal_backward(ctx, grad):
+    if not ctx.needs_input_grad[0]:
+        return None, None, None, None
+    offset, dim1, dim2 = ctx.args
+    g = torch.ops.myops.diagonal_backward.default(grad, ctx.input_sizes, offset, dim1, dim2)
+    return g, None, None, None
+
+
+register_autograd("myops::diagonal", _diagonal_backward, setup_context=_diagonal_setup_context)
+
+
+def _diagonal_backward_setup_context(ctx, inputs, output):
+    _, _, offset, dim1, dim2 = inputs
+    ctx.args = (offset, dim1, dim2)
+
+
+def _diagonal_backward_backward(ctx, grad):
+    # diagonal_backward is linear in `grad`: its gradient is the diagonal of the incoming one.
+    if not ctx.needs_input_grad[0]:
+        return None, None, None, None, None
+    offset, dim1, dim2 = ctx.args
+    return torch.ops.myops.diagonal.default(grad, offset, dim1, dim2), None, None, None, None
+
+
+register_autograd(
+    "myops::diagonal_backward", _diagonal_backward_backward, setup_context=_diagonal_backward_setup_context
+)
