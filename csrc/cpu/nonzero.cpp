@@ -291,7 +291,8 @@ at::Tensor nonzero_impl(const at::Tensor& self) {
   const int64_t nnz = count_chunks<U, mask>(data, sp, part, offsets);
   at::Tensor out = at::empty_strided({nnz, ndim}, {1, nnz}, opts);
   if (nnz > 0) {
-    write_chunks<U, mask>(data, sp, ndim, part, offsets, nnz, OutLayout{out.data_ptr<int64_t>(), 1, nnz});
+    write_chunks<U, mask>(data, sp, ndim, part, offsets, nnz,
+                          OutLayout{out.data_ptr<int64_t>(), 1, nnz});
   }
   return out;
 }
@@ -326,7 +327,8 @@ void check_input(const at::Tensor& self, const char* op) {
 at::Tensor nonzero_cpu(const at::Tensor& self) {
   check_input(self, "nonzero");
   at::Tensor out;
-  AT_DISPATCH_V2(self.scalar_type(), "myops.nonzero", AT_WRAP([&] { out = nonzero_impl<scalar_t>(self); }),
+  AT_DISPATCH_V2(self.scalar_type(), "myops.nonzero",
+                 AT_WRAP([&] { out = nonzero_impl<scalar_t>(self); }),
                  AT_EXPAND(AT_INTEGRAL_TYPES), at::kBool, at::kHalf, at::kBFloat16, at::kFloat,
                  at::kDouble);
   return out;

@@ -100,7 +100,8 @@ void check_input(const at::Tensor& self, const char* op) {
               {at::kBool, at::kByte, at::kChar, at::kShort, at::kInt, at::kLong, at::kHalf,
                at::kBFloat16, at::kFloat, at::kDouble},
               op, "self");
-  TORCH_CHECK(self.dim() <= kMaxRank, "myops.", op, ": argument 'self' must have at most ", kMaxRank,
+  TORCH_CHECK(self.dim() <= kMaxRank, "myops.", op, ": argument 'self' must have at most ",
+              kMaxRank,
               " dims on CUDA, got ", self.dim());
 }
 
@@ -187,7 +188,8 @@ at::Tensor nonzero_on_cuda(const at::Tensor& self) {
     if (nnz == numel) return buf.t();  // already exact
     at::Tensor out = column_major(ndim, nnz, opts);
     if (nnz > 0 && ndim > 0) {
-      // trim: the first nnz entries of each of the ndim rows
+      // trim: the first nnz entries of each of the ndim rows (the source pitch is <= 16 MiB, far
+      // below cudaMemcpy2D's pitch limit)
       C10_CUDA_CHECK(cudaMemcpy2DAsync(out.data_ptr(), nnz * sizeof(int64_t), buf.const_data_ptr(),
                                        numel * sizeof(int64_t), nnz * sizeof(int64_t), ndim,
                                        cudaMemcpyDeviceToDevice, stream));

@@ -89,7 +89,8 @@ struct CoordWriter {
   FastDivmod<index_t> div[MAXDIV > 0 ? MAXDIV : 1];  // div[k]: size of dim ndim-1-k
 
   CoordWriter() = default;
-  explicit CoordWriter(const CoordSpec& s) : out(s.out), pitch(s.pitch), limit(s.limit), ndim(s.ndim) {
+  explicit CoordWriter(const CoordSpec& s)
+      : out(s.out), pitch(s.pitch), limit(s.limit), ndim(s.ndim) {
     for (int k = 0; k < MAXDIV && k + 1 < ndim; ++k) {
       div[k] = FastDivmod<index_t>(static_cast<index_t>(s.sizes[ndim - 1 - k]));
     }
@@ -119,7 +120,8 @@ void launch_select(const Flag& flag, const Writer& writer, int64_t numel, int64_
   size_t bytes = 0;
   C10_CUDA_CHECK(cub::DeviceSelect::If(nullptr, bytes, first, out, d_count, numel, flag, stream));
   auto temp = c10::cuda::CUDACachingAllocator::get()->allocate(bytes);
-  C10_CUDA_CHECK(cub::DeviceSelect::If(temp.get(), bytes, first, out, d_count, numel, flag, stream));
+  C10_CUDA_CHECK(
+      cub::DeviceSelect::If(temp.get(), bytes, first, out, d_count, numel, flag, stream));
 }
 
 template <typename Flag>
@@ -141,7 +143,8 @@ void select_coords_impl(const Flag& flag, const CoordSpec& spec, int64_t numel, 
 
 template <typename Flag>
 void count_impl(const Flag& flag, int64_t numel, int64_t* d_count, cudaStream_t stream) {
-  auto it = thrust::make_transform_iterator(thrust::counting_iterator<int64_t>(0), FlagCount<Flag>{flag});
+  auto it = thrust::make_transform_iterator(thrust::counting_iterator<int64_t>(0),
+                                            FlagCount<Flag>{flag});
   size_t bytes = 0;
   C10_CUDA_CHECK(cub::DeviceReduce::Sum(nullptr, bytes, it, d_count, numel, stream));
   auto temp = c10::cuda::CUDACachingAllocator::get()->allocate(bytes);

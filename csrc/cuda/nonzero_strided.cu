@@ -13,7 +13,8 @@ void select_coords_strided(const FlagSource& f, const CoordSpec& spec, int64_t n
 
 void count_nonzero_strided(const FlagSource& f, int64_t numel, int64_t* d_count,
                            cudaStream_t stream) {
-  detail::count_impl(detail::StridedFlag{f.data, f.mask, f.elem_size, f.calc}, numel, d_count, stream);
+  detail::count_impl(detail::StridedFlag{f.data, f.mask, f.elem_size, f.calc}, numel, d_count,
+                     stream);
 }
 
 }  // namespace nonzero_cuda
