@@ -16,7 +16,62 @@ __all__ = []
 # nonzero family: nonzero, where(cond), argwhere, nonzero_static
 # =============================================================================================
 
-# (nonzero family wrappers go here)
+def nonzero(input: Tensor, *, as_tuple: bool = False) -> Union[Tensor, Tuple[Tensor, ...]]:
+    """Indices of the nonzero elements of ``input``, like :func:`torch.nonzero`.
+
+    Returns an int64 tensor of shape ``[nnz, input.dim()]`` (same values and strides as torch on
+    that device), or with ``as_tuple=True`` a tuple of ``input.dim()`` 1-D index tensors (one for a
+    0-d input, as torch). NaN counts as nonzero, -0.0 as zero. Synchronizes with the host once on
+    CUDA (the result size depends on the data); see :func:`nonzero_static` for a sync-free variant.
+    """
+    if not as_tuple:
+        return _ops.nonzero.default(input)
+    if input.dim() == 0:
+        return _ops.nonzero.default(input.unsqueeze(0)).unbind(1)
+    return _ops.nonzero.default(input).unbind(1)
+
+
+def argwhere(input: Tensor) -> Tensor:
+    """Indices of the nonzero elements as an ``[nnz, input.dim()]`` int64 tensor, like
+    :func:`torch.argwhere` (the same as :func:`nonzero`)."""
+    return _ops.nonzero.default(input)
+
+
+def nonzero_static(input: Tensor, *, size: int, fill_value: int = -1) -> Tensor:
+    """Like :func:`torch.nonzero_static`: an int64 ``[size, input.dim()]`` tensor holding the first
+    ``size`` rows of ``nonzero(input)``, padded with ``fill_value`` when there are fewer nonzeros.
+
+    The output shape does not depend on the data, so on CUDA it never synchronizes with the host
+    and can be captured in a CUDA graph. ``size`` must be >= 0.
+    """
+    return _ops.nonzero_static.default(input, size=size, fill_value=fill_value)
+
+
+def _where_cond(condition: Tensor) -> Tuple[Tensor, ...]:
+    """``torch.where(condition)``: a tuple of 1-D index tensors, one per dim of ``condition``."""
+    return nonzero(condition, as_tuple=True)
+
+
+def where(
+    condition: Tensor,
+    self: Optional[Union[Tensor, float, int, bool]] = None,
+    other: Optional[Union[Tensor, float, int, bool]] = None,
+) -> Union[Tensor, Tuple[Tensor, ...]]:
+    """Like :func:`torch.where`.
+
+    ``where(condition)`` returns the indices of the nonzero elements of ``condition`` as a tuple
+    of 1-D tensors (``nonzero(condition, as_tuple=True)``). ``where(condition, self, other)``
+    picks elements of ``self`` where ``condition`` is true and of ``other`` elsewhere
+    (broadcasting), computed by ``torch.ops.myops.where``.
+    """
+    if self is None and other is None:
+        return _where_cond(condition)
+    if self is None or other is None:
+        raise TypeError("myops.where: expected both 'self' and 'other', or neither")
+    return _ops.where.default(condition, self, other)
+
+
+__all__ += ["nonzero", "argwhere", "nonzero_static", "where"]
 
 
 # =============================================================================================

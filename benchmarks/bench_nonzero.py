@@ -1,0 +1,71 @@
+"""nonzero family benchmarks: myops.nonzero vs torch.nonzero and myops.nonzero_static vs
+torch.nonzero_static, 10^3 to 10^8 elements, bool and float32, 1% and 50% nonzero, 1-D and 4-D.
+
+    python benchmarks/runner.py --family nonzero --device cpu --quick
+"""
+import torch
+
+import myops
+from runner import Case
+
+# DESIGN.md §5
+TARGET = {"cuda": 1.5, "cpu": 1.0}
+
+
+def _input(numel, dtype, density, device, ndim):
+    g = torch.Generator(device="cpu").manual_seed(numel + ndim)
+    keep = torch.rand(numel, generator=g) < density
+    if dtype == torch.bool:
+        x = keep
+    else:
+        x = (torch.rand(numel, generator=g) + 0.5).to(dtype) * keep
+    if ndim == 4:
+        x = x.view(numel // 1000, 10, 10, 10)  # short inner rows: the odometer's worst case
+    return x.to(device)
+
+
+def cases(device: str, quick: bool):
+    dev = "cuda" if device.startswith("cuda") else "cpu"
+    top = 7 if quick else 8
+    if dev == "cpu" and quick:
+        top = 6
+    out = []
+    for exp in range(3, top + 1):
+        numel = 10**exp
+        for ndim in ([1, 4] if exp >= 4 else [1]):
+            for dtype in (torch.bool, torch.float32):
+                for density in (0.01, 0.5):
+                    x = _input(numel, dtype, density, device, ndim)
+                    nnz = int(torch.count_nonzero(x))
+                    dt = "bool" if dtype == torch.bool else "f32"
+                    shape = "x".join(str(s) for s in x.shape)
+                    sub = f"[{shape}] {dt} {int(density * 100)}%"
+                    moved = x.numel() * x.element_size() + nnz * x.dim() * 8
+                    out.append(
+                        Case(
+                            label="nonzero",
+                            sub_label=sub,
+                            myops=lambda x=x: myops.nonzero(x),
+                            torch={"torch.nonzero": lambda x=x: torch.nonzero(x)},
+                            bytes=moved,
+                            numel=x.numel(),
+                            memory=True,
+                            target=TARGET[dev],
+                        )
+                    )
+                    size = max(1, nnz)  # the size a user would pass: the expected count
+                    out.append(
+                        Case(
+                            label="nonzero_static",
+                            sub_label=sub + f" size={size}",
+                            myops=lambda x=x, s=size: myops.nonzero_static(x, size=s),
+                            torch={
+                                "torch.nonzero_static": lambda x=x, s=size: torch.nonzero_static(x, size=s)
+                            },
+                            bytes=x.numel() * x.element_size() + size * x.dim() * 8,
+                            numel=x.numel(),
+                            memory=True,
+                            target=TARGET[dev],
+                        )
+                    )
+    return out

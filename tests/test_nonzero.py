@@ -1,0 +1,332 @@
+"""nonzero family: myops.nonzero / argwhere / where(cond) / nonzero_static against torch."""
+import pytest
+import torch
+
+import myops
+from helpers import ALL_DTYPES, DEVICES, HAS_CUDA, assert_same, cuda_only, rand, with_layout
+
+NONZERO_LAYOUTS = ["contiguous", "transposed", "sliced", "expanded", "misaligned", "channels_last"]
+
+
+def sparse(shape, dtype, device, density):
+    """Random values of `dtype` of which about `density` are nonzero (never all equal)."""
+    x = rand(shape, dtype, device)
+    if dtype != torch.bool:
+        # make the kept values nonzero so `density` is what it says
+        one = torch.ones((), dtype=dtype, device=device)
+        x = torch.where(x == 0, one, x)
+    keep = torch.rand(shape, device=device) < density
+    return torch.where(keep, x, torch.zeros((), dtype=dtype, device=device))
+
+
+def check_nonzero(x):
+    assert_same(myops.nonzero(x), torch.nonzero(x))
+    assert_same(myops.argwhere(x), torch.argwhere(x))
+    for a, e in zip(myops.nonzero(x, as_tuple=True), torch.nonzero(x, as_tuple=True), strict=True):
+        assert_same(a, e)
+    for a, e in zip(myops.where(x), torch.where(x), strict=True):
+        assert_same(a, e)
+
+
+def check_static(x, size, fill_value=-1):
+    assert_same(
+        myops.nonzero_static(x, size=size, fill_value=fill_value),
+        torch.nonzero_static(x, size=size, fill_value=fill_value),
+    )
+
+
+# ---- nonzero: parity --------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("dtype", ALL_DTYPES, ids=str)
+@pytest.mark.parametrize("shape", [(), (1,), (7,), (33, 17), (4, 5, 6), (2, 3, 1, 5, 4)], ids=str)
+def test_nonzero_dtypes(device, dtype, shape):
+    x = sparse(shape, dtype, device, 0.4)
+    check_nonzero(x)
+    check_static(x, 5)
+
+
+@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("rank", range(11))
+def test_nonzero_ranks(device, rank):
+    # 2..3 per dim keeps 10-D at ~10^4 elements; odd inner sizes exercise vector tails
+    shape = tuple(2 + (d % 2) for d in range(rank))
+    x = sparse(shape, torch.float32, device, 0.5)
+    check_nonzero(x)
+    check_static(x, 7, fill_value=-3)
+
+
+@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("dtype", [torch.bool, torch.uint8, torch.float32, torch.float16], ids=str)
+@pytest.mark.parametrize("density", [0.001, 0.01, 0.1, 0.5, 0.9, 0.999])
+def test_nonzero_densities(device, dtype, density):
+    # large enough for several CPU chunks (both the sparse and the dense write paths)
+    x = sparse((300, 1001), dtype, device, density)
+    check_nonzero(x)
+    check_nonzero(x.flatten())
+
+
+@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("fill", ["zeros", "ones"])
+@pytest.mark.parametrize("shape", [(1,), (513,), (70000,), (31, 9, 7)], ids=str)
+def test_nonzero_all_zero_all_nonzero(device, fill, shape):
+    x = torch.zeros(shape, device=device) if fill == "zeros" else torch.ones(shape, device=device)
+    check_nonzero(x)
+    check_nonzero(x.bool())
+
+
+@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("shape", [(0,), (0, 3), (3, 0), (2, 0, 4)], ids=str)
+def test_nonzero_empty(device, shape):
+    x = torch.ones(shape, device=device)
+    check_nonzero(x)
+    check_static(x, 0)
+    check_static(x, 3, fill_value=9)
+
+
+@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("value", [0.0, -0.0, 2.5, float("nan")])
+def test_nonzero_zero_dim(device, value):
+    x = torch.tensor(value, device=device)
+    check_nonzero(x)
+    check_static(x, 0)
+    check_static(x, 2)
+
+
+@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64, torch.float16, torch.bfloat16], ids=str)
+def test_nonzero_nan_and_negative_zero(device, dtype):
+    x = sparse((5, 37), dtype, device, 0.5)
+    x[0, ::3] = -0.0
+    x[1, ::2] = float("nan")
+    x[2, :] = -0.0
+    x[3, 1::2] = float("-inf")
+    check_nonzero(x)
+    a = myops.nonzero(x)
+    assert not (a[:, 0] == 2).any()  # the all -0.0 row is all zero
+    assert (a[:, 0] == 1).sum() >= 19  # every NaN counts
+    check_static(x, 40)
+
+
+@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("layout", NONZERO_LAYOUTS)
+@pytest.mark.parametrize("dtype", [torch.bool, torch.int32, torch.float32, torch.bfloat16], ids=str)
+def test_nonzero_layouts(device, layout, dtype):
+    for shape in [(6, 5, 4, 3), (9, 130), (301,)]:
+        x = with_layout(sparse(shape, dtype, device, 0.3), layout)
+        check_nonzero(x)
+        check_static(x, 50, fill_value=-2)
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_nonzero_strided_views(device):
+    base = sparse((40, 30, 20), torch.float32, device, 0.5)
+    for x in [
+        base.permute(2, 0, 1),
+        base[::3, 1:, ::2],
+        base[:, 5],
+        base.transpose(0, 1)[2:7],
+        base[:1].expand(5, 30, 20),
+        base[:, :1, :].expand(40, 7, 20).transpose(1, 2),
+        torch.ones((), device=device).expand(3, 4),
+    ]:
+        check_nonzero(x)
+        check_static(x, 100)
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_nonzero_many_dims(device):
+    # more dims than MYOPS_MAX_DIMS (16), non-contiguous so nothing coalesces away
+    shape = (2,) * 18
+    x = sparse(shape, torch.float32, device, 0.5).transpose(0, 17)
+    expected = torch.nonzero(x.cpu())
+    out = myops.nonzero(x)
+    assert out.device == x.device
+    assert torch.equal(out.cpu(), expected)
+    if device == "cpu":
+        assert_same(out, torch.nonzero(x))
+    else:
+        assert out.stride() == (1, max(out.shape[0], 1))
+    s = myops.nonzero_static(x, size=out.shape[0] + 3, fill_value=-5)
+    assert torch.equal(s.cpu(), torch.nonzero_static(x.cpu(), size=out.shape[0] + 3, fill_value=-5))
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_nonzero_large_1d(device):
+    # 3 * 10^6 elements: several CPU chunks; above the CUDA worst-case cap (exact two-pass path)
+    for density in [0.02, 0.6]:
+        x = torch.rand(3_000_000, device=device) < density
+        check_nonzero(x)
+        x2 = x.view(1000, 3000)
+        check_nonzero(x2)
+        check_static(x2, 100_000, fill_value=-1)
+
+
+# ---- nonzero_static ---------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("dtype", [torch.bool, torch.int64, torch.float16, torch.float64], ids=str)
+@pytest.mark.parametrize("shape", [(50,), (7, 9), (3, 4, 5)], ids=str)
+def test_nonzero_static_sizes(device, dtype, shape):
+    x = sparse(shape, dtype, device, 0.5)
+    nnz = int(torch.count_nonzero(x))
+    for size in [0, 1, nnz // 2, nnz, nnz + 1, 2 * nnz + 5]:
+        for fill_value in [-1, 0, 123456789012]:
+            check_static(x, size, fill_value)
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_nonzero_static_multichunk(device):
+    x = torch.rand(400, 1000, device=device) < 0.3
+    nnz = int(x.sum())
+    for size in [10, nnz // 3, nnz - 1, nnz, nnz + 1000]:
+        check_static(x, size, fill_value=-7)
+
+
+# ---- errors -----------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_nonzero_bad_inputs(device):
+    x = torch.ones(3, device=device)
+    with pytest.raises(RuntimeError, match=r"myops\.nonzero_static: argument 'size' must be >= 0, got -1"):
+        myops.nonzero_static(x, size=-1)
+    c = torch.ones(3, dtype=torch.complex64, device=device)
+    with pytest.raises(RuntimeError, match=r"myops\.nonzero: argument 'self' must have dtype in .*got ComplexFloat"):
+        myops.nonzero(c)
+    with pytest.raises(RuntimeError, match=r"myops\.nonzero_static: argument 'self' must have dtype"):
+        myops.nonzero_static(c, size=2)
+    with pytest.raises(TypeError, match="both 'self' and 'other'"):
+        myops.where(x > 0, x)
+
+
+@cuda_only
+def test_nonzero_too_many_dims_cuda():
+    x = torch.ones((1,) * 65, device="cuda")
+    with pytest.raises(RuntimeError, match=r"myops\.nonzero: argument 'self' must have at most 64 dims"):
+        myops.nonzero(x)
+
+
+def test_inputs_not_modified():
+    x = sparse((50, 60), torch.float32, "cpu", 0.5)
+    before = x.clone()
+    myops.nonzero(x)
+    myops.nonzero_static(x, size=10)
+    assert torch.equal(x, before)
+
+
+# ---- opcheck / torch.compile ------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_opcheck_nonzero(device):
+    for x in [
+        sparse((4, 5), torch.float32, device, 0.5),
+        sparse((9,), torch.bool, device, 0.5),
+        sparse((3, 4), torch.int16, device, 0.5).t(),
+    ]:
+        torch.library.opcheck(torch.ops.myops.nonzero.default, (x,))
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_opcheck_nonzero_static(device):
+    for x, size in [
+        (sparse((4, 5), torch.float32, device, 0.5), 6),
+        (sparse((9,), torch.bool, device, 0.5), 20),
+        (sparse((3, 4), torch.int64, device, 0.5).t(), 0),
+    ]:
+        torch.library.opcheck(
+            torch.ops.myops.nonzero_static.default, (x,), {"size": size, "fill_value": -4}
+        )
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_compile_nonzero(device):
+    torch._dynamo.reset()
+
+    def f(x):
+        return myops.nonzero(x * 2) + 1
+
+    with torch._dynamo.config.patch(capture_dynamic_output_shape_ops=True):
+        cf = torch.compile(f, fullgraph=True)
+        for shape in [(6, 7), (3, 4)]:
+            x = sparse(shape, torch.float32, device, 0.5)
+            assert torch.equal(cf(x), torch.nonzero(x * 2) + 1)
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_compile_nonzero_static(device):
+    torch._dynamo.reset()
+
+    def f(x):
+        return myops.nonzero_static(x > 0, size=10, fill_value=-1) * 3
+
+    cf = torch.compile(f, fullgraph=True)
+    x = torch.randn(5, 4, device=device)
+    assert torch.equal(cf(x), torch.nonzero_static(x > 0, size=10, fill_value=-1) * 3)
+
+
+# ---- CUDA only --------------------------------------------------------------------------------
+
+
+@cuda_only
+def test_nonzero_static_cuda_graph():
+    x = torch.zeros(64, 33, device="cuda")
+    static_out = None
+    torch.cuda.synchronize()
+    s = torch.cuda.Stream()
+    s.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(s):
+        for _ in range(2):  # warm up (CUB / allocator) outside the capture
+            myops.nonzero_static(x, size=300, fill_value=-1)
+    torch.cuda.current_stream().wait_stream(s)
+    g = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(g):
+        static_out = myops.nonzero_static(x, size=300, fill_value=-1)
+    for density in [0.01, 0.1, 0.5]:
+        x.copy_(sparse((64, 33), torch.float32, "cuda", density))
+        g.replay()
+        torch.cuda.synchronize()
+        assert_same(static_out, torch.nonzero_static(x, size=300, fill_value=-1))
+
+
+@cuda_only
+def test_nonzero_static_no_sync():
+    x = sparse((1000, 37), torch.float32, "cuda", 0.3)
+    expected = torch.nonzero_static(x, size=500, fill_value=-1)
+    torch.cuda.synchronize()
+    prev = torch.cuda.get_sync_debug_mode()
+    torch.cuda.set_sync_debug_mode("error")
+    try:
+        out = myops.nonzero_static(x, size=500, fill_value=-1)
+        out2 = myops.nonzero_static(x.t(), size=20000, fill_value=3)
+        out3 = myops.nonzero_static(x[:0], size=5, fill_value=3)
+    finally:
+        torch.cuda.set_sync_debug_mode(prev)
+    assert_same(out, expected)
+    assert_same(out2, torch.nonzero_static(x.t(), size=20000, fill_value=3))
+    assert_same(out3, torch.nonzero_static(x[:0], size=5, fill_value=3))
+
+
+@cuda_only
+def test_nonzero_cuda_other_device_and_stream():
+    dev = f"cuda:{torch.cuda.device_count() - 1}"
+    x = sparse((123, 45), torch.float32, dev, 0.4)
+    s = torch.cuda.Stream(device=dev)
+    with torch.cuda.stream(s):
+        out = myops.nonzero(x)
+        st = myops.nonzero_static(x, size=3000)
+    s.synchronize()
+    assert_same(out, torch.nonzero(x))
+    assert_same(st, torch.nonzero_static(x, size=3000))
+
+
+@cuda_only
+def test_nonzero_cuda_result_owns_exact_memory():
+    x = torch.rand(1 << 20, device="cuda") < 0.01
+    out = myops.nonzero(x.view(1024, 1024))
+    nnz = out.shape[0]
+    assert out.untyped_storage().nbytes() == nnz * 2 * 8
+    torch.cuda.synchronize()
