@@ -23,6 +23,7 @@
 
 #pragma GCC push_options
 #pragma GCC target("avx2,fma,f16c")
+#pragma GCC diagnostic ignored "-Wpsabi"  // AVX vector arguments inside this file only
 // The target pragma does not define __AVX__/__AVX2__, which sleef.h (included by at::vec's AVX2
 // headers) needs to declare its 256-bit functions: define them for that one include.
 #include <immintrin.h>
