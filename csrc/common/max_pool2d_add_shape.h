@@ -5,6 +5,7 @@
 // Light header (no ATen.h): usable from .cpp and .cu translation units.
 #include <ATen/core/Tensor.h>
 #include <c10/core/MemoryFormat.h>
+#include <c10/core/ScalarType.h>
 #include <c10/util/ArrayRef.h>
 
 #include <array>
@@ -12,7 +13,6 @@
 #include <vector>
 
 #include <ATen/ops/empty.h>
-#include <ATen/ops/result_type.h>
 
 #include "common/checks.h"
 
@@ -156,8 +156,11 @@ inline Forward prepare_forward(const at::Tensor& self, const at::Tensor& other,
   check_dtype(other, {at::kFloat, at::kDouble, at::kHalf, at::kBFloat16}, op, "other");
   auto sizes = f.g.out_sizes();
   check_broadcasts_to(other, sizes, op);
-  const auto rtype = at::result_type(self, other);
-  f.self = self.contiguous(memory_format(f.g));
+  // torch.result_type(self, other) for two floating tensors where self has dims: a 0-d other
+  // does not take part in the promotion.
+  const auto rtype =
+      other.dim() == 0 ? self.scalar_type() : c10::promoteTypes(self.scalar_type(), other.scalar_type());
+  f.self = self.is_contiguous(memory_format(f.g)) ? self : self.contiguous(memory_format(f.g));
   f.other = other.scalar_type() == rtype ? other : other.to(rtype);
   f.other_strides = broadcast_strides(f.other, f.g);
   f.out = at::empty(sizes, self.options().dtype(rtype).memory_format(memory_format(f.g)));
@@ -186,7 +189,7 @@ inline Backward prepare_backward(const at::Tensor& grad_output, const at::Tensor
   TORCH_CHECK(grad_output.sizes() == c10::IntArrayRef(sizes), "myops.", op,
               ": argument 'grad_output' must have the pooled shape ", c10::IntArrayRef(sizes),
               ", got ", grad_output.sizes());
-  b.self = self.contiguous(memory_format(b.g));
+  b.self = self.is_contiguous(memory_format(b.g)) ? self : self.contiguous(memory_format(b.g));
   b.grad = grad_output.scalar_type() == self.scalar_type() ? grad_output
                                                            : grad_output.to(self.scalar_type());
   b.grad_strides = {0, 0, 0, 0};

@@ -9,9 +9,11 @@
 #include <ATen/OpMathType.h>
 #include <ATen/Parallel.h>
 #include <ATen/core/Tensor.h>
+#include <ATen/cpu/vec/functional.h>
 #include <ATen/cpu/vec/vec.h>
 
 #include <algorithm>
+#include <tuple>
 #include <type_traits>
 #include <vector>
 
@@ -94,6 +96,52 @@ void hmax_row(const M* x, M* hm, const Pool2d& g, int64_t inner) {
   }
 }
 
+// float copy of n half/bfloat16 values (exact)
+template <typename S>
+void row_to_float(const S* src, float* dst, int64_t n) {
+  using VS = at::vec::Vectorized<S>;
+  using VF = at::vec::Vectorized<float>;
+  int64_t j = 0;
+  if constexpr (VS::size() == 2 * VF::size()) {
+    for (; j + VS::size() <= n; j += VS::size()) {
+      auto ab = at::vec::convert_to_float<S>(VS::loadu(src + j));
+      std::get<0>(ab).store(dst + j);
+      std::get<1>(ab).store(dst + j + VF::size());
+    }
+  }
+  for (; j < n; ++j) dst[j] = static_cast<float>(src[j]);
+}
+
+// out[j] = R(m[j] + float(o[j * os])) for half/bfloat16 R (the pooled value m is exact in R):
+// torch's add of two R values, computed in float and rounded once.
+template <typename R>
+void add_store_reduced(const float* m, int64_t len, R* out, const R* o, int64_t os) {
+  using VR = at::vec::Vectorized<R>;
+  using VF = at::vec::Vectorized<float>;
+  constexpr int64_t VFS = VF::size();
+  int64_t j = 0;
+  if constexpr (VR::size() == 2 * VF::size()) {
+    for (; j + VR::size() <= len; j += VR::size()) {
+      VF oa, ob;
+      if (os == 1) {
+        auto t = at::vec::convert_to_float<R>(VR::loadu(o + j));
+        oa = std::get<0>(t);
+        ob = std::get<1>(t);
+      } else if (os == 0) {
+        oa = ob = VF(static_cast<float>(o[0]));
+      } else {
+        __at_align__ float buf[2 * VFS];
+        for (int64_t k = 0; k < 2 * VFS; ++k) buf[k] = static_cast<float>(o[(j + k) * os]);
+        oa = VF::loadu(buf);
+        ob = VF::loadu(buf + VFS);
+      }
+      VF a = VF::loadu(m + j) + oa, b = VF::loadu(m + j + VFS) + ob;
+      at::vec::convert_from_float<R>(a, b).store(out + j);
+    }
+  }
+  for (; j < len; ++j) out[j] = static_cast<R>(m[j] + static_cast<float>(o[j * os]));
+}
+
 // Vertical fold of `nrows` hmax rows over [j0, j0 + len), plus `other` (element stride os),
 // cast and stored to out[0, len).
 template <typename S, typename R, typename M>
@@ -127,6 +175,10 @@ void vmax_add_segment(const M* const* h, int64_t nrows, int64_t j0, int64_t len,
     M m = h[0][j0 + j];
     for (int64_t r = 1; r < nrows; ++r) m = sfold(m, h[r][j0 + j]);
     tmp[j] = m;
+  }
+  if constexpr (std::is_same_v<S, R> && !std::is_same_v<S, M>) {
+    add_store_reduced<R>(tmp, len, out, o, os);
+    return;
   }
   int64_t jstart = kFast ? (len / V) * V : 0;
   for (j = jstart; j < len; ++j) {
@@ -183,7 +235,7 @@ void forward_impl(const Forward& f) {
         if constexpr (std::is_same_v<S, M>) {
           x = xs;
         } else {
-          at::vec::convert(xs, conv.data(), row_len);
+          row_to_float<S>(xs, conv.data(), row_len);
           x = conv.data();
         }
         hmax_row<M>(x, hbuf.data() + (ih - ih_lo) * hrow_len, g, inner);
