@@ -187,6 +187,7 @@ void forward_typed(const Forward& f, int device, cudaStream_t stream) {
 at::Tensor max_pool2d_add_cuda(const at::Tensor& self, const at::Tensor& other,
                                at::IntArrayRef kernel_size, at::IntArrayRef stride,
                                at::IntArrayRef padding, bool ceil_mode) {
+  check_same_device(self, "self", other, "other", "max_pool2d_add");  // before the guard
   c10::cuda::CUDAGuard guard(self.device());
   Forward f = max_pool2d_add::prepare_forward(self, other, kernel_size, stride, padding,
                                               ceil_mode, "max_pool2d_add");
@@ -297,6 +298,7 @@ void launch_backward(const Backward& b, int device, cudaStream_t stream) {
 at::Tensor max_pool2d_add_backward_cuda(const at::Tensor& grad_output, const at::Tensor& self,
                                         at::IntArrayRef kernel_size, at::IntArrayRef stride,
                                         at::IntArrayRef padding, bool ceil_mode) {
+  check_same_device(self, "self", grad_output, "grad_output", "max_pool2d_add_backward");
   c10::cuda::CUDAGuard guard(self.device());
   Backward b = max_pool2d_add::prepare_backward(grad_output, self, kernel_size, stride, padding,
                                                 ceil_mode, "max_pool2d_add_backward");
