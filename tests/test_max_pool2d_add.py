@@ -462,3 +462,45 @@ def test_opcheck(device):
         torch.library.opcheck(
             torch.ops.myops.max_pool2d_add_backward.default, (g, x.detach(), k, s, p, c)
         )
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_torch_compile_fullgraph(device):
+    # the fake kernel's shape, dtype and channels_last strides carry through a traced graph
+    def f(x, o):
+        return myops.max_pool2d_add(x, o) * 2
+
+    x = rand([2, 3, 9, 9], torch.float32, device).contiguous(memory_format=torch.channels_last)
+    o = rand([3, 1, 1], torch.float16, device)
+    compiled = torch.compile(f, fullgraph=True, backend="aot_eager")
+    assert_same(compiled(x, o), reference(x, o) * 2)
+
+
+_BASELINE_SCRIPT = r"""
+import torch, torch.nn.functional as F, myops
+torch.manual_seed(0)
+for dtype in [torch.float32, torch.float64, torch.float16, torch.bfloat16]:
+    for cl in [False, True]:
+        for k, s, p, c in [(3, 2, 1, False), (3, 2, 1, True), (2, 2, 0, False), (3, 1, 1, False)]:
+            x = (torch.randn(2, 5, 13, 37) * 4).to(dtype)
+            x.view(-1)[::17] = float("-inf")
+            if cl:
+                x = x.contiguous(memory_format=torch.channels_last)
+            ref = F.max_pool2d(x, k, s, p, ceil_mode=c)
+            o = torch.randn(ref.shape[0], 1, ref.shape[2], ref.shape[3]).to(dtype)
+            out = myops.max_pool2d_add(x, o, k, s, p, c)
+            assert torch.equal(out, ref + o) and out.stride() == (ref + o).stride(), (dtype, cl, k, s, p, c)
+print("ok")
+"""
+
+
+def test_cpu_baseline_build():
+    # The CPU kernels are built twice (baseline and AVX2, picked at run time); the suite above
+    # runs the AVX2 build on an AVX2 machine, this runs the baseline build.
+    import os
+    import subprocess
+    import sys
+
+    env = dict(os.environ, MYOPS_CPU_BASELINE="1")
+    res = subprocess.run([sys.executable, "-c", _BASELINE_SCRIPT], env=env, capture_output=True, text=True)
+    assert res.returncode == 0 and res.stdout.strip() == "ok", res.stderr[-2000:]

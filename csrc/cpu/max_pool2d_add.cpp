@@ -17,6 +17,8 @@
 #include <ATen/core/Tensor.h>
 #include <torch/library.h>
 
+#include <cstdlib>
+
 #include "common/max_pool2d_add_shape.h"
 
 #define MYOPS_MP_CAP base
@@ -41,10 +43,12 @@ namespace {
 using max_pool2d_add::Backward;
 using max_pool2d_add::Forward;
 
-// The AVX2 build of the kernels runs when the CPU has AVX2 and FMA (checked once).
+// The AVX2 build of the kernels runs when the CPU has AVX2 and FMA (checked once);
+// MYOPS_CPU_BASELINE=1 in the environment forces the baseline build (to test it).
 bool use_avx2() {
 #ifdef MYOPS_MP_HAVE_AVX2
-  static const bool ok = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+  static const bool ok = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") &&
+                         std::getenv("MYOPS_CPU_BASELINE") == nullptr;
   return ok;
 #else
   return false;
