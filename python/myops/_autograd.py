@@ -10,7 +10,28 @@ from torch.library import register_autograd
 
 # ---- max_pool2d_add -------------------------------------------------------------------------
 
-# (max_pool2d_add autograd goes here)
+def _max_pool2d_add_setup_context(ctx, inputs, output):
+    self, other, kernel_size, stride, padding, ceil_mode = inputs
+    ctx.pool_args = (list(kernel_size), list(stride), list(padding), bool(ceil_mode))
+    ctx.other_shape = other.shape
+    ctx.other_dtype = other.dtype
+    # Only `self` is saved: the backward recomputes each window's argmax from it.
+    ctx.save_for_backward(self if ctx.needs_input_grad[0] else None)
+
+
+def _max_pool2d_add_backward(ctx, grad):
+    (self,) = ctx.saved_tensors
+    grad_self = grad_other = None
+    if ctx.needs_input_grad[0]:
+        grad_self = torch.ops.myops.max_pool2d_add_backward.default(grad, self, *ctx.pool_args)
+    if ctx.needs_input_grad[1]:
+        grad_other = grad.sum_to_size(ctx.other_shape).to(ctx.other_dtype)
+    return grad_self, grad_other, None, None, None, None
+
+
+register_autograd(
+    "myops::max_pool2d_add", _max_pool2d_add_backward, setup_context=_max_pool2d_add_setup_context
+)
 
 
 # ---- diagonal -------------------------------------------------------------------------------
