@@ -1,0 +1,217 @@
+#pragma once
+// Elementwise functors shared by the CPU kernels (csrc/cpu/elementwise*.cpp) and the CUDA
+// template (csrc/cuda/elementwise.cuh). A functor is a small struct whose operator() maps
+// compute-type values (OpMath<T>: float for half/bfloat16, T otherwise) to one result; the
+// kernels load storage values, convert them to the compute type, call the functor and round
+// the result back to the storage type, as PyTorch's kernels do.
+//
+// Each formula is written to give PyTorch's result bit for bit where PyTorch is exact (same
+// operation order, same NaN handling); where PyTorch's CPU and CUDA kernels differ in a corner
+// case the formula follows each (guarded by __CUDA_ARCH__).
+//
+// Light header: c10 only, usable from .cpp and .cu files.
+#include <c10/util/BFloat16.h>
+#include <c10/util/Half.h>
+#include <c10/util/TypeCast.h>
+
+#include <cmath>
+#include <type_traits>
+
+#include "common/macros.h"
+
+namespace myops {
+namespace ew {
+
+// Compute type for a storage type (PyTorch's at::opmath_type).
+template <typename T>
+struct OpMath {
+  using type = T;
+};
+template <>
+struct OpMath<c10::Half> {
+  using type = float;
+};
+template <>
+struct OpMath<c10::BFloat16> {
+  using type = float;
+};
+template <typename T>
+using opmath_t = typename OpMath<T>::type;
+
+template <typename T>
+MYOPS_HD bool is_nan(T v) {
+  if constexpr (std::is_floating_point<T>::value) {
+    return v != v;
+  } else {
+    return false;
+  }
+}
+
+// ---- unary ------------------------------------------------------------------------------------
+
+// relu(x) = max(x, 0) with NaN passed through and relu(-0.0) = -0.0 (torch: clamp_min(x, 0)).
+struct Relu {
+  template <typename T>
+  MYOPS_HD T operator()(T a) const {
+    if constexpr (std::is_same<T, bool>::value) {
+      return a;
+    } else {
+      return a < T(0) ? T(0) : a;
+    }
+  }
+};
+
+// gelu: exact (erf) or tanh approximation, computed in the compute type T (float or double).
+struct Gelu {
+  bool tanh_approx = false;
+  template <typename T>
+  MYOPS_HD T operator()(T x) const {
+    if (tanh_approx) {
+      const T kBeta = T(M_SQRT2 * M_2_SQRTPI * 0.5);
+      const T kKappa = T(0.044715);
+      T x_cube = x * x * x;
+      T inner = kBeta * (x + kKappa * x_cube);
+      return T(0.5) * x * (T(1) + std::tanh(inner));
+    }
+    const T kAlpha = T(M_SQRT1_2);
+    return x * T(0.5) * (T(1) + std::erf(x * kAlpha));
+  }
+};
+
+struct Sigmoid {
+  template <typename T>
+  MYOPS_HD T operator()(T x) const {
+    return T(1) / (T(1) + std::exp(-x));
+  }
+};
+
+struct Silu {
+  template <typename T>
+  MYOPS_HD T operator()(T x) const {
+    return x / (T(1) + std::exp(-x));
+  }
+};
+
+// Conversion with PyTorch's semantics (c10::convert: float->int truncates, x->bool is x != 0).
+// Used by the cast kernels, which template on both storage types (no compute type).
+template <typename To>
+struct CastTo {
+  template <typename From>
+  MYOPS_HD To operator()(From v) const {
+    return c10::convert<To>(v);
+  }
+};
+
+// ---- binary -----------------------------------------------------------------------------------
+
+// a + alpha * b (sub is add with -alpha), fused for floating types as PyTorch's vector
+// (vec::fmadd) and CUDA (contracted) kernels compute it. bool: a || (b && alpha).
+template <typename C>
+struct Add {
+  C alpha;
+  MYOPS_HD C operator()(C a, C b) const {
+    if constexpr (std::is_same<C, bool>::value) {
+      return a || (b && alpha);
+    } else if constexpr (std::is_floating_point<C>::value) {
+      return std::fma(alpha, b, a);
+    } else {
+      return a + alpha * b;
+    }
+  }
+};
+
+// a + b: the alpha == 1 case, kept separate so no multiply is emitted.
+struct Plus {
+  template <typename C>
+  MYOPS_HD C operator()(C a, C b) const {
+    if constexpr (std::is_same<C, bool>::value) {
+      return a || b;
+    } else {
+      return a + b;
+    }
+  }
+};
+
+struct Mul {
+  template <typename C>
+  MYOPS_HD C operator()(C a, C b) const {
+    if constexpr (std::is_same<C, bool>::value) {
+      return a && b;
+    } else {
+      return a * b;
+    }
+  }
+};
+
+// True division; only instantiated for floating compute types (integers are promoted).
+struct Div {
+  template <typename C>
+  MYOPS_HD C operator()(C a, C b) const {
+    return a / b;
+  }
+};
+
+// maximum / minimum propagate NaN (either operand).
+struct Maximum {
+  template <typename C>
+  MYOPS_HD C operator()(C a, C b) const {
+    if constexpr (std::is_same<C, bool>::value) {
+      return a || b;
+    } else {
+      if (is_nan(a)) return a;
+      if (is_nan(b)) return b;
+      return a < b ? b : a;
+    }
+  }
+};
+
+struct Minimum {
+  template <typename C>
+  MYOPS_HD C operator()(C a, C b) const {
+    if constexpr (std::is_same<C, bool>::value) {
+      return a && b;
+    } else {
+      if (is_nan(a)) return a;
+      if (is_nan(b)) return b;
+      return b < a ? b : a;
+    }
+  }
+};
+
+// ---- ternary ----------------------------------------------------------------------------------
+
+struct Where {
+  template <typename C>
+  MYOPS_HD C operator()(bool c, C a, C b) const {
+    return c ? a : b;
+  }
+};
+
+// self + value * t1 * t2 (torch's operation order; the final add fused for floating types,
+// as compilers contract it in PyTorch's kernels).
+template <typename C>
+struct Addcmul {
+  C value;
+  MYOPS_HD C operator()(C a, C b, C c) const {
+    if constexpr (std::is_floating_point<C>::value) {
+      return std::fma(value * b, c, a);
+    } else {
+      return a + value * b * c;
+    }
+  }
+};
+
+// min(max(x, lo), hi); NaN in x, lo or hi gives NaN.
+struct Clamp {
+  template <typename C>
+  MYOPS_HD C operator()(C x, C lo, C hi) const {
+    if (is_nan(x)) return x;
+    if (is_nan(lo)) return lo;
+    if (is_nan(hi)) return hi;
+    C y = x < lo ? lo : x;
+    return hi < y ? hi : y;
+  }
+};
+
+}  // namespace ew
+}  // namespace myops
