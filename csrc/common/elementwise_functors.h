@@ -213,5 +213,21 @@ struct Clamp {
   }
 };
 
+// ---- a scalar operand bound into a binary functor ----------------------------------------------
+
+template <class F, typename C>
+struct BindLeft {
+  F f;
+  C s;
+  MYOPS_HD C operator()(C b) const { return f(s, b); }
+};
+
+template <class F, typename C>
+struct BindRight {
+  F f;
+  C s;
+  MYOPS_HD C operator()(C a) const { return f(a, s); }
+};
+
 }  // namespace ew
 }  // namespace myops

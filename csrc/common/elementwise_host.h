@@ -215,6 +215,10 @@ struct EwPlan {
   std::array<bool, kMaxIn> folded{};  // one-element operand read on the host
   // raw bytes of a folded operand's value in its operand dtype (in_dtype[k])
   alignas(16) std::array<std::array<unsigned char, 16>, kMaxIn> scalar{};
+  // the same value converted straight to the compute type (float for half/bfloat16), used
+  // where PyTorch applies a scalar operand at opmath precision (see opmath_scalar)
+  alignas(16) std::array<std::array<unsigned char, 16>, kMaxIn> scalar_opmath{};
+  std::array<bool, kMaxIn> opmath_scalar{};  // set by the op front end
   std::array<at::ScalarType, kMaxIn> in_dtype{};
   at::ScalarType dtype = at::kFloat;  // output dtype
   // merged iteration space: arg 0 is the output, arg k+1 input k (stride 0 when folded)
@@ -224,6 +228,39 @@ struct EwPlan {
   bool linear = false;
 
   const void* in_ptr(int k) const { return folded[k] ? nullptr : in[k].const_data_ptr(); }
+
+  // Index of a folded input to apply at opmath precision, or -1.
+  int opmath_fold() const {
+    for (int k = nin - 1; k >= 0; --k) {
+      if (folded[k] && opmath_scalar[k]) return k;
+    }
+    return -1;
+  }
+
+  template <typename C>
+  C opmath_value(int k) const {
+    C v;
+    std::memcpy(&v, scalar_opmath[k].data(), sizeof(C));
+    return v;
+  }
+
+  // The same plan with input k removed (its value bound into the functor by the caller).
+  EwPlan without_input(int k) const {
+    EwPlan q = *this;
+    q.nin = nin - 1;
+    for (int j = k; j < nin - 1; ++j) {
+      q.in[j] = in[j + 1];
+      q.folded[j] = folded[j + 1];
+      q.scalar[j] = scalar[j + 1];
+      q.scalar_opmath[j] = scalar_opmath[j + 1];
+      q.opmath_scalar[j] = opmath_scalar[j + 1];
+      q.in_dtype[j] = in_dtype[j + 1];
+      for (auto& st : q.shape.strides) st[j + 1] = st[j + 2];
+    }
+    q.in[nin - 1] = at::Tensor();
+    for (auto& st : q.shape.strides) st[nin] = 0;
+    return q;
+  }
   template <int NARGS>
   StridedShape<NARGS> shape_n() const {
     StridedShape<NARGS> s;
@@ -299,7 +336,11 @@ EwPlan make_plan(const char* op, std::vector<at::Tensor> ins, const std::vector<
   }
   for (int k = 0; k < p.nin; ++k) {
     p.in[k] = ins[k];
-    if (p.folded[k]) read_scalar(ins[k], in_dtype[k], p.scalar[k].data());
+    if (p.folded[k]) {
+      read_scalar(ins[k], in_dtype[k], p.scalar[k].data());
+      auto op_dt = (in_dtype[k] == at::kHalf || in_dtype[k] == at::kBFloat16) ? at::kFloat : in_dtype[k];
+      read_scalar(ins[k], op_dt, p.scalar_opmath[k].data());
+    }
   }
   // Iteration space: dims ordered by the output's strides (outermost first), then merged.
   const int64_t nd = static_cast<int64_t>(shape.size());

@@ -87,6 +87,15 @@ struct Ops {
                            at::ScalarType dt, const EwParams& prm) {
     auto dev = common_device(op, {&self, &other}, {"self", "other"});
     auto p = make_plan(op, {self, other}, {dt, dt}, dt, dev, dev.is_cpu(), cast_fn, {"self", "other"});
+    // PyTorch applies a scalar operand of add/sub/mul/div at opmath precision (not rounded to
+    // half/bfloat16 first): its CUDA kernels for a CPU scalar in either position, its CPU
+    // kernels only for mul/div with the scalar second.
+    bool arith = kind == EwKind::Add || kind == EwKind::Mul || kind == EwKind::Div;
+    if (arith && !dev.is_cpu()) {
+      p.opmath_scalar[0] = p.opmath_scalar[1] = true;
+    } else if (kind == EwKind::Mul || kind == EwKind::Div) {
+      p.opmath_scalar[1] = true;
+    }
     if (p.numel) B::run(kind, p, prm);
     return p.out;
   }

@@ -163,6 +163,33 @@ struct VecOf<Clamp> {
   using type = VClamp;
 };
 
+template <class F, typename C>
+struct VBindLeft {
+  BindLeft<F, C> b;
+  template <class V>
+  V operator()(V x) const {
+    return typename VecOf<F>::type{b.f}(V(b.s), x);
+  }
+};
+template <class F, typename C>
+struct VecOf<BindLeft<F, C>> {
+  using type = typename std::conditional<std::is_same<typename VecOf<F>::type, NoVec>::value, NoVec,
+                                         VBindLeft<F, C>>::type;
+};
+template <class F, typename C>
+struct VBindRight {
+  BindRight<F, C> b;
+  template <class V>
+  V operator()(V x) const {
+    return typename VecOf<F>::type{b.f}(x, V(b.s));
+  }
+};
+template <class F, typename C>
+struct VecOf<BindRight<F, C>> {
+  using type = typename std::conditional<std::is_same<typename VecOf<F>::type, NoVec>::value, NoVec,
+                                         VBindRight<F, C>>::type;
+};
+
 // ---- storage-type adaptors ------------------------------------------------------------------
 
 // Loads storage values, computes in OpMath<T>, rounds back to T.
@@ -331,9 +358,25 @@ struct CpuLoop {
   }
 };
 
-// Runs functor F (on compute types) with output and inputs all of dtype T.
+template <typename T, int NIN, class F>
+void run_same_impl(const EwPlan& p, const F& f);
+
+// Runs functor F (on compute types) with output and inputs all of dtype T. A binary op on
+// half/bfloat16 with a scalar the plan marks for opmath precision runs as a unary op with the
+// scalar bound into the functor.
 template <typename T, int NIN, class F>
 void run_same(const EwPlan& p, const F& f) {
+  if constexpr (NIN == 2 && !std::is_same<T, opmath_t<T>>::value) {
+    using C = opmath_t<T>;
+    int k = p.opmath_fold();
+    if (k == 0) return run_same_impl<T, 1>(p.without_input(0), BindLeft<F, C>{f, p.opmath_value<C>(0)});
+    if (k == 1) return run_same_impl<T, 1>(p.without_input(1), BindRight<F, C>{f, p.opmath_value<C>(1)});
+  }
+  run_same_impl<T, NIN>(p, f);
+}
+
+template <typename T, int NIN, class F>
+void run_same_impl(const EwPlan& p, const F& f) {
   InOpMath<T, F> g{f};
   using VF = typename VecOf<F>::type;
   if constexpr (NIN == 1) {
