@@ -22,6 +22,9 @@
 namespace myops {
 namespace ew {
 
+// Every elementwise op; the CPU and CUDA backends switch on it.
+enum class EwKind { Relu, Gelu, Silu, Sigmoid, Cast, Add, Mul, Div, Maximum, Minimum, Where, Addcmul, Clamp };
+
 // Compute type for a storage type (PyTorch's at::opmath_type).
 template <typename T>
 struct OpMath {
@@ -53,8 +56,8 @@ MYOPS_HD bool is_nan(T v) {
 struct Relu {
   template <typename T>
   MYOPS_HD T operator()(T a) const {
-    if constexpr (std::is_same<T, bool>::value) {
-      return a;
+    if constexpr (std::is_unsigned<T>::value) {
+      return a;  // bool, uint8
     } else {
       return a < T(0) ? T(0) : a;
     }

@@ -16,8 +16,6 @@
 namespace myops {
 namespace ew {
 
-enum class EwKind { Relu, Gelu, Silu, Sigmoid, Cast, Add, Mul, Div, Maximum, Minimum, Where, Addcmul, Clamp };
-
 struct EwParams {
   c10::Scalar alpha = 1;  // add/sub: alpha (sub passes -alpha); addcmul: value
   bool tanh = false;      // gelu approximate='tanh'
