@@ -41,6 +41,24 @@ struct OpMath<c10::BFloat16> {
 template <typename T>
 using opmath_t = typename OpMath<T>::type;
 
+// max / min of two non-NaN values as PyTorch computes them: on CUDA its kernels call
+// ::max / ::min (fmaxf / fminf: ties between -0.0 and +0.0 are the hardware's), on CPU
+// std::max / std::min (a tie returns the first operand).
+template <typename T>
+MYOPS_HD T ew_max(T a, T b) {
+#if defined(__CUDA_ARCH__)
+  if constexpr (std::is_floating_point<T>::value) return ::max(a, b);
+#endif
+  return a < b ? b : a;
+}
+template <typename T>
+MYOPS_HD T ew_min(T a, T b) {
+#if defined(__CUDA_ARCH__)
+  if constexpr (std::is_floating_point<T>::value) return ::min(a, b);
+#endif
+  return b < a ? b : a;
+}
+
 template <typename T>
 MYOPS_HD bool is_nan(T v) {
   if constexpr (std::is_floating_point<T>::value) {
@@ -52,12 +70,15 @@ MYOPS_HD bool is_nan(T v) {
 
 // ---- unary ------------------------------------------------------------------------------------
 
-// relu(x) = max(x, 0) with NaN passed through and relu(-0.0) = -0.0 (torch: clamp_min(x, 0)).
+// relu(x) = max(x, 0) with NaN passed through (torch: clamp_min(x, 0)); on CPU relu(-0.0)
+// is -0.0 as in PyTorch's CPU kernel, on CUDA it is fmax(-0.0, 0) as in PyTorch's CUDA kernel.
 struct Relu {
   template <typename T>
   MYOPS_HD T operator()(T a) const {
     if constexpr (std::is_unsigned<T>::value) {
       return a;  // bool, uint8
+    } else if constexpr (std::is_floating_point<T>::value) {
+      return is_nan(a) ? a : ew_max(a, T(0));
     } else {
       return a < T(0) ? T(0) : a;
     }
@@ -163,7 +184,7 @@ struct Maximum {
     } else {
       if (is_nan(a)) return a;
       if (is_nan(b)) return b;
-      return a < b ? b : a;
+      return ew_max(a, b);
     }
   }
 };
@@ -176,7 +197,7 @@ struct Minimum {
     } else {
       if (is_nan(a)) return a;
       if (is_nan(b)) return b;
-      return b < a ? b : a;
+      return ew_min(a, b);
     }
   }
 };
@@ -211,8 +232,7 @@ struct Clamp {
     if (is_nan(x)) return x;
     if (is_nan(lo)) return lo;
     if (is_nan(hi)) return hi;
-    C y = x < lo ? lo : x;
-    return hi < y ? hi : y;
+    return ew_min(ew_max(x, lo), hi);
   }
 };
 
