@@ -61,7 +61,357 @@ def _nonzero_static_fake(self, *, size, fill_value=-1):
 
 # ---- elementwise ----------------------------------------------------------------------------
 
-# (elementwise fake kernels go here)
+_EW_ALL = (
+    torch.bool, torch.uint8, torch.int8, torch.int16, torch.int32, torch.int64,
+    torch.float16, torch.bfloat16, torch.float32, torch.float64,
+)
+_EW_NONBOOL = _EW_ALL[1:]
+_EW_FLOAT = (torch.float16, torch.bfloat16, torch.float32, torch.float64)
+
+
+def _ew_dtype(t, allowed, op, arg):
+    torch._check(
+        t.dtype in allowed,
+        lambda: f"myops.{op}: argument '{arg}' must have dtype in {{{', '.join(str(d) for d in allowed)}}}, "
+        f"got {t.dtype}",
+    )
+
+
+def _ew_device(op, ts, names):
+    # a 0-d CPU tensor may accompany tensors on another device (as in the C++ kernels)
+    main = [(t, n) for t, n in zip(ts, names) if not (t.dim() == 0 and t.device.type == "cpu")]
+    if not main:
+        return ts[0].device
+    t0, n0 = main[0]
+    for t, n in main[1:]:
+        torch._check(
+            t.device == t0.device,
+            lambda: f"myops.{op}: expected all tensors on the same device, got '{n0}' on {t0.device} "
+            f"and '{n}' on {t.device}",
+        )
+    return t0.device
+
+
+def _ew_broadcast(op, ts, names):
+    nd = max(t.dim() for t in ts)
+    out = [1] * nd
+    for t in ts:
+        off = nd - t.dim()
+        for i, b in enumerate(t.shape):
+            a = out[off + i]
+            if b == 1:
+                continue
+            if a == 1:
+                out[off + i] = b
+                continue
+            got = ", ".join(f"'{n}' {list(x.shape)}" for x, n in zip(ts, names))
+            torch._check(a == b, lambda: f"myops.{op}: shapes do not broadcast: {got}")
+    return out
+
+
+def _ew_contig_strides(shape):
+    st, s = [0] * len(shape), 1
+    for d in range(len(shape) - 1, -1, -1):
+        st[d] = s
+        s *= shape[d]
+    return st
+
+
+def _ew_is_contig(sizes, strides):
+    if any(s == 0 for s in sizes):
+        return True
+    expected = 1
+    for d in range(len(sizes) - 1, -1, -1):
+        if sizes[d] != 1:
+            if strides[d] != expected:
+                return False
+            expected *= sizes[d]
+    return True
+
+
+def _ew_is_cl(sizes, strides):
+    if len(sizes) != 4:
+        return False
+    expected = 1
+    for d in (1, 3, 2, 0):
+        if sizes[d] != 1:
+            if strides[d] != expected:
+                return False
+            expected *= sizes[d]
+    return True
+
+
+def _ew_is_dense(sizes, strides):
+    nd = len(sizes)
+    if nd == 1:
+        return sizes[0] < 2 or strides[0] == 1
+    # dims by increasing stride, size-0/1 dims last (c10's compute_non_overlapping_and_dense)
+    perm = [d for d in range(nd) if not bool(sizes[d] < 2)]
+    for i in range(1, len(perm)):
+        j = i
+        while j > 0 and bool(strides[perm[j]] < strides[perm[j - 1]]):
+            perm[j], perm[j - 1] = perm[j - 1], perm[j]
+            j -= 1
+    perm += [d for d in range(nd) if bool(sizes[d] < 2)]
+    req = 1
+    for d in perm:
+        if sizes[d] < 2:
+            return True
+        if strides[d] != req:
+            return False
+        req *= sizes[d]
+    return True
+
+
+def _ew_out_strides(shape, ops):
+    """PyTorch's TensorIterator output strides (see csrc/common/elementwise_host.h);
+    `ops` is a list of (sizes, strides) of the inputs."""
+    nd = len(shape)
+    if nd == 0:
+        return []
+    if all(list(s) == list(ops[0][0]) for s, _ in ops):
+        if all(_ew_is_contig(s, st) for s, st in ops):
+            return _ew_contig_strides(shape)
+        if all(_ew_is_cl(s, st) for s, st in ops):
+            st = [0] * 4
+            st[1] = 1
+            st[3] = shape[1]
+            st[2] = st[3] * shape[3]
+            st[0] = st[2] * shape[2]
+            return st
+        if all(_ew_is_dense(s, st) for s, st in ops) and all(list(st) == list(ops[-1][1]) for _, st in ops):
+            return list(ops[-1][1])
+    bst = []
+    for sizes, strides in ops:
+        s = [0] * nd
+        off = nd - len(sizes)
+        for i in range(len(sizes)):
+            s[off + i] = 0 if (sizes[i] == 1 and shape[off + i] != 1) else strides[i]
+        bst.append(s)
+    perm = list(range(nd - 1, -1, -1))
+
+    def should_swap(d0, d1):
+        for s in bst:
+            s0, s1 = s[d0], s[d1]
+            if s0 == 0 or s1 == 0:
+                continue
+            if s0 < s1:
+                return -1
+            if s0 > s1:
+                return 1
+            if shape[d0] > shape[d1]:
+                return 1
+        return 0
+
+    for i in range(1, nd):
+        dim1 = i
+        for dim0 in range(i - 1, -1, -1):
+            c = should_swap(perm[dim0], perm[dim1])
+            if c > 0:
+                perm[dim0], perm[dim1] = perm[dim1], perm[dim0]
+                dim1 = dim0
+            elif c < 0:
+                break
+    if all(perm[j] == nd - 1 - j for j in range(nd)):
+        return _ew_contig_strides(shape)
+    st, nxt = [0] * nd, 1
+    for d in perm:
+        st[d] = nxt
+        nxt *= shape[d]
+    return st
+
+
+def _ew_preserve_strides(t):
+    """Strides of ``t.to(other_dtype)``."""
+    if _ew_is_dense(list(t.shape), list(t.stride())):
+        return list(t.stride())
+    if torch._prims_common.suggest_memory_format(t) == torch.channels_last:
+        return _ew_cl_strides(list(t.shape))
+    return _ew_contig_strides(list(t.shape))
+
+
+def _ew_cl_strides(shape):
+    st = [0] * 4
+    st[1] = 1
+    st[3] = shape[1]
+    st[2] = st[3] * shape[3]
+    st[0] = st[2] * shape[2]
+    return st
+
+
+def _ew_result_type(*ts):
+    """at::result_type over tensors: dimensioned operands outrank 0-d ones of the same category."""
+    dim = zero = None
+    for t in ts:
+        if t.dim() == 0:
+            zero = t.dtype if zero is None else torch.promote_types(zero, t.dtype)
+        else:
+            dim = t.dtype if dim is None else torch.promote_types(dim, t.dtype)
+    if dim is None:
+        return zero
+    if zero is None:
+        return dim
+    if dim.is_floating_point:
+        return dim
+    if dim == torch.bool or zero.is_floating_point:
+        return torch.promote_types(dim, zero)
+    return dim
+
+
+def _ew_out(op, ins, in_dtypes, out_dtype, names, cast_first=None):
+    device = _ew_device(op, ins, names)
+    shape = _ew_broadcast(op, ins, names)
+    if cast_first is None:
+        cast_first = device.type == "cpu"
+    ops = []
+    for t, dt in zip(ins, in_dtypes):
+        folded = t.device.type == "cpu" and t.numel() == 1
+        if cast_first and not folded and t.dtype != dt:
+            ops.append((list(t.shape), _ew_preserve_strides(t)))
+        else:
+            ops.append((list(t.shape), list(t.stride())))
+    return torch.empty_strided(shape, _ew_out_strides(shape, ops), dtype=out_dtype, device=device)
+
+
+def _ew_unary(op, self, out_dtype):
+    return _ew_out(op, [self], [out_dtype], out_dtype, ["self"], cast_first=self.device.type == "cpu")
+
+
+@register_fake("myops::relu")
+def _relu_fake(self):
+    _ew_dtype(self, _EW_NONBOOL, "relu", "self")
+    return _ew_unary("relu", self, self.dtype)
+
+
+@register_fake("myops::gelu")
+def _gelu_fake(self, *, approximate="none"):
+    _ew_dtype(self, _EW_FLOAT, "gelu", "self")
+    torch._check(
+        approximate in ("none", "tanh"),
+        lambda: f"myops.gelu: argument 'approximate' must be 'none' or 'tanh', got '{approximate}'",
+    )
+    return _ew_unary("gelu", self, self.dtype)
+
+
+@register_fake("myops::silu")
+def _silu_fake(self):
+    _ew_dtype(self, _EW_FLOAT, "silu", "self")
+    return _ew_unary("silu", self, self.dtype)
+
+
+@register_fake("myops::sigmoid")
+def _sigmoid_fake(self):
+    _ew_dtype(self, _EW_ALL, "sigmoid", "self")
+    dt = self.dtype if self.dtype.is_floating_point else torch.get_default_dtype()
+    return _ew_unary("sigmoid", self, dt)
+
+
+@register_fake("myops::cast")
+def _cast_fake(self, dtype):
+    _ew_dtype(self, _EW_ALL, "cast", "self")
+    torch._check(dtype in _EW_ALL, lambda: f"myops.cast: argument 'dtype' must be one of {_EW_ALL}, got {dtype}")
+    return torch.empty_strided(self.shape, _ew_preserve_strides(self), dtype=dtype, device=self.device)
+
+
+def _ew_binary_dtype(op, self, other):
+    _ew_dtype(self, _EW_ALL, op, "self")
+    _ew_dtype(other, _EW_ALL, op, "other")
+    return _ew_result_type(self, other)
+
+
+def _ew_check_alpha(op, dt, alpha):
+    torch._check(
+        not isinstance(alpha, bool) or dt == torch.bool,
+        lambda: f"myops.{op}: argument 'alpha' may be a bool only for a bool result, got result dtype {dt}",
+    )
+    torch._check(
+        dt.is_floating_point or not isinstance(alpha, float),
+        lambda: f"myops.{op}: argument 'alpha' must not be a floating point number for integral inputs "
+        f"(result dtype {dt}), got {alpha}",
+    )
+
+
+def _ew_binary(op, self, other, dt):
+    return _ew_out(op, [self, other], [dt, dt], dt, ["self", "other"])
+
+
+@register_fake("myops::add")
+def _add_fake(self, other, *, alpha=1):
+    dt = _ew_binary_dtype("add", self, other)
+    _ew_check_alpha("add", dt, alpha)
+    return _ew_binary("add", self, other, dt)
+
+
+@register_fake("myops::sub")
+def _sub_fake(self, other, *, alpha=1):
+    dt = _ew_binary_dtype("sub", self, other)
+    torch._check(
+        self.dtype != torch.bool and other.dtype != torch.bool,
+        lambda: f"myops.sub: arguments 'self' and 'other' must not be bool tensors (use logical_xor / "
+        f"logical_not), got {self.dtype} and {other.dtype}",
+    )
+    _ew_check_alpha("sub", dt, alpha)
+    return _ew_binary("sub", self, other, dt)
+
+
+@register_fake("myops::mul")
+def _mul_fake(self, other):
+    return _ew_binary("mul", self, other, _ew_binary_dtype("mul", self, other))
+
+
+@register_fake("myops::mul_scalar")
+def _mul_scalar_fake(self, other):
+    _ew_dtype(self, _EW_ALL, "mul_scalar", "self")
+    dt = torch.result_type(self, other)
+    natural = torch.bool if isinstance(other, bool) else torch.int64 if isinstance(other, int) else torch.float64
+    wrapped = torch.empty((), dtype=natural)
+    return _ew_binary("mul_scalar", self, wrapped, dt)
+
+
+@register_fake("myops::div")
+def _div_fake(self, other):
+    dt = _ew_binary_dtype("div", self, other)
+    if not dt.is_floating_point:
+        dt = torch.get_default_dtype()
+    return _ew_binary("div", self, other, dt)
+
+
+@register_fake("myops::maximum")
+def _maximum_fake(self, other):
+    return _ew_binary("maximum", self, other, _ew_binary_dtype("maximum", self, other))
+
+
+@register_fake("myops::minimum")
+def _minimum_fake(self, other):
+    return _ew_binary("minimum", self, other, _ew_binary_dtype("minimum", self, other))
+
+
+@register_fake("myops::where")
+def _where_fake(condition, self, other):
+    _ew_dtype(condition, (torch.bool,), "where", "condition")
+    _ew_dtype(self, _EW_ALL, "where", "self")
+    _ew_dtype(other, _EW_ALL, "where", "other")
+    dt = _ew_result_type(self, other)
+    return _ew_out(
+        "where", [condition, self, other], [torch.bool, dt, dt], dt, ["condition", "self", "other"], cast_first=True
+    )
+
+
+def _ew_ternary(op, a, b, c, names):
+    for t, n in zip((a, b, c), names):
+        _ew_dtype(t, _EW_NONBOOL, op, n)
+    dt = _ew_result_type(a, b, c)
+    return _ew_out(op, [a, b, c], [dt, dt, dt], dt, names)
+
+
+@register_fake("myops::addcmul")
+def _addcmul_fake(self, tensor1, tensor2, *, value=1):
+    return _ew_ternary("addcmul", self, tensor1, tensor2, ["self", "tensor1", "tensor2"])
+
+
+@register_fake("myops::clamp")
+def _clamp_fake(self, min, max):
+    return _ew_ternary("clamp", self, min, max, ["self", "min", "max"])
 
 
 # ---- max_pool2d_add -------------------------------------------------------------------------

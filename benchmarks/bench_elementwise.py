@@ -1,0 +1,76 @@
+"""Elementwise family benchmarks for benchmarks/runner.py.
+
+Contiguous unary / binary / cast over 2^10 .. 2^28 elements (quick: .. 2^22) in float32,
+float16 and bfloat16, a misaligned view (x[1:]), and the broadcast [32,64,56,56] + [1,64,1,1].
+Targets (DESIGN.md §5): contiguous >= 64 MiB: >= 1.0x torch (casts to half/bfloat16 >= 1.1x on
+CUDA); broadcast >= 1.3x on CUDA, >= 1.0x on CPU; 2^10 elements (latency): >= 1.0x.
+"""
+import torch
+import torch.nn.functional as F
+
+import myops
+from runner import Case
+
+DTYPES = {"f32": torch.float32, "f16": torch.float16, "bf16": torch.bfloat16}
+
+
+def _target(device, nbytes, numel, cast_to_half=False):
+    if numel <= 1 << 10:
+        return 1.0  # latency: no slower than torch
+    if nbytes >= 64 << 20:
+        return 1.1 if (cast_to_half and device.startswith("cuda")) else 1.0
+    return None
+
+
+def cases(device, quick):
+    exps = [10, 16, 20, 22] if quick else list(range(10, 29, 2))
+    if device == "cpu" and not quick:
+        exps = [e for e in exps if e <= 26]  # 2^28 float32 tensors are 1 GiB each on the host
+    out = []
+    for e in exps:
+        n = 1 << e
+        for dname, dt in DTYPES.items():
+            if quick and dname == "bf16" and e not in (10, 22):
+                continue
+            x = torch.randn(n, device=device).to(dt)
+            y = torch.randn(n, device=device).to(dt)
+            es = x.element_size()
+            tag = f"[2^{e}] {dname}"
+            out.append(Case("add", tag, lambda x=x, y=y: myops.add(x, y), {"torch": lambda x=x, y=y: torch.add(x, y)},
+                            bytes=3 * n * es, numel=n, target=_target(device, 3 * n * es, n)))
+            out.append(Case("relu", tag, lambda x=x: myops.relu(x), {"torch": lambda x=x: torch.relu(x)},
+                            bytes=2 * n * es, numel=n, target=_target(device, 2 * n * es, n)))
+            if dname == "f32" or not quick:
+                out.append(Case("gelu", tag, lambda x=x: myops.gelu(x), {"torch": lambda x=x: F.gelu(x)},
+                                bytes=2 * n * es, numel=n, target=_target(device, 2 * n * es, n)))
+            if dname == "f32":
+                out.append(Case("mul", tag + " x[1:]", lambda x=x, y=y: myops.mul(x[1:], y[:-1]),
+                                {"torch": lambda x=x, y=y: torch.mul(x[1:], y[:-1])},
+                                bytes=3 * (n - 1) * es, numel=n - 1, target=_target(device, 3 * n * es, n)))
+                for to, tname in ((torch.float16, "f16"), (torch.bfloat16, "bf16")):
+                    if quick and tname == "bf16":
+                        continue
+                    out.append(Case("cast", f"[2^{e}] f32->{tname}", lambda x=x, to=to: myops.cast(x, to),
+                                    {"torch": lambda x=x, to=to: x.to(to)}, bytes=n * (4 + 2), numel=n,
+                                    target=_target(device, n * 6, n, cast_to_half=True)))
+    # broadcast [32,64,56,56] + [1,64,1,1]
+    for dname, dt in DTYPES.items():
+        if quick and dname == "bf16":
+            continue
+        a = torch.randn(32, 64, 56, 56, device=device).to(dt)
+        b = torch.randn(1, 64, 1, 1, device=device).to(dt)
+        es = a.element_size()
+        nb = 2 * a.numel() * es + b.numel() * es
+        tgt = 1.3 if device.startswith("cuda") else 1.0
+        out.append(Case("add", f"[32,64,56,56]+[1,64,1,1] {dname}", lambda a=a, b=b: myops.add(a, b),
+                        {"torch": lambda a=a, b=b: torch.add(a, b)}, bytes=nb, numel=a.numel(), target=tgt))
+        cl = a.contiguous(memory_format=torch.channels_last)
+        out.append(Case("mul", f"[32,64,56,56] cl*[1,64,1,1] {dname}", lambda a=cl, b=b: myops.mul(a, b),
+                        {"torch": lambda a=cl, b=b: torch.mul(a, b)}, bytes=nb, numel=a.numel(), target=tgt))
+        if dname == "f32":
+            cond = a > 0
+            out.append(Case("where", f"[32,64,56,56] cond,x,[1,64,1,1] {dname}",
+                            lambda c=cond, a=a, b=b: torch.ops.myops.where(c, a, b),
+                            {"torch": lambda c=cond, a=a, b=b: torch.where(c, a, b)},
+                            bytes=nb + a.numel(), numel=a.numel(), target=tgt))
+    return out

@@ -1,0 +1,256 @@
+#pragma once
+// Elementwise functors shared by the CPU kernels (csrc/cpu/elementwise*.cpp) and the CUDA
+// template (csrc/cuda/elementwise.cuh). A functor is a small struct whose operator() maps
+// compute-type values (OpMath<T>: float for half/bfloat16, T otherwise) to one result; the
+// kernels load storage values, convert them to the compute type, call the functor and round
+// the result back to the storage type, as PyTorch's kernels do.
+//
+// Each formula is written to give PyTorch's result bit for bit where PyTorch is exact (same
+// operation order, same NaN handling); where PyTorch's CPU and CUDA kernels differ in a corner
+// case the formula follows each (guarded by __CUDA_ARCH__).
+//
+// Light header: c10 only, usable from .cpp and .cu files.
+#include <c10/util/BFloat16.h>
+#include <c10/util/Half.h>
+#include <c10/util/TypeCast.h>
+
+#include <cmath>
+#include <type_traits>
+
+#include "common/macros.h"
+
+namespace myops {
+namespace ew {
+
+// Every elementwise op; the CPU and CUDA backends switch on it.
+enum class EwKind { Relu, Gelu, Silu, Sigmoid, Cast, Add, Mul, Div, Maximum, Minimum, Where, Addcmul, Clamp };
+
+// Compute type for a storage type (PyTorch's at::opmath_type).
+template <typename T>
+struct OpMath {
+  using type = T;
+};
+template <>
+struct OpMath<c10::Half> {
+  using type = float;
+};
+template <>
+struct OpMath<c10::BFloat16> {
+  using type = float;
+};
+template <typename T>
+using opmath_t = typename OpMath<T>::type;
+
+// max / min of two non-NaN values as PyTorch computes them: on CUDA its kernels call
+// ::max / ::min (fmaxf / fminf: ties between -0.0 and +0.0 are the hardware's), on CPU
+// std::max / std::min (a tie returns the first operand).
+template <typename T>
+MYOPS_HD T ew_max(T a, T b) {
+#if defined(__CUDA_ARCH__)
+  if constexpr (std::is_floating_point<T>::value) return ::max(a, b);
+#endif
+  return a < b ? b : a;
+}
+template <typename T>
+MYOPS_HD T ew_min(T a, T b) {
+#if defined(__CUDA_ARCH__)
+  if constexpr (std::is_floating_point<T>::value) return ::min(a, b);
+#endif
+  return b < a ? b : a;
+}
+
+template <typename T>
+MYOPS_HD bool is_nan(T v) {
+  if constexpr (std::is_floating_point<T>::value) {
+    return v != v;
+  } else {
+    return false;
+  }
+}
+
+// ---- unary ------------------------------------------------------------------------------------
+
+// relu(x) = max(x, 0) with NaN passed through (torch: clamp_min(x, 0)); on CPU relu(-0.0)
+// is -0.0 as in PyTorch's CPU kernel, on CUDA it is fmax(-0.0, 0) as in PyTorch's CUDA kernel.
+struct Relu {
+  template <typename T>
+  MYOPS_HD T operator()(T a) const {
+    if constexpr (std::is_unsigned<T>::value) {
+      return a;  // bool, uint8
+    } else if constexpr (std::is_floating_point<T>::value) {
+      return is_nan(a) ? a : ew_max(a, T(0));
+    } else {
+      return a < T(0) ? T(0) : a;
+    }
+  }
+};
+
+// gelu: exact (erf) or tanh approximation, computed in the compute type T (float or double).
+struct Gelu {
+  bool tanh_approx = false;
+  template <typename T>
+  MYOPS_HD T operator()(T x) const {
+    if (tanh_approx) {
+      const T kBeta = T(M_SQRT2 * M_2_SQRTPI * 0.5);
+      const T kKappa = T(0.044715);
+      T x_cube = x * x * x;
+      T inner = kBeta * (x + kKappa * x_cube);
+      return T(0.5) * x * (T(1) + std::tanh(inner));
+    }
+    const T kAlpha = T(M_SQRT1_2);
+    return x * T(0.5) * (T(1) + std::erf(x * kAlpha));
+  }
+};
+
+struct Sigmoid {
+  template <typename T>
+  MYOPS_HD T operator()(T x) const {
+    return T(1) / (T(1) + std::exp(-x));
+  }
+};
+
+struct Silu {
+  template <typename T>
+  MYOPS_HD T operator()(T x) const {
+    return x / (T(1) + std::exp(-x));
+  }
+};
+
+// Conversion with PyTorch's semantics (c10::convert: float->int truncates, x->bool is x != 0).
+// Used by the cast kernels, which template on both storage types (no compute type).
+template <typename To>
+struct CastTo {
+  template <typename From>
+  MYOPS_HD To operator()(From v) const {
+    return c10::convert<To>(v);
+  }
+};
+
+// ---- binary -----------------------------------------------------------------------------------
+
+// a + alpha * b (sub is add with -alpha), fused for floating types as PyTorch's vector
+// (vec::fmadd) and CUDA (contracted) kernels compute it. bool: a || (b && alpha).
+template <typename C>
+struct Add {
+  C alpha;
+  MYOPS_HD C operator()(C a, C b) const {
+    if constexpr (std::is_same<C, bool>::value) {
+      return a || (b && alpha);
+    } else if constexpr (std::is_floating_point<C>::value) {
+      return std::fma(alpha, b, a);
+    } else {
+      return a + alpha * b;
+    }
+  }
+};
+
+// a + b: the alpha == 1 case, kept separate so no multiply is emitted.
+struct Plus {
+  template <typename C>
+  MYOPS_HD C operator()(C a, C b) const {
+    if constexpr (std::is_same<C, bool>::value) {
+      return a || b;
+    } else {
+      return a + b;
+    }
+  }
+};
+
+struct Mul {
+  template <typename C>
+  MYOPS_HD C operator()(C a, C b) const {
+    if constexpr (std::is_same<C, bool>::value) {
+      return a && b;
+    } else {
+      return a * b;
+    }
+  }
+};
+
+// True division; only instantiated for floating compute types (integers are promoted).
+struct Div {
+  template <typename C>
+  MYOPS_HD C operator()(C a, C b) const {
+    return a / b;
+  }
+};
+
+// maximum / minimum propagate NaN (either operand).
+struct Maximum {
+  template <typename C>
+  MYOPS_HD C operator()(C a, C b) const {
+    if constexpr (std::is_same<C, bool>::value) {
+      return a || b;
+    } else {
+      if (is_nan(a)) return a;
+      if (is_nan(b)) return b;
+      return ew_max(a, b);
+    }
+  }
+};
+
+struct Minimum {
+  template <typename C>
+  MYOPS_HD C operator()(C a, C b) const {
+    if constexpr (std::is_same<C, bool>::value) {
+      return a && b;
+    } else {
+      if (is_nan(a)) return a;
+      if (is_nan(b)) return b;
+      return ew_min(a, b);
+    }
+  }
+};
+
+// ---- ternary ----------------------------------------------------------------------------------
+
+struct Where {
+  template <typename C>
+  MYOPS_HD C operator()(bool c, C a, C b) const {
+    return c ? a : b;
+  }
+};
+
+// self + value * t1 * t2 (torch's operation order; the final add fused for floating types,
+// as compilers contract it in PyTorch's kernels).
+template <typename C>
+struct Addcmul {
+  C value;
+  MYOPS_HD C operator()(C a, C b, C c) const {
+    if constexpr (std::is_floating_point<C>::value) {
+      return std::fma(value * b, c, a);
+    } else {
+      return a + value * b * c;
+    }
+  }
+};
+
+// min(max(x, lo), hi); NaN in x, lo or hi gives NaN.
+struct Clamp {
+  template <typename C>
+  MYOPS_HD C operator()(C x, C lo, C hi) const {
+    if (is_nan(x)) return x;
+    if (is_nan(lo)) return lo;
+    if (is_nan(hi)) return hi;
+    return ew_min(ew_max(x, lo), hi);
+  }
+};
+
+// ---- a scalar operand bound into a binary functor ----------------------------------------------
+
+template <class F, typename C>
+struct BindLeft {
+  F f;
+  C s;
+  MYOPS_HD C operator()(C b) const { return f(s, b); }
+};
+
+template <class F, typename C>
+struct BindRight {
+  F f;
+  C s;
+  MYOPS_HD C operator()(C a) const { return f(a, s); }
+};
+
+}  // namespace ew
+}  // namespace myops

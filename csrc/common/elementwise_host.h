@@ -1,0 +1,376 @@
+#pragma once
+// Host-side planning shared by the CPU and CUDA elementwise kernels: device and dtype checks,
+// broadcasting, PyTorch's output-layout rule (TensorIterator's), the iteration space with
+// merged dimensions, and one-element operands folded into scalars.
+//
+// Used from .cpp files only (csrc/cpu/elementwise.cpp, csrc/cuda/elementwise_ops.cpp); the
+// .cu files see only the plain EwLaunch descriptor built from an EwPlan.
+#include <ATen/core/Tensor.h>
+#include <ATen/ops/empty.h>
+#include <ATen/ops/empty_strided.h>
+#include <c10/core/DynamicCast.h>
+#include <c10/core/ScalarType.h>
+#include <c10/util/TypeCast.h>
+
+#include <algorithm>
+#include <array>
+#include <cstring>
+#include <numeric>
+#include <string>
+#include <vector>
+
+#include "common/checks.h"
+#include "common/strided.h"
+
+namespace myops {
+namespace ew {
+
+constexpr int kMaxIn = 3;
+
+// The dtypes the elementwise family supports (others raise).
+inline const std::initializer_list<at::ScalarType>& all_dtypes() {
+  static const std::initializer_list<at::ScalarType> v = {
+      at::kBool, at::kByte, at::kChar, at::kShort, at::kInt, at::kLong,
+      at::kHalf, at::kBFloat16, at::kFloat, at::kDouble};
+  return v;
+}
+inline const std::initializer_list<at::ScalarType>& float_dtypes() {
+  static const std::initializer_list<at::ScalarType> v = {at::kHalf, at::kBFloat16, at::kFloat,
+                                                          at::kDouble};
+  return v;
+}
+inline const std::initializer_list<at::ScalarType>& nonbool_dtypes() {
+  static const std::initializer_list<at::ScalarType> v = {
+      at::kByte, at::kChar, at::kShort, at::kInt, at::kLong,
+      at::kHalf, at::kBFloat16, at::kFloat, at::kDouble};
+  return v;
+}
+
+inline void check_in(const at::Tensor& t, std::initializer_list<at::ScalarType> allowed,
+                     const char* op, const char* arg) {
+  TORCH_CHECK(t.defined(), "myops.", op, ": argument '", arg, "' is an undefined tensor");
+  check_dtype(t, allowed, op, arg);
+}
+
+// A 0-d CPU tensor may accompany tensors on another device (as in PyTorch: a wrapped Python
+// number); every other pair must share a device. Returns the device of the result.
+inline c10::Device common_device(const char* op, const std::vector<const at::Tensor*>& ts,
+                                 const std::vector<const char*>& names) {
+  int first = -1;
+  for (size_t i = 0; i < ts.size(); ++i) {
+    if (!(ts[i]->dim() == 0 && ts[i]->is_cpu())) {
+      first = static_cast<int>(i);
+      break;
+    }
+  }
+  if (first < 0) return ts[0]->device();
+  for (size_t i = 0; i < ts.size(); ++i) {
+    if (ts[i]->dim() == 0 && ts[i]->is_cpu()) continue;
+    check_same_device(*ts[first], names[first], *ts[i], names[i], op);
+  }
+  return ts[first]->device();
+}
+
+inline std::string shape_str(at::IntArrayRef s) {
+  std::string r = "[";
+  for (size_t i = 0; i < s.size(); ++i) {
+    if (i) r += ", ";
+    r += std::to_string(s[i]);
+  }
+  return r + "]";
+}
+
+// numpy broadcasting; the error names the op, every argument and its shape.
+inline std::vector<int64_t> broadcast_shape(const char* op, const std::vector<const at::Tensor*>& ts,
+                                            const std::vector<const char*>& names) {
+  size_t nd = 0;
+  for (auto* t : ts) nd = std::max(nd, t->sizes().size());
+  std::vector<int64_t> out(nd, 1);
+  for (size_t ti = 0; ti < ts.size(); ++ti) {
+    auto s = ts[ti]->sizes();
+    size_t off = nd - s.size();
+    for (size_t i = 0; i < s.size(); ++i) {
+      int64_t a = out[off + i], b = s[i];
+      if (a == b || b == 1) continue;
+      if (a == 1) {
+        out[off + i] = b;
+        continue;
+      }
+      std::string got;
+      for (size_t k = 0; k < ts.size(); ++k) {
+        if (k) got += ", ";
+        got += std::string("'") + names[k] + "' " + shape_str(ts[k]->sizes());
+      }
+      TORCH_CHECK(false, "myops.", op, ": shapes do not broadcast: ", got, " (size ", b,
+                  " of argument '", names[ti], "' at dim ", i, " against ", a, ")");
+    }
+  }
+  return out;
+}
+
+inline std::vector<int64_t> contiguous_strides(at::IntArrayRef shape) {
+  std::vector<int64_t> st(shape.size());
+  int64_t s = 1;
+  for (int64_t d = static_cast<int64_t>(shape.size()) - 1; d >= 0; --d) {
+    st[d] = s;
+    s *= shape[d];
+  }
+  return st;
+}
+
+// Output strides exactly as PyTorch's TensorIterator chooses them for inputs `ts` broadcast
+// to `shape`: its "fast setup" (all inputs the same shape and all contiguous / all
+// channels_last / all dense with equal strides) and otherwise its stable ordering of the
+// dimensions by the inputs' strides (broadcast dims ignored), outputs dense in that order.
+inline std::vector<int64_t> output_strides(at::IntArrayRef shape,
+                                           const std::vector<const at::Tensor*>& ts) {
+  const int64_t nd = static_cast<int64_t>(shape.size());
+  if (nd == 0) return {};
+  bool same_shape = true;
+  for (auto* t : ts) same_shape &= t->sizes().equals(ts[0]->sizes());
+  if (same_shape) {
+    bool contig = true, cl = true, dense = true;
+    for (auto* t : ts) {
+      contig &= t->is_contiguous();
+      cl &= t->is_contiguous(at::MemoryFormat::ChannelsLast);
+      dense &= t->is_non_overlapping_and_dense();
+    }
+    if (contig) return contiguous_strides(shape);
+    if (cl) {
+      // channels_last strides of a 4-d shape
+      std::vector<int64_t> st(4);
+      st[1] = 1;
+      st[3] = shape[1];
+      st[2] = st[3] * shape[3];
+      st[0] = st[2] * shape[2];
+      return st;
+    }
+    if (dense) {
+      bool eq = true;
+      for (auto* t : ts) eq &= t->strides().equals(ts.back()->strides());
+      if (eq) return ts.back()->strides().vec();
+    }
+  }
+  // Broadcast strides of every input (0 on broadcast and missing leading dims).
+  std::vector<std::vector<int64_t>> bst;
+  for (auto* t : ts) {
+    std::vector<int64_t> s(nd, 0);
+    int64_t off = nd - t->dim();
+    for (int64_t i = 0; i < t->dim(); ++i) {
+      s[off + i] = (t->size(i) == 1 && shape[off + i] != 1) ? 0 : t->stride(i);
+    }
+    bst.push_back(std::move(s));
+  }
+  // perm[0] is the fastest-moving dim; starts as nd-1, ..., 0 (C order).
+  std::vector<int64_t> perm(nd);
+  for (int64_t i = 0; i < nd; ++i) perm[i] = nd - 1 - i;
+  auto should_swap = [&](int64_t d0, int64_t d1) -> int {
+    for (auto& s : bst) {
+      int64_t s0 = s[d0], s1 = s[d1];
+      if (s0 == 0 || s1 == 0) continue;
+      if (s0 < s1) return -1;
+      if (s0 > s1) return 1;
+      if (shape[d0] > shape[d1]) return 1;
+    }
+    return 0;
+  };
+  for (int64_t i = 1; i < nd; ++i) {
+    int64_t dim1 = i;
+    for (int64_t dim0 = i - 1; dim0 >= 0; --dim0) {
+      int c = should_swap(perm[dim0], perm[dim1]);
+      if (c > 0) {
+        std::swap(perm[dim0], perm[dim1]);
+        dim1 = dim0;
+      } else if (c < 0) {
+        break;
+      }
+    }
+  }
+  bool inverted = true;
+  for (int64_t j = 0; j < nd; ++j) inverted &= perm[j] == nd - 1 - j;
+  if (inverted) return contiguous_strides(shape);
+  std::vector<int64_t> st(nd);
+  int64_t next = 1;
+  for (int64_t j = 0; j < nd; ++j) {
+    st[perm[j]] = next;
+    next *= shape[perm[j]];
+  }
+  return st;
+}
+
+// Strides of `t.to(dtype)` (memory_format=preserve): the same strides when t is dense and
+// non-overlapping, else its suggested memory format.
+inline at::Tensor empty_preserve(const at::Tensor& t, at::ScalarType dtype, c10::Device dev) {
+  auto opt = t.options().dtype(dtype).device(dev);
+  if (t.is_non_overlapping_and_dense()) return at::empty_strided(t.sizes(), t.strides(), opt);
+  return at::empty(t.sizes(), opt.memory_format(t.suggest_memory_format()));
+}
+
+// Everything a kernel needs: output, inputs (already in the compute dtype, except where's
+// condition and cast's source), the merged iteration space and the folded scalars.
+struct EwPlan {
+  int nin = 0;
+  at::Tensor out;
+  std::array<at::Tensor, kMaxIn> in;  // keeps casted inputs alive
+  std::array<bool, kMaxIn> folded{};  // one-element operand read on the host
+  // raw bytes of a folded operand's value in its operand dtype (in_dtype[k])
+  alignas(16) std::array<std::array<unsigned char, 16>, kMaxIn> scalar{};
+  // the same value converted straight to the compute type (float for half/bfloat16), used
+  // where PyTorch applies a scalar operand at opmath precision (see opmath_scalar)
+  alignas(16) std::array<std::array<unsigned char, 16>, kMaxIn> scalar_opmath{};
+  std::array<bool, kMaxIn> opmath_scalar{};  // set by the op front end
+  std::array<at::ScalarType, kMaxIn> in_dtype{};
+  at::ScalarType dtype = at::kFloat;  // output dtype
+  // merged iteration space: arg 0 is the output, arg k+1 input k (stride 0 when folded)
+  StridedShape<kMaxIn + 1> shape;
+  int64_t numel = 0;
+  // every unfolded operand (output included) is addressed by the same linear index
+  bool linear = false;
+
+  const void* in_ptr(int k) const { return folded[k] ? nullptr : in[k].const_data_ptr(); }
+
+  // Index of a folded input to apply at opmath precision, or -1.
+  int opmath_fold() const {
+    for (int k = nin - 1; k >= 0; --k) {
+      if (folded[k] && opmath_scalar[k]) return k;
+    }
+    return -1;
+  }
+
+  template <typename C>
+  C opmath_value(int k) const {
+    C v;
+    std::memcpy(&v, scalar_opmath[k].data(), sizeof(C));
+    return v;
+  }
+
+  // The same plan with input k removed (its value bound into the functor by the caller).
+  EwPlan without_input(int k) const {
+    EwPlan q = *this;
+    q.nin = nin - 1;
+    for (int j = k; j < nin - 1; ++j) {
+      q.in[j] = in[j + 1];
+      q.folded[j] = folded[j + 1];
+      q.scalar[j] = scalar[j + 1];
+      q.scalar_opmath[j] = scalar_opmath[j + 1];
+      q.opmath_scalar[j] = opmath_scalar[j + 1];
+      q.in_dtype[j] = in_dtype[j + 1];
+      for (auto& st : q.shape.strides) st[j + 1] = st[j + 2];
+    }
+    q.in[nin - 1] = at::Tensor();
+    for (auto& st : q.shape.strides) st[nin] = 0;
+    return q;
+  }
+  template <int NARGS>
+  StridedShape<NARGS> shape_n() const {
+    StridedShape<NARGS> s;
+    s.sizes = shape.sizes;
+    for (auto& st : shape.strides) {
+      std::array<int64_t, NARGS> a{};
+      for (int i = 0; i < NARGS; ++i) a[i] = st[i];
+      s.strides.push_back(a);
+    }
+    return s;
+  }
+};
+
+// Converts the single element of host tensor `t` to dtype `to`, as raw bytes.
+inline void read_scalar(const at::Tensor& t, at::ScalarType to, unsigned char* dst) {
+  auto c = t.contiguous();
+  const void* src = c.const_data_ptr();
+#define MYOPS_EW_TO(T, NAME)                                                  \
+  case at::k##NAME: {                                                          \
+    T v = c10::fetch_and_cast<T>(c.scalar_type(), src);                      \
+    std::memcpy(dst, &v, sizeof(T));                                           \
+    break;                                                                     \
+  }
+  switch (to) {
+    AT_FORALL_SCALAR_TYPES_AND3(Bool, Half, BFloat16, MYOPS_EW_TO)
+    default:
+      TORCH_CHECK(false, "myops: internal error: unsupported scalar dtype ", to);
+  }
+#undef MYOPS_EW_TO
+}
+
+// Plans an elementwise op. `ins` are the operands; `in_dtype[k]` the dtype each must have in
+// the kernel (inputs of another dtype are cast with `cast`, a device cast with .to()
+// semantics); `out_dtype` the result dtype. `cast_first`: compute the output layout from the
+// cast inputs (PyTorch's CPU TensorIterator casts before choosing strides, its CUDA one after;
+// `where` casts first on both). For unary ops that keep the input's
+// strides (cast), pass the preallocated output as `out_given`.
+template <typename CastFn>
+EwPlan make_plan(const char* op, std::vector<at::Tensor> ins, const std::vector<at::ScalarType>& in_dtype,
+                 at::ScalarType out_dtype, c10::Device dev, bool cast_first, CastFn cast,
+                 const std::vector<const char*>& names, const at::Tensor& out_given = at::Tensor()) {
+  EwPlan p;
+  p.nin = static_cast<int>(ins.size());
+  p.dtype = out_dtype;
+  std::vector<const at::Tensor*> ptrs;
+  for (auto& t : ins) ptrs.push_back(&t);
+  auto shape = broadcast_shape(op, ptrs, names);
+  int64_t numel = 1;
+  for (auto s : shape) numel *= s;
+  p.numel = numel;
+  // Fold one-element operands that live on the host.
+  for (int k = 0; k < p.nin; ++k) {
+    p.in_dtype[k] = in_dtype[k];
+    p.folded[k] = ins[k].is_cpu() && ins[k].numel() == 1;
+  }
+  auto do_cast = [&](int k) {
+    if (!p.folded[k] && ins[k].scalar_type() != in_dtype[k]) ins[k] = cast(ins[k], in_dtype[k]);
+  };
+  if (cast_first) {
+    for (int k = 0; k < p.nin; ++k) do_cast(k);
+  }
+  std::vector<int64_t> st;
+  if (out_given.defined()) {
+    p.out = out_given;
+    st = out_given.strides().vec();
+  } else {
+    st = output_strides(shape, ptrs);
+    p.out = at::empty_strided(shape, st, at::TensorOptions().dtype(out_dtype).device(dev));
+  }
+  if (numel == 0) return p;
+  if (!cast_first) {
+    for (int k = 0; k < p.nin; ++k) do_cast(k);
+  }
+  for (int k = 0; k < p.nin; ++k) {
+    p.in[k] = ins[k];
+    if (p.folded[k]) {
+      read_scalar(ins[k], in_dtype[k], p.scalar[k].data());
+      auto op_dt = (in_dtype[k] == at::kHalf || in_dtype[k] == at::kBFloat16) ? at::kFloat : in_dtype[k];
+      read_scalar(ins[k], op_dt, p.scalar_opmath[k].data());
+    }
+  }
+  // Iteration space: dims ordered by the output's strides (outermost first), then merged.
+  const int64_t nd = static_cast<int64_t>(shape.size());
+  std::vector<int64_t> order(nd);
+  std::iota(order.begin(), order.end(), 0);
+  std::stable_sort(order.begin(), order.end(), [&](int64_t a, int64_t b) { return st[a] > st[b]; });
+  StridedShape<kMaxIn + 1> ss;
+  for (int64_t d : order) {
+    ss.sizes.push_back(shape[d]);
+    std::array<int64_t, kMaxIn + 1> a{};
+    a[0] = st[d];
+    for (int k = 0; k < p.nin; ++k) {
+      if (p.folded[k]) continue;
+      const auto& t = ins[k];
+      int64_t kd = d - (nd - t.dim());
+      a[k + 1] = (kd < 0 || t.size(kd) == 1) ? 0 : t.stride(kd);
+    }
+    ss.strides.push_back(a);
+  }
+  ss.coalesce();
+  p.shape = std::move(ss);
+  bool lin = p.shape.dim() == 1 && p.shape.strides[0][0] == 1;
+  for (int k = 0; k < p.nin; ++k) {
+    if (!p.folded[k]) lin &= p.shape.strides[0][k + 1] == 1;
+  }
+  p.linear = lin;
+  TORCH_CHECK(p.shape.dim() <= MYOPS_MAX_DIMS, "myops.", op, ": at most ", MYOPS_MAX_DIMS,
+              " dimensions after merging are supported, got ", p.shape.dim());
+  return p;
+}
+
+}  // namespace ew
+}  // namespace myops

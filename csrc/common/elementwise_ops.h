@@ -1,0 +1,223 @@
+#pragma once
+// The elementwise ops' front ends, shared by the CPU and CUDA registrations: argument checks,
+// PyTorch's result dtype, planning (common/elementwise_host.h), then one call into the
+// backend, a type with
+//   static void run(EwKind, const EwPlan&, const EwParams&);   // computes plan.out
+//   static at::Tensor cast(const at::Tensor&, at::ScalarType);  // self.to(dtype) on its device
+// Used from .cpp files only.
+#include <ATen/ScalarOps.h>
+#include <ATen/native/TypeProperties.h>
+#include <c10/core/DefaultDtype.h>
+#include <c10/util/string_view.h>
+#include <torch/library.h>
+
+#include "common/elementwise_host.h"
+
+namespace myops {
+namespace ew {
+
+struct EwParams {
+  c10::Scalar alpha = 1;  // add/sub: alpha (sub passes -alpha); addcmul: value
+  bool tanh = false;      // gelu approximate='tanh'
+};
+
+inline at::ScalarType default_float() { return c10::typeMetaToScalarType(c10::get_default_dtype()); }
+
+inline at::ScalarType result_type_of(std::initializer_list<const at::Tensor*> ts) {
+  at::native::ResultTypeState st{};
+  for (auto* t : ts) st = at::native::update_result_type_state(*t, st);
+  return at::native::result_type(st);
+}
+
+template <class B>
+struct Ops {
+  static at::Tensor cast_fn(const at::Tensor& t, at::ScalarType dt) { return B::cast(t, dt); }
+
+  // ---- unary ------------------------------------------------------------------------------
+
+  static at::Tensor unary(const char* op, EwKind kind, const at::Tensor& self, at::ScalarType out_dtype,
+                         const EwParams& prm) {
+    auto p = make_plan(op, {self}, {out_dtype}, out_dtype, self.device(), self.is_cpu(), cast_fn, {"self"});
+    if (p.numel) B::run(kind, p, prm);
+    return p.out;
+  }
+
+  static at::Tensor relu(const at::Tensor& self) {
+    check_in(self, nonbool_dtypes(), "relu", "self");
+    return unary("relu", EwKind::Relu, self, self.scalar_type(), {});
+  }
+
+  static at::Tensor gelu(const at::Tensor& self, c10::string_view approximate) {
+    check_in(self, float_dtypes(), "gelu", "self");
+    TORCH_CHECK(approximate == "none" || approximate == "tanh",
+                "myops.gelu: argument 'approximate' must be 'none' or 'tanh', got '", approximate, "'");
+    EwParams prm;
+    prm.tanh = approximate == "tanh";
+    return unary("gelu", EwKind::Gelu, self, self.scalar_type(), prm);
+  }
+
+  static at::Tensor silu(const at::Tensor& self) {
+    check_in(self, float_dtypes(), "silu", "self");
+    return unary("silu", EwKind::Silu, self, self.scalar_type(), {});
+  }
+
+  static at::Tensor sigmoid(const at::Tensor& self) {
+    check_in(self, all_dtypes(), "sigmoid", "self");
+    auto dt = at::isFloatingType(self.scalar_type()) ? self.scalar_type() : default_float();
+    return unary("sigmoid", EwKind::Sigmoid, self, dt, {});
+  }
+
+  static at::Tensor cast(const at::Tensor& self, at::ScalarType dtype) {
+    check_in(self, all_dtypes(), "cast", "self");
+    bool ok = false;
+    for (auto s : all_dtypes()) ok |= s == dtype;
+    TORCH_CHECK(ok, "myops.cast: argument 'dtype' must be one of bool, uint8, int8, int16, int32, int64, "
+                "float16, bfloat16, float32, float64, got ", dtype);
+    auto out = empty_preserve(self, dtype, self.device());
+    auto p = make_plan("cast", {self}, {self.scalar_type()}, dtype, self.device(), true, cast_fn, {"self"}, out);
+    if (p.numel) B::run(EwKind::Cast, p, {});
+    return p.out;
+  }
+
+  // ---- binary -----------------------------------------------------------------------------
+
+  static at::Tensor binary(const char* op, EwKind kind, const at::Tensor& self, const at::Tensor& other,
+                           at::ScalarType dt, const EwParams& prm) {
+    auto dev = common_device(op, {&self, &other}, {"self", "other"});
+    auto p = make_plan(op, {self, other}, {dt, dt}, dt, dev, dev.is_cpu(), cast_fn, {"self", "other"});
+    // PyTorch applies a scalar operand of add/sub/mul/div at opmath precision (not rounded to
+    // half/bfloat16 first): its CUDA kernels for a CPU scalar in either position, its CPU
+    // kernels only for mul/div with the scalar second.
+    bool arith = kind == EwKind::Add || kind == EwKind::Mul || kind == EwKind::Div;
+    if (arith && !dev.is_cpu()) {
+      p.opmath_scalar[0] = p.opmath_scalar[1] = true;
+    } else if (kind == EwKind::Mul || kind == EwKind::Div) {
+      p.opmath_scalar[1] = true;
+    }
+    if (p.numel) B::run(kind, p, prm);
+    return p.out;
+  }
+
+  static at::ScalarType binary_dtype(const char* op, const at::Tensor& self, const at::Tensor& other) {
+    check_in(self, all_dtypes(), op, "self");
+    check_in(other, all_dtypes(), op, "other");
+    return result_type_of({&self, &other});
+  }
+
+  static void check_alpha(const char* op, const char* arg, at::ScalarType dt, const c10::Scalar& alpha) {
+    TORCH_CHECK(!alpha.isBoolean() || dt == at::kBool, "myops.", op, ": argument '", arg,
+                "' may be a bool only for a bool result, got result dtype ", dt);
+    TORCH_CHECK(at::isFloatingType(dt) || alpha.isIntegral(/*includeBool=*/true), "myops.", op,
+                ": argument '", arg, "' must not be a floating point number for integral inputs (result dtype ",
+                dt, "), got ", alpha.toDouble());
+  }
+
+  static at::Tensor add(const at::Tensor& self, const at::Tensor& other, const c10::Scalar& alpha) {
+    auto dt = binary_dtype("add", self, other);
+    check_alpha("add", "alpha", dt, alpha);
+    EwParams prm;
+    prm.alpha = alpha;
+    return binary("add", EwKind::Add, self, other, dt, prm);
+  }
+
+  static at::Tensor sub(const at::Tensor& self, const at::Tensor& other, const c10::Scalar& alpha) {
+    auto dt = binary_dtype("sub", self, other);
+    TORCH_CHECK(self.scalar_type() != at::kBool && other.scalar_type() != at::kBool,
+                "myops.sub: arguments 'self' and 'other' must not be bool tensors (use logical_xor / "
+                "logical_not), got ", self.scalar_type(), " and ", other.scalar_type());
+    check_alpha("sub", "alpha", dt, alpha);
+    EwParams prm;
+    prm.alpha = -alpha;
+    return binary("sub", EwKind::Add, self, other, dt, prm);
+  }
+
+  static at::Tensor mul(const at::Tensor& self, const at::Tensor& other) {
+    auto dt = binary_dtype("mul", self, other);
+    return binary("mul", EwKind::Mul, self, other, dt, {});
+  }
+
+  static at::Tensor mul_scalar(const at::Tensor& self, const c10::Scalar& other) {
+    check_in(self, all_dtypes(), "mul_scalar", "self");
+    TORCH_CHECK(!other.isComplex(), "myops.mul_scalar: argument 'other' must be a real number, got ", other);
+    auto dt = at::result_type(self, other);
+    auto wrapped = c10::scalar_to_tensor(other);  // 0-d CPU: folded into the kernel
+    return binary("mul_scalar", EwKind::Mul, self, wrapped, dt, {});
+  }
+
+  static at::Tensor div(const at::Tensor& self, const at::Tensor& other) {
+    auto dt = binary_dtype("div", self, other);
+    if (!at::isFloatingType(dt)) dt = default_float();  // true division
+    return binary("div", EwKind::Div, self, other, dt, {});
+  }
+
+  static at::Tensor maximum(const at::Tensor& self, const at::Tensor& other) {
+    auto dt = binary_dtype("maximum", self, other);
+    return binary("maximum", EwKind::Maximum, self, other, dt, {});
+  }
+
+  static at::Tensor minimum(const at::Tensor& self, const at::Tensor& other) {
+    auto dt = binary_dtype("minimum", self, other);
+    return binary("minimum", EwKind::Minimum, self, other, dt, {});
+  }
+
+  // ---- ternary ----------------------------------------------------------------------------
+
+  static at::Tensor where(const at::Tensor& condition, const at::Tensor& self, const at::Tensor& other) {
+    check_in(condition, {at::kBool}, "where", "condition");
+    check_in(self, all_dtypes(), "where", "self");
+    check_in(other, all_dtypes(), "where", "other");
+    auto dt = result_type_of({&self, &other});
+    const std::vector<const char*> names = {"condition", "self", "other"};
+    auto dev = common_device("where", {&condition, &self, &other}, names);
+    auto p = make_plan("where", {condition, self, other}, {at::kBool, dt, dt}, dt, dev, true, cast_fn, names);
+    if (p.numel) B::run(EwKind::Where, p, {});
+    return p.out;
+  }
+
+  static at::Tensor ternary(const char* op, EwKind kind, const at::Tensor& a, const at::Tensor& b,
+                            const at::Tensor& c, const std::vector<const char*>& names, const EwParams& prm) {
+    check_in(a, nonbool_dtypes(), op, names[0]);
+    check_in(b, nonbool_dtypes(), op, names[1]);
+    check_in(c, nonbool_dtypes(), op, names[2]);
+    auto dt = result_type_of({&a, &b, &c});
+    auto dev = common_device(op, {&a, &b, &c}, names);
+    auto p = make_plan(op, {a, b, c}, {dt, dt, dt}, dt, dev, dev.is_cpu(), cast_fn, names);
+    if (p.numel) B::run(kind, p, prm);
+    return p.out;
+  }
+
+  static at::Tensor addcmul(const at::Tensor& self, const at::Tensor& t1, const at::Tensor& t2,
+                            const c10::Scalar& value) {
+    EwParams prm;
+    prm.alpha = value;
+    return ternary("addcmul", EwKind::Addcmul, self, t1, t2, {"self", "tensor1", "tensor2"}, prm);
+  }
+
+  static at::Tensor clamp(const at::Tensor& self, const at::Tensor& min, const at::Tensor& max) {
+    return ternary("clamp", EwKind::Clamp, self, min, max, {"self", "min", "max"}, {});
+  }
+};
+
+// Registers every elementwise op for one dispatch key with backend B.
+template <class B>
+void register_all(torch::Library& m) {
+  using O = Ops<B>;
+  m.impl("relu", &O::relu);
+  m.impl("gelu", &O::gelu);
+  m.impl("silu", &O::silu);
+  m.impl("sigmoid", &O::sigmoid);
+  m.impl("mul_scalar", &O::mul_scalar);
+  m.impl("cast", &O::cast);
+  m.impl("add", &O::add);
+  m.impl("sub", &O::sub);
+  m.impl("mul", &O::mul);
+  m.impl("div", &O::div);
+  m.impl("maximum", &O::maximum);
+  m.impl("minimum", &O::minimum);
+  m.impl("where", &O::where);
+  m.impl("addcmul", &O::addcmul);
+  m.impl("clamp", &O::clamp);
+}
+
+}  // namespace ew
+}  // namespace myops

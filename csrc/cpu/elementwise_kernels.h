@@ -1,0 +1,527 @@
+#pragma once
+// The CPU elementwise loops, compiled twice: by elementwise.cpp for the compiler's baseline
+// (Vectorized<T> without SIMD: plain loops the compiler vectorizes) and by
+// elementwise_avx2.cpp with AVX2/FMA/F16C enabled (Vectorized<T> on 256-bit registers, SLEEF
+// math, hardware half conversions), chosen at run time by CPU support. Include only after
+// defining MYOPS_CPU_ENTRY (the name of the entry point this copy defines).
+#include <ATen/Dispatch_v2.h>
+#include <ATen/Parallel.h>
+#include <ATen/cpu/vec/functional.h>
+#include <ATen/cpu/vec/vec.h>
+
+#include <cmath>
+#include <type_traits>
+
+#include "common/elementwise_functors.h"
+#include "common/elementwise_host.h"
+#include "common/elementwise_ops.h"
+
+#ifndef MYOPS_CPU_ENTRY
+#error "define MYOPS_CPU_ENTRY before including cpu/elementwise_kernels.h"
+#endif
+
+namespace myops {
+namespace {
+
+
+using namespace myops::ew;
+using at::vec::Vectorized;
+
+constexpr int64_t kGrain = 32768;
+
+// ---- vector forms of the functors (on Vectorized<compute type>) -----------------------------
+// Each gives the same value as the scalar functor for every non-NaN result (NaN results may
+// carry another payload, as in PyTorch's own vector paths).
+
+struct NoVec {};
+
+template <class F>
+struct VecOf {
+  using type = NoVec;
+};
+
+struct VRelu {
+  Relu f;
+  template <class V>
+  V operator()(V a) const {
+    return V::blendv(a, V(0), a < V(0));
+  }
+};
+template <>
+struct VecOf<Relu> {
+  using type = VRelu;
+};
+
+struct VGelu {
+  Gelu f;
+  template <class V>
+  V operator()(V x) const {
+    using T = typename V::value_type;
+    if (f.tanh_approx) {
+      const V kBeta(T(M_SQRT2 * M_2_SQRTPI * 0.5));
+      const V kKappa(T(0.044715));
+      V x_cube = x * x * x;
+      V inner = kBeta * (x + kKappa * x_cube);
+      return V(T(0.5)) * x * (V(T(1)) + inner.tanh());
+    }
+    return x * V(T(0.5)) * (V(T(1)) + (x * V(T(M_SQRT1_2))).erf());
+  }
+};
+template <>
+struct VecOf<Gelu> {
+  using type = VGelu;
+};
+
+struct VSigmoid {
+  Sigmoid f;
+  template <class V>
+  V operator()(V x) const {
+    using T = typename V::value_type;
+    return V(T(1)) / (V(T(1)) + x.neg().exp());
+  }
+};
+template <>
+struct VecOf<Sigmoid> {
+  using type = VSigmoid;
+};
+
+struct VSilu {
+  Silu f;
+  template <class V>
+  V operator()(V x) const {
+    using T = typename V::value_type;
+    return x / (V(T(1)) + x.neg().exp());
+  }
+};
+template <>
+struct VecOf<Silu> {
+  using type = VSilu;
+};
+
+struct VPlus {
+  Plus f;
+  template <class V>
+  V operator()(V a, V b) const {
+    return a + b;
+  }
+};
+template <>
+struct VecOf<Plus> {
+  using type = VPlus;
+};
+
+struct VMul {
+  Mul f;
+  template <class V>
+  V operator()(V a, V b) const {
+    return a * b;
+  }
+};
+template <>
+struct VecOf<Mul> {
+  using type = VMul;
+};
+
+struct VDiv {
+  Div f;
+  template <class V>
+  V operator()(V a, V b) const {
+    return a / b;
+  }
+};
+template <>
+struct VecOf<Div> {
+  using type = VDiv;
+};
+
+struct VMaximum {
+  Maximum f;
+  template <class V>
+  V operator()(V a, V b) const {
+    return at::vec::maximum(a, b);
+  }
+};
+template <>
+struct VecOf<Maximum> {
+  using type = VMaximum;
+};
+
+struct VMinimum {
+  Minimum f;
+  template <class V>
+  V operator()(V a, V b) const {
+    return at::vec::minimum(a, b);
+  }
+};
+template <>
+struct VecOf<Minimum> {
+  using type = VMinimum;
+};
+
+struct VClamp {
+  Clamp f;
+  template <class V>
+  V operator()(V x, V lo, V hi) const {
+    return at::vec::minimum(at::vec::maximum(x, lo), hi);
+  }
+};
+template <>
+struct VecOf<Clamp> {
+  using type = VClamp;
+};
+
+template <class F, typename C>
+struct VBindLeft {
+  BindLeft<F, C> b;
+  template <class V>
+  V operator()(V x) const {
+    return typename VecOf<F>::type{b.f}(V(b.s), x);
+  }
+};
+template <class F, typename C>
+struct VecOf<BindLeft<F, C>> {
+  using type = typename std::conditional<std::is_same<typename VecOf<F>::type, NoVec>::value, NoVec,
+                                         VBindLeft<F, C>>::type;
+};
+template <class F, typename C>
+struct VBindRight {
+  BindRight<F, C> b;
+  template <class V>
+  V operator()(V x) const {
+    return typename VecOf<F>::type{b.f}(x, V(b.s));
+  }
+};
+template <class F, typename C>
+struct VecOf<BindRight<F, C>> {
+  using type = typename std::conditional<std::is_same<typename VecOf<F>::type, NoVec>::value, NoVec,
+                                         VBindRight<F, C>>::type;
+};
+
+// ---- storage-type adaptors ------------------------------------------------------------------
+
+// Loads storage values, computes in OpMath<T>, rounds back to T.
+template <typename T, class F>
+struct InOpMath {
+  F f;
+  template <class... A>
+  T operator()(A... a) const {
+    using C = opmath_t<T>;
+    return static_cast<T>(f(static_cast<C>(a)...));
+  }
+};
+
+template <typename T>
+struct WhereT {
+  T operator()(bool c, T a, T b) const { return c ? a : b; }
+};
+
+template <typename Out>
+struct CastT {
+  template <typename In>
+  Out operator()(In v) const {
+    return c10::convert<Out>(v);
+  }
+};
+
+// Without a SIMD capability (this file is built with the compiler's baseline flags)
+// Vectorized<T> is a plain array whose operations are out-of-line loops: slower than the
+// scalar loops below, which the compiler vectorizes itself. Use it only where it maps to SIMD.
+#if defined(CPU_CAPABILITY_AVX2) || defined(CPU_CAPABILITY_AVX512)
+constexpr bool kUseVectorized = true;
+#else
+constexpr bool kUseVectorized = false;
+#endif
+
+template <typename T>
+constexpr bool is_vec_float = kUseVectorized &&
+    std::is_same<T, float>::value || std::is_same<T, double>::value || std::is_same<T, c10::Half>::value ||
+    std::is_same<T, c10::BFloat16>::value;
+
+// Contiguous float <-> half / bfloat16 conversion with the library's vector routines
+// (hardware conversion in the AVX2 build). Returns false where it does not apply.
+template <typename Out, typename In>
+bool vec_cast(const In* in, Out* out, int64_t n) {
+  constexpr bool reduced_out = std::is_same<Out, c10::Half>::value || std::is_same<Out, c10::BFloat16>::value;
+  constexpr bool reduced_in = std::is_same<In, c10::Half>::value || std::is_same<In, c10::BFloat16>::value;
+  if constexpr (kUseVectorized && std::is_same<In, float>::value && reduced_out) {
+    at::vec::convert(in, out, n);
+    return true;
+  } else if constexpr (kUseVectorized && reduced_in && std::is_same<Out, float>::value) {
+    using V = Vectorized<In>;
+    constexpr int64_t W = V::size();
+    int64_t i = 0;
+    for (; i + W <= n; i += W) {
+      auto lohi = at::vec::convert_to_float<In>(V::loadu(in + i));
+      std::get<0>(lohi).store(out + i);
+      std::get<1>(lohi).store(out + i + W / 2);
+    }
+    for (; i < n; ++i) out[i] = static_cast<float>(in[i]);
+    return true;
+  } else {
+    (void)in;
+    (void)out;
+    (void)n;
+    return false;
+  }
+}
+
+// ---- the loop ---------------------------------------------------------------------------------
+
+template <typename Out, typename... In>
+struct CpuLoop {
+  static constexpr int NIN = sizeof...(In);
+  static constexpr int NARGS = NIN + 1;
+  static constexpr bool kSame = (std::is_same<In, Out>::value && ...);
+
+  // One row of n elements; strides in elements (0: broadcast).
+  template <class G, class VF>
+  static void row(char* const* ptr, const int64_t* st, int64_t n, const G& g, const VF& vf) {
+    Out* out = reinterpret_cast<Out*>(ptr[0]);
+    bool dense = st[0] == 1;
+    for (int k = 1; k < NARGS; ++k) dense &= st[k] == 0 || st[k] == 1;
+    if constexpr (NIN == 1 && !kSame) {
+      if (st[0] == 1 && st[1] == 1 &&
+          vec_cast(reinterpret_cast<const In*>(ptr[1])..., reinterpret_cast<Out*>(ptr[0]), n)) {
+        return;
+      }
+    }
+    if constexpr (kSame && is_vec_float<Out> && !std::is_same<VF, NoVec>::value) {
+      if (dense) {
+        vec_row(ptr, st, n, g, vf, std::make_index_sequence<NIN>{});
+        return;
+      }
+    }
+    if (dense) {
+      dense_row(ptr, st, n, g, std::make_index_sequence<NIN>{});
+      return;
+    }
+    strided_row(ptr, st, n, g, std::make_index_sequence<NIN>{});
+    (void)out;
+  }
+
+  template <class G, size_t... I>
+  static void strided_row(char* const* ptr, const int64_t* st, int64_t n, const G& g, std::index_sequence<I...>) {
+    Out* out = reinterpret_cast<Out*>(ptr[0]);
+    const int64_t so = st[0];
+    for (int64_t i = 0; i < n; ++i) {
+      out[i * so] = g(reinterpret_cast<const In*>(ptr[I + 1])[i * st[I + 1]]...);
+    }
+  }
+
+  // Contiguous output, inputs contiguous or broadcast; broadcast inputs are hoisted.
+  template <class G, size_t... I>
+  static void dense_row(char* const* ptr, const int64_t* st, int64_t n, const G& g, std::index_sequence<I...>) {
+    Out* out = reinterpret_cast<Out*>(ptr[0]);
+    unsigned mask = 0;
+    ((mask |= (st[I + 1] == 0 ? 1u : 0u) << I), ...);
+    if (mask == 0) {
+      for (int64_t i = 0; i < n; ++i) out[i] = g(reinterpret_cast<const In*>(ptr[I + 1])[i]...);
+    } else {
+      for (int64_t i = 0; i < n; ++i) out[i] = g(reinterpret_cast<const In*>(ptr[I + 1])[i * st[I + 1]]...);
+    }
+  }
+
+  // Vectorized over the float types: loads (or broadcasts) Vectorized<Out>, computes on
+  // Vectorized<opmath>, stores; the tail goes through the scalar functor.
+  template <class G, class VF, size_t... I>
+  static void vec_row(char* const* ptr, const int64_t* st, int64_t n, const G& g, const VF& vf,
+                      std::index_sequence<I...>) {
+    using T = Out;
+    using V = Vectorized<T>;
+    constexpr int64_t W = V::size();
+    T* out = reinterpret_cast<T*>(ptr[0]);
+    const T* in[NIN] = {reinterpret_cast<const T*>(ptr[I + 1])...};
+    bool bc[NIN] = {(st[I + 1] == 0)...};
+    V bv[NIN] = {V(in[I][0])...};
+    int64_t i = 0;
+    if constexpr (std::is_same<T, float>::value || std::is_same<T, double>::value) {
+      for (; i + W <= n; i += W) {
+        V r = vf((bc[I] ? bv[I] : V::loadu(in[I] + i))...);
+        r.store(out + i);
+      }
+    } else {
+      using VFl = Vectorized<float>;
+      VFl blo[NIN], bhi[NIN];
+      for (int k = 0; k < NIN; ++k) std::tie(blo[k], bhi[k]) = at::vec::convert_to_float<T>(bv[k]);
+      for (; i + W <= n; i += W) {
+        VFl lo[NIN], hi[NIN];
+        for (int k = 0; k < NIN; ++k) {
+          if (bc[k]) {
+            lo[k] = blo[k];
+            hi[k] = bhi[k];
+          } else {
+            std::tie(lo[k], hi[k]) = at::vec::convert_to_float<T>(V::loadu(in[k] + i));
+          }
+        }
+        VFl rlo = vf(lo[I]...);
+        VFl rhi = vf(hi[I]...);
+        at::vec::convert_from_float<T>(rlo, rhi).store(out + i);
+      }
+    }
+    for (; i < n; ++i) out[i] = g((bc[I] ? in[I][0] : in[I][i])...);
+  }
+
+  template <class G, class VF = NoVec>
+  static void run(const EwPlan& p, const G& g, const VF& vf = VF()) {
+    auto shape = p.shape_n<NARGS>();
+    const int nd = shape.dim();
+    const int64_t W = shape.sizes[nd - 1];
+    int64_t elsize[NARGS] = {int64_t(sizeof(Out)), int64_t(sizeof(In))...};
+    char* base[NARGS];
+    base[0] = static_cast<char*>(p.out.mutable_data_ptr());
+    for (int k = 0; k < NIN; ++k) {
+      base[k + 1] = p.folded[k] ? const_cast<char*>(reinterpret_cast<const char*>(p.scalar[k].data()))
+                                : static_cast<char*>(const_cast<void*>(p.in[k].const_data_ptr()));
+    }
+    int64_t inner[NARGS];
+    for (int k = 0; k < NARGS; ++k) inner[k] = shape.strides[nd - 1][k];
+    at::parallel_for(0, p.numel, kGrain, [&](int64_t begin, int64_t end) {
+      // odometer over the outer dims
+      int64_t idx[MYOPS_MAX_DIMS] = {0};
+      int64_t row = begin / W, col = begin % W;
+      for (int d = nd - 2; d >= 0; --d) {
+        idx[d] = row % shape.sizes[d];
+        row /= shape.sizes[d];
+      }
+      while (begin < end) {
+        int64_t n = std::min(W - col, end - begin);
+        char* ptr[NARGS];
+        for (int k = 0; k < NARGS; ++k) {
+          int64_t off = col * inner[k];
+          for (int d = 0; d < nd - 1; ++d) off += idx[d] * shape.strides[d][k];
+          ptr[k] = base[k] + off * elsize[k];
+        }
+        row_dispatch(ptr, inner, n, g, vf);
+        begin += n;
+        col = 0;
+        for (int d = nd - 2; d >= 0; --d) {
+          if (++idx[d] < shape.sizes[d]) break;
+          idx[d] = 0;
+        }
+      }
+    });
+  }
+
+  template <class G, class VF>
+  static void row_dispatch(char* const* ptr, const int64_t* st, int64_t n, const G& g, const VF& vf) {
+    row(ptr, st, n, g, vf);
+  }
+};
+
+template <typename T, int NIN, class F>
+void run_same_impl(const EwPlan& p, const F& f);
+
+// Runs functor F (on compute types) with output and inputs all of dtype T. A binary op on
+// half/bfloat16 with a scalar the plan marks for opmath precision runs as a unary op with the
+// scalar bound into the functor.
+template <typename T, int NIN, class F>
+void run_same(const EwPlan& p, const F& f) {
+  if constexpr (NIN == 2 && !std::is_same<T, opmath_t<T>>::value) {
+    using C = opmath_t<T>;
+    int k = p.opmath_fold();
+    if (k == 0) return run_same_impl<T, 1>(p.without_input(0), BindLeft<F, C>{f, p.opmath_value<C>(0)});
+    if (k == 1) return run_same_impl<T, 1>(p.without_input(1), BindRight<F, C>{f, p.opmath_value<C>(1)});
+  }
+  run_same_impl<T, NIN>(p, f);
+}
+
+template <typename T, int NIN, class F>
+void run_same_impl(const EwPlan& p, const F& f) {
+  InOpMath<T, F> g{f};
+  using VF = typename VecOf<F>::type;
+  if constexpr (NIN == 1) {
+    if constexpr (std::is_same<VF, NoVec>::value) {
+      CpuLoop<T, T>::run(p, g);
+    } else {
+      CpuLoop<T, T>::run(p, g, VF{f});
+    }
+  } else if constexpr (NIN == 2) {
+    if constexpr (std::is_same<VF, NoVec>::value) {
+      CpuLoop<T, T, T>::run(p, g);
+    } else {
+      CpuLoop<T, T, T>::run(p, g, VF{f});
+    }
+  } else {
+    if constexpr (std::is_same<VF, NoVec>::value) {
+      CpuLoop<T, T, T, T>::run(p, g);
+    } else {
+      CpuLoop<T, T, T, T>::run(p, g, VF{f});
+    }
+  }
+}
+
+#define MYOPS_EW_ALL AT_EXPAND(AT_ALL_TYPES), at::kBool, at::kHalf, at::kBFloat16
+#define MYOPS_EW_NOBOOL AT_EXPAND(AT_ALL_TYPES), at::kHalf, at::kBFloat16
+#define MYOPS_EW_FLOAT AT_EXPAND(AT_FLOATING_TYPES), at::kHalf, at::kBFloat16
+
+}  // namespace
+
+namespace ew {
+
+// Computes plan.out for one op (every dtype the op supports).
+void MYOPS_CPU_ENTRY(EwKind kind, const EwPlan& p, const EwParams& prm) {
+  const auto dt = p.dtype;
+  switch (kind) {
+    case EwKind::Relu:
+      AT_DISPATCH_V2(dt, "myops.relu", AT_WRAP([&] { run_same<scalar_t, 1>(p, Relu{}); }), MYOPS_EW_NOBOOL);
+      break;
+    case EwKind::Gelu:
+      AT_DISPATCH_V2(dt, "myops.gelu", AT_WRAP([&] { run_same<scalar_t, 1>(p, Gelu{prm.tanh}); }),
+                     MYOPS_EW_FLOAT);
+      break;
+    case EwKind::Silu:
+      AT_DISPATCH_V2(dt, "myops.silu", AT_WRAP([&] { run_same<scalar_t, 1>(p, Silu{}); }), MYOPS_EW_FLOAT);
+      break;
+    case EwKind::Sigmoid:
+      AT_DISPATCH_V2(dt, "myops.sigmoid", AT_WRAP([&] { run_same<scalar_t, 1>(p, Sigmoid{}); }),
+                     MYOPS_EW_FLOAT);
+      break;
+    case EwKind::Cast:
+      AT_DISPATCH_V2(dt, "myops.cast", AT_WRAP([&] {
+        using Out = scalar_t;
+        AT_DISPATCH_V2(p.in_dtype[0], "myops.cast", AT_WRAP([&] {
+          CpuLoop<Out, scalar_t>::run(p, CastT<Out>{});
+        }), MYOPS_EW_ALL);
+      }), MYOPS_EW_ALL);
+      break;
+    case EwKind::Add:
+      AT_DISPATCH_V2(dt, "myops.add", AT_WRAP([&] {
+        using C = opmath_t<scalar_t>;
+        if (prm.alpha.equal(1)) {
+          run_same<scalar_t, 2>(p, Plus{});
+        } else {
+          run_same<scalar_t, 2>(p, Add<C>{prm.alpha.to<C>()});
+        }
+      }), MYOPS_EW_ALL);
+      break;
+    case EwKind::Mul:
+      AT_DISPATCH_V2(dt, "myops.mul", AT_WRAP([&] { run_same<scalar_t, 2>(p, Mul{}); }), MYOPS_EW_ALL);
+      break;
+    case EwKind::Div:
+      AT_DISPATCH_V2(dt, "myops.div", AT_WRAP([&] { run_same<scalar_t, 2>(p, Div{}); }), MYOPS_EW_FLOAT);
+      break;
+    case EwKind::Maximum:
+      AT_DISPATCH_V2(dt, "myops.maximum", AT_WRAP([&] { run_same<scalar_t, 2>(p, Maximum{}); }), MYOPS_EW_ALL);
+      break;
+    case EwKind::Minimum:
+      AT_DISPATCH_V2(dt, "myops.minimum", AT_WRAP([&] { run_same<scalar_t, 2>(p, Minimum{}); }), MYOPS_EW_ALL);
+      break;
+    case EwKind::Where:
+      AT_DISPATCH_V2(dt, "myops.where", AT_WRAP([&] {
+        CpuLoop<scalar_t, bool, scalar_t, scalar_t>::run(p, WhereT<scalar_t>{});
+      }), MYOPS_EW_ALL);
+      break;
+    case EwKind::Addcmul:
+      AT_DISPATCH_V2(dt, "myops.addcmul", AT_WRAP([&] {
+        using C = opmath_t<scalar_t>;
+        run_same<scalar_t, 3>(p, Addcmul<C>{prm.alpha.to<C>()});
+      }), MYOPS_EW_NOBOOL);
+      break;
+    case EwKind::Clamp:
+      AT_DISPATCH_V2(dt, "myops.clamp", AT_WRAP([&] { run_same<scalar_t, 3>(p, Clamp{}); }), MYOPS_EW_NOBOOL);
+      break;
+  }
+  }
+
+}  // namespace ew
+}  // namespace myops

@@ -1,0 +1,106 @@
+// CUDA registration of the elementwise ops: the shared front ends (common/elementwise_ops.h)
+// plan each call; this file turns a plan into the plain launch descriptor of
+// cuda/elementwise_launch.h and calls the kernel files (elementwise_*.cu) under a device guard
+// on the current stream.
+#include <ATen/Dispatch_v2.h>
+#include <c10/cuda/CUDAGuard.h>
+#include <c10/cuda/CUDAStream.h>
+#include <torch/library.h>
+
+#include <cstring>
+
+#include "common/elementwise_functors.h"
+#include "common/elementwise_ops.h"
+#include "cuda/elementwise_launch.h"
+
+namespace myops {
+namespace {
+
+using namespace myops::ew;
+
+// `s` converted to the compute type of dtype `dt`, as raw bytes.
+void write_opmath(const c10::Scalar& s, at::ScalarType dt, unsigned char* dst) {
+  AT_DISPATCH_V2(dt, "myops.elementwise", AT_WRAP([&] {
+    using C = opmath_t<scalar_t>;
+    C v = s.to<C>();
+    std::memcpy(dst, &v, sizeof(C));
+  }), AT_EXPAND(AT_ALL_TYPES), at::kBool, at::kHalf, at::kBFloat16);
+}
+
+cuda::Desc make_desc(const EwPlan& p) {
+  cuda::Desc d;
+  d.nin = p.nin;
+  d.dtype = static_cast<int>(p.dtype);
+  d.out = p.out.mutable_data_ptr();
+  for (int k = 0; k < p.nin; ++k) {
+    d.in_dtype[k] = static_cast<int>(p.in_dtype[k]);
+    d.folded[k] = p.folded[k];
+    d.in[k] = p.folded[k] ? nullptr : p.in[k].const_data_ptr();
+    std::memcpy(d.scalar[k], p.scalar[k].data(), 16);
+  }
+  d.numel = p.numel;
+  d.linear = p.linear;
+  d.ndim = p.shape.dim();
+  for (int i = 0; i < d.ndim; ++i) {
+    d.sizes[i] = p.shape.sizes[i];
+    for (int k = 0; k <= p.nin; ++k) d.strides[i][k] = p.shape.strides[i][k];
+  }
+  return d;
+}
+
+struct CudaBackend {
+  static at::Tensor cast(const at::Tensor& t, at::ScalarType dt) { return Ops<CudaBackend>::cast(t, dt); }
+
+  static void run(EwKind kind, const EwPlan& plan, const EwParams& prm) {
+    const bool binary = kind == EwKind::Add || kind == EwKind::Mul || kind == EwKind::Div ||
+                        kind == EwKind::Maximum || kind == EwKind::Minimum;
+    const bool reduced = plan.dtype == at::kHalf || plan.dtype == at::kBFloat16;
+    int bind = (binary && reduced) ? plan.opmath_fold() : -1;
+    cuda::Desc d;
+    if (bind >= 0) {
+      d = make_desc(plan.without_input(bind));
+      d.bind = bind;
+      std::memcpy(d.bound, plan.scalar_opmath[bind].data(), 16);
+    } else {
+      d = make_desc(plan);
+    }
+    write_opmath(prm.alpha, plan.dtype, d.alpha);
+    d.alpha_one = prm.alpha.equal(1);
+    d.tanh = prm.tanh;
+    c10::cuda::CUDAGuard guard(plan.out.device());
+    d.device = plan.out.get_device();
+    d.stream = c10::cuda::getCurrentCUDAStream(d.device).stream();
+    switch (kind) {
+      case EwKind::Relu:
+      case EwKind::Gelu:
+      case EwKind::Silu:
+      case EwKind::Sigmoid:
+        cuda::launch_unary(kind, d);
+        break;
+      case EwKind::Cast:
+        if (at::isFloatingType(plan.dtype)) {
+          cuda::launch_cast_to_float(d);
+        } else {
+          cuda::launch_cast_to_int(d);
+        }
+        break;
+      case EwKind::Add:
+      case EwKind::Mul:
+      case EwKind::Div:
+      case EwKind::Maximum:
+      case EwKind::Minimum:
+        cuda::launch_binary(kind, d);
+        break;
+      case EwKind::Where:
+      case EwKind::Addcmul:
+      case EwKind::Clamp:
+        cuda::launch_ternary(kind, d);
+        break;
+    }
+  }
+};
+
+}  // namespace
+}  // namespace myops
+
+TORCH_LIBRARY_IMPL(myops, CUDA, m) { myops::ew::register_all<myops::CudaBackend>(m); }

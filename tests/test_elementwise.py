@@ -1,0 +1,668 @@
+"""Parity of the elementwise ops (unary, binary, ternary) with PyTorch on every device."""
+import pytest
+import torch
+import torch.nn.functional as F
+
+import myops
+from helpers import ALL_DTYPES, DEVICES, FLOAT_DTYPES, INT_DTYPES, LAYOUTS, cuda_only, rand, with_layout
+
+ops = torch.ops.myops
+
+# ---- comparison helpers -------------------------------------------------------------------------
+
+
+def _ordered(t):
+    """Floats mapped to integers that are consecutive for consecutive floats (ulp distance)."""
+    itype = {2: torch.int16, 4: torch.int32, 8: torch.int64}[t.element_size()]
+    i = t.contiguous().view(itype).to(torch.int64)
+    mask = (1 << (8 * t.element_size() - 1)) - 1
+    return torch.where(i < 0, -(i & mask), i)
+
+
+def check_meta(actual, expected):
+    assert actual.dtype == expected.dtype, f"dtype {actual.dtype} != {expected.dtype}"
+    assert actual.shape == expected.shape, f"shape {tuple(actual.shape)} != {tuple(expected.shape)}"
+    assert actual.device == expected.device
+    if actual.numel() > 1:
+        assert actual.stride() == expected.stride(), f"stride {actual.stride()} != {expected.stride()}"
+
+
+def assert_exact(actual, expected):
+    """Bit-identical values (signed zeros included); NaN where PyTorch has NaN (PyTorch's own
+    CPU kernels give NaNs of different payloads in their vector and scalar paths)."""
+    check_meta(actual, expected)
+    a, e = actual.detach().cpu(), expected.detach().cpu()
+    if not a.dtype.is_floating_point:
+        assert torch.equal(a, e), f"max diff {(a.double() - e.double()).abs().max()}"
+        return
+    nan = e.isnan()
+    assert torch.equal(a.isnan(), nan), "NaN positions differ"
+    itype = {2: torch.int16, 4: torch.int32, 8: torch.int64}[a.element_size()]
+    bad = (a.contiguous().view(itype) != e.contiguous().view(itype)) & ~nan
+    assert not bad.any(), f"{int(bad.sum())} of {a.numel()} elements differ, e.g. {a[bad][:5]} vs {e[bad][:5]}"
+
+
+def assert_ulp(actual, expected, ulps=None, atol=0.0):
+    """Within `ulps` units in the last place (default: 4 for float32/64, 1 for half/bfloat16)
+    or, where `atol` > 0, within atol * max(1, |expected|); NaN and infinities exactly where
+    PyTorch has them."""
+    check_meta(actual, expected)
+    a, e = actual.detach().cpu(), expected.detach().cpu()
+    if not a.dtype.is_floating_point:
+        assert torch.equal(a, e)
+        return
+    if ulps is None:
+        ulps = 1 if a.dtype in (torch.float16, torch.bfloat16) else 4
+    nan = e.isnan()
+    assert torch.equal(a.isnan(), nan), "NaN positions differ"
+    d = (_ordered(a) - _ordered(e)).abs()
+    ok = (d <= ulps) | nan
+    if atol:
+        ok |= (a.double() - e.double()).abs() <= atol * e.double().abs().clamp(min=1)
+    assert ok.all(), f"max {int(d[~ok].max())} ulp (allowed {ulps}), e.g. {a[~ok][:4]} vs {e[~ok][:4]}"
+
+
+def sample(shape, dtype, device, special=True, low=-10, high=10):
+    """Random values; float tensors with >= 8 elements get NaN, +inf and -inf at random places."""
+    x = rand(shape, dtype, device, low=low, high=high)
+    if special and dtype.is_floating_point and x.numel() >= 8:
+        flat = x.view(-1)
+        idx = torch.randperm(x.numel(), device=device)[:3]
+        flat[idx] = torch.tensor([float("nan"), float("inf"), -float("inf")], dtype=dtype, device=device)
+    return x
+
+
+def in_float(ref):
+    """PyTorch's result computed on float32 copies of half/bfloat16 operands, rounded back.
+    For add with alpha: PyTorch's CPU vector path computes fma(alpha, b, a) in float, but its
+    scalar tail multiplies alpha * b in half first; myops always does the former."""
+    def fn(*args):
+        out = ref(*args)
+        if out.dtype not in (torch.float16, torch.bfloat16):
+            return out
+        # cast to the result dtype (as PyTorch does first), then compute in float
+        up = [a.to(out.dtype).float() if isinstance(a, torch.Tensor)
+              else torch.tensor(a, dtype=out.dtype).item() if isinstance(a, float) else a for a in args]
+        return ref(*up).to(out.dtype)
+    return fn
+
+
+def gelu_ref(approximate):
+    def fn(x):
+        r = F.gelu(x, approximate=approximate)
+        if x.device.type == "cpu" and approximate == "none":
+            # PyTorch's CPU vector gelu gives NaN for +inf (its polynomial erf); the exact value,
+            # and PyTorch's CUDA result, is +inf
+            r = torch.where(x == float("inf"), x, r)
+        return r
+    return fn
+
+
+# ---- op tables ------------------------------------------------------------------------------------
+
+UNARY = {
+    # name: (myops, torch, dtypes, exact)
+    "relu": (myops.relu, torch.relu, [d for d in ALL_DTYPES if d != torch.bool], True),
+    "gelu": (myops.gelu, gelu_ref("none"), FLOAT_DTYPES, False),
+    "gelu_tanh": (lambda x: myops.gelu(x, "tanh"), gelu_ref("tanh"), FLOAT_DTYPES, False),
+    "silu": (myops.silu, F.silu, FLOAT_DTYPES, False),
+    "sigmoid": (myops.sigmoid, torch.sigmoid, ALL_DTYPES, False),
+    "mul_scalar": (lambda x: myops.mul_scalar(x, 3), lambda x: torch.mul(x, 3), ALL_DTYPES, True),
+    "mul_scalar_float": (lambda x: myops.mul_scalar(x, -1.75), lambda x: torch.mul(x, -1.75), ALL_DTYPES, True),
+}
+
+BINARY = {
+    "add": (myops.add, torch.add, ALL_DTYPES, True),
+    "add_alpha": (
+        lambda a, b: myops.add(a, b, alpha=3),
+        in_float(lambda a, b: torch.add(a, b, alpha=3)),
+        ALL_DTYPES[1:],
+        False,  # PyTorch itself fuses a + 3 * b in some loops and not in others
+    ),
+    "sub": (myops.sub, torch.sub, ALL_DTYPES[1:], True),
+    "mul": (myops.mul, torch.mul, ALL_DTYPES, True),
+    "div": (myops.div, torch.div, ALL_DTYPES, False),
+    "maximum": (myops.maximum, torch.maximum, ALL_DTYPES, True),
+    "minimum": (myops.minimum, torch.minimum, ALL_DTYPES, True),
+}
+
+TERNARY = {
+    "where": (lambda c, a, b: ops.where(c, a, b), torch.where, ALL_DTYPES, True),
+    "addcmul": (
+        lambda a, b, c: myops.addcmul(a, b, c, value=2),
+        lambda a, b, c: torch.addcmul(a, b, c, value=2),
+        ALL_DTYPES[1:],
+        False,
+    ),
+    "clamp": (myops.clamp, torch.clamp, ALL_DTYPES[1:], True),
+}
+
+
+def compare(exact, actual, expected):
+    if exact:
+        assert_exact(actual, expected)
+    elif actual.device.type == "cpu":
+        # PyTorch's CPU vector kernels evaluate erf / tanh / exp with their own polynomial
+        # approximations (about 1e-7 absolute error): accept a few float32 eps besides the ulps
+        assert_ulp(actual, expected, atol=3e-6)
+    else:
+        assert_ulp(actual, expected)
+
+
+
+
+def ternary_inputs(name, shapes, dtype, device):
+    if name == "where":
+        c = rand(shapes[0], torch.bool, device)
+        return c, sample(shapes[1], dtype, device), sample(shapes[2], dtype, device)
+    if name == "clamp":
+        x = sample(shapes[0], dtype, device)
+        lo = sample(shapes[1], dtype, device, special=False, low=-8, high=0)
+        hi = sample(shapes[2], dtype, device, special=False, low=0, high=8)
+        if dtype.is_floating_point:
+            lo = lo.abs().neg() - 0.5
+            hi = hi.abs() + 0.5
+        return x, lo, hi
+    return tuple(sample(s, dtype, device) for s in shapes)
+
+
+SIZES = [(), (0,), (1,), (7,), (4097,), (2**20 + 3,)]
+
+# ---- unary ----------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("name", list(UNARY))
+def test_unary_dtypes(name, device):
+    fn, ref, dtypes, exact = UNARY[name]
+    for dtype in dtypes:
+        for shape in [(), (0,), (1,), (7,), (4097,)]:
+            x = sample(shape, dtype, device)
+            compare(exact, fn(x), ref(x))
+
+
+@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float16, torch.bfloat16])
+@pytest.mark.parametrize("name", list(UNARY))
+def test_unary_large(name, dtype, device):
+    fn, ref, _, exact = UNARY[name]
+    x = sample((2**20 + 3,), dtype, device)
+    compare(exact, fn(x), ref(x))
+    # misaligned start: x[1:]
+    compare(exact, fn(x[1:]), ref(x[1:]))
+
+
+@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("layout", LAYOUTS)
+@pytest.mark.parametrize("name", list(UNARY))
+def test_unary_layouts(name, layout, device):
+    fn, ref, _, exact = UNARY[name]
+    for dtype in (torch.float32, torch.float16):
+        x = with_layout(sample((6, 5, 4, 9), dtype, device), layout)
+        compare(exact, fn(x), ref(x))
+
+
+def test_relu_signed_zero_and_nan():
+    x = torch.tensor([-0.0, 0.0, float("nan"), -float("inf"), float("inf"), -1.0, 2.0])
+    assert_exact(myops.relu(x), torch.relu(x))
+
+
+# ---- cast -----------------------------------------------------------------------------------------
+
+
+def cast_source(dtype, to, shape, device):
+    if dtype.is_floating_point and not to.is_floating_point and to != torch.bool:
+        # float -> int is undefined outside the target's range (and for NaN): stay inside
+        info = torch.iinfo(to)
+        lo, hi = max(info.min, -100), min(info.max, 100)
+        return (torch.rand(shape, device=device, dtype=torch.float64) * (hi - lo) + lo).to(dtype)
+    return sample(shape, dtype, device)
+
+
+@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("src", ALL_DTYPES)
+def test_cast_all_pairs(src, device):
+    for to in ALL_DTYPES:
+        for shape in [(), (7,), (4097,)]:
+            x = cast_source(src, to, shape, device)
+            y = myops.cast(x, to)
+            assert_exact(y, x.to(to))
+            if to == src and x.numel():
+                assert y.data_ptr() != x.data_ptr()  # always a new tensor
+
+
+@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("layout", LAYOUTS)
+@pytest.mark.parametrize("pair", [(torch.float32, torch.float16), (torch.float32, torch.bfloat16),
+                                  (torch.float16, torch.float32), (torch.int32, torch.float64)])
+def test_cast_layouts(pair, layout, device):
+    src, to = pair
+    x = with_layout(sample((6, 5, 4, 9), src, device), layout)
+    assert_exact(myops.cast(x, to), x.to(to))
+    big = sample((2**20 + 3,), src, device)
+    assert_exact(myops.cast(big[1:], to), big[1:].to(to))
+
+
+# ---- binary ---------------------------------------------------------------------------------------
+
+N, C, H, W = 2, 3, 5, 8
+BROADCAST_FORMS = {
+    "same": (N, C, H, W),
+    "per_channel": (1, C, 1, 1),
+    "n1hw": (N, 1, H, W),
+    "last_dim": (W,),
+    "zero_dim": (),
+    "one_elem": (1,),
+}
+
+
+@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("name", list(BINARY))
+def test_binary_dtypes(name, device):
+    fn, ref, dtypes, exact = BINARY[name]
+    for dtype in dtypes:
+        for shape in [(), (0,), (1,), (7,), (4097,)]:
+            a, b = sample(shape, dtype, device), sample(shape, dtype, device)
+            compare(exact, fn(a, b), ref(a, b))
+
+
+@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float16, torch.bfloat16])
+@pytest.mark.parametrize("name", list(BINARY))
+def test_binary_large(name, dtype, device):
+    fn, ref, _, exact = BINARY[name]
+    a, b = sample((2**20 + 3,), dtype, device), sample((2**20 + 3,), dtype, device)
+    compare(exact, fn(a, b), ref(a, b))
+    compare(exact, fn(a[1:], b[:-1]), ref(a[1:], b[:-1]))  # one operand misaligned
+    compare(exact, fn(a[1:], b[1:]), ref(a[1:], b[1:]))  # both misaligned the same way
+
+
+@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("form", list(BROADCAST_FORMS))
+@pytest.mark.parametrize("name", list(BINARY))
+def test_binary_broadcast(name, form, device):
+    fn, ref, dtypes, exact = BINARY[name]
+    for dtype in (torch.float32, torch.float16, torch.int32):
+        if dtype not in dtypes:
+            continue
+        a = sample((N, C, H, W), dtype, device)
+        b = sample(BROADCAST_FORMS[form], dtype, device)
+        compare(exact, fn(a, b), ref(a, b))
+        compare(exact, fn(b, a), ref(b, a))
+        cl = a.contiguous(memory_format=torch.channels_last)
+        compare(exact, fn(cl, b), ref(cl, b))
+
+
+def _wrapped(s, like):
+    # torch.maximum / minimum take no Python numbers: their reference is the number as a 0-d
+    # tensor of torch.result_type(like, s), which is how PyTorch promotes a wrapped number
+    return torch.tensor(s, dtype=torch.result_type(like, s), device=like.device)
+
+
+def _natural(s, like):
+    # a Python number as PyTorch's wrapped number: its own value (int64 / float64 / bool), in
+    # the dtype torch.result_type(like, s) when the natural dtype would promote differently
+    dt = torch.bool if isinstance(s, bool) else torch.int64 if isinstance(s, int) else torch.float64
+    t = torch.tensor(s, dtype=dt, device=like.device)
+    rt = torch.result_type(like, s)
+    return t if torch.result_type(like, t) == rt else t.to(rt)
+
+
+SCALAR_REF = {
+    # name: (ref(tensor, s), ref(s, tensor))
+    "add": (lambda a, s: torch.add(a, s), lambda s, a: s + a),
+    "add_alpha": (in_float(lambda a, s: torch.add(a, s, alpha=3)), None),
+    "sub": (lambda a, s: torch.sub(a, s), lambda s, a: torch.sub(_natural(s, a), a)),
+    "mul": (lambda a, s: torch.mul(a, s), lambda s, a: s * a),
+    "div": (lambda a, s: torch.div(a, s), lambda s, a: torch.div(_natural(s, a), a)),
+    "maximum": (lambda a, s: torch.maximum(a, _wrapped(s, a)), lambda s, a: torch.maximum(_wrapped(s, a), a)),
+    "minimum": (lambda a, s: torch.minimum(a, _wrapped(s, a)), lambda s, a: torch.minimum(_wrapped(s, a), a)),
+}
+
+
+@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("name", list(BINARY))
+def test_binary_python_scalar(name, device):
+    fn, ref, dtypes, exact = BINARY[name]
+    fwd, rev = SCALAR_REF[name]
+    for dtype in (torch.float32, torch.float16, torch.bfloat16, torch.int64, torch.int8, torch.uint8):
+        if dtype not in dtypes:
+            continue
+        a = sample((N, C, H, W), dtype, device)
+        for s in (2, -3, 0.1, 2.5, True):
+            if name.startswith("sub") and isinstance(s, bool):
+                continue
+            compare(exact, fn(a, s), fwd(a, s))
+            if rev is not None:
+                compare(exact, fn(s, a), rev(s, a))
+    # a 0-d tensor keeps its priority rules: float32 0-d with a float16 tensor stays float16
+    h = sample((7,), torch.float16, device)
+    z = torch.tensor(1.5, device=device)
+    compare(exact, fn(h, z), ref(h, z))
+
+
+@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("layout", LAYOUTS)
+@pytest.mark.parametrize("name", list(BINARY))
+def test_binary_layouts(name, layout, device):
+    fn, ref, _, exact = BINARY[name]
+    a = with_layout(sample((6, 5, 4, 9), torch.float32, device), layout)
+    b = sample((6, 5, 4, 9), torch.float32, device)
+    compare(exact, fn(a, b), ref(a, b))
+    compare(exact, fn(b, a), ref(b, a))
+    b2 = with_layout(b, layout)
+    compare(exact, fn(a, b2), ref(a, b2))
+
+
+MIXED = [
+    (torch.float16, torch.float32),
+    (torch.bfloat16, torch.float16),
+    (torch.int32, torch.float32),
+    (torch.int64, torch.float16),
+    (torch.int8, torch.int64),
+    (torch.uint8, torch.int8),
+    (torch.bool, torch.int32),
+    (torch.bool, torch.float32),
+    (torch.float32, torch.float64),
+]
+
+
+@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("name", list(BINARY))
+def test_binary_mixed_dtypes(name, device):
+    fn, ref, _, exact = BINARY[name]
+    for da, db in MIXED:
+        if name.startswith("sub") and torch.bool in (da, db):
+            continue
+        for sa, sb in [((5, 7), (5, 7)), ((5, 7), (7,)), ((5, 7), ()), ((), (5, 7))]:
+            a, b = sample(sa, da, device), sample(sb, db, device)
+            compare(exact, fn(a, b), ref(a, b))
+        # transposed half operand with a float one (cast + layout choice)
+        a = sample((7, 5), da, device).t()
+        b = sample((5, 7), db, device)
+        compare(exact, fn(a, b), ref(a, b))
+        a = sample((9, 7), da, device)[::2]
+        compare(exact, fn(a, b), ref(a, b))
+
+
+def test_add_bool_and_alpha():
+    a, b = rand((33,), torch.bool, "cpu"), rand((33,), torch.bool, "cpu")
+    assert_exact(myops.add(a, b), torch.add(a, b))
+    assert_exact(myops.add(a, b, alpha=True), torch.add(a, b, alpha=True))
+    x, y = rand((33,), torch.int32, "cpu"), rand((33,), torch.int32, "cpu")
+    assert_exact(myops.sub(x, y, alpha=-4), torch.sub(x, y, alpha=-4))
+    u, v = rand((33,), torch.uint8, "cpu"), rand((33,), torch.uint8, "cpu")
+    assert_exact(myops.sub(u, v), torch.sub(u, v))  # wraps like torch
+    f, g = sample((33,), torch.float32, "cpu"), sample((33,), torch.float32, "cpu")
+    assert_ulp(myops.add(f, g, alpha=0.3), torch.add(f, g, alpha=0.3), ulps=1)
+
+
+def test_maximum_minimum_nan():
+    nan, inf = float("nan"), float("inf")
+    a = torch.tensor([nan, 1.0, nan, -inf, inf, 3.0, -2.0] * 5)
+    b = torch.tensor([1.0, nan, nan, inf, -inf, -3.0, 2.0] * 5)
+    for fn, ref in ((myops.maximum, torch.maximum), (myops.minimum, torch.minimum)):
+        assert_exact(fn(a, b), ref(a, b))
+        assert_exact(fn(a.half(), b.half()), ref(a.half(), b.half()))
+
+
+# ---- ternary --------------------------------------------------------------------------------------
+
+TERNARY_SHAPES = [
+    ((N, C, H, W), (N, C, H, W), (N, C, H, W)),
+    ((N, C, H, W), (1, C, 1, 1), (N, 1, H, W)),
+    ((1, C, 1, 1), (N, C, H, W), (W,)),
+    ((H, W), (), (N, C, H, W)),
+    ((N, 1, H, W), (N, C, H, W), ()),
+    ((), (), ()),
+    ((0, W), (1, W), (W,)),
+]
+
+
+@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("name", list(TERNARY))
+def test_ternary_dtypes(name, device):
+    fn, ref, dtypes, exact = TERNARY[name]
+    for dtype in dtypes:
+        for shape in [(), (0,), (1,), (7,), (4097,)]:
+            args = ternary_inputs(name, (shape, shape, shape), dtype, device)
+            compare(exact, fn(*args), ref(*args))
+
+
+@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("name", list(TERNARY))
+def test_ternary_broadcast(name, device):
+    fn, ref, _, exact = TERNARY[name]
+    for dtype in (torch.float32, torch.float16, torch.int64):
+        for shapes in TERNARY_SHAPES:
+            args = ternary_inputs(name, shapes, dtype, device)
+            compare(exact, fn(*args), ref(*args))
+        # channels_last first operand
+        args = list(ternary_inputs(name, TERNARY_SHAPES[1], dtype, device))
+        args[0] = args[0].contiguous(memory_format=torch.channels_last) if args[0].dim() == 4 else args[0]
+        compare(exact, fn(*args), ref(*args))
+
+
+@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("layout", LAYOUTS)
+@pytest.mark.parametrize("name", list(TERNARY))
+def test_ternary_layouts_and_large(name, layout, device):
+    fn, ref, _, exact = TERNARY[name]
+    shape = (6, 5, 4, 9)
+    args = [with_layout(t, layout) for t in ternary_inputs(name, (shape,) * 3, torch.float32, device)]
+    compare(exact, fn(*args), ref(*args))
+    args2 = list(ternary_inputs(name, (shape,) * 3, torch.float32, device))
+    args2[1] = with_layout(args2[1], layout)
+    compare(exact, fn(*args2), ref(*args2))
+    if layout == "misaligned":
+        big = ternary_inputs(name, ((2**20 + 3,),) * 3, torch.float16, device)
+        args3 = (big[0][1:], big[1][:-1], big[2][1:])
+        compare(exact, fn(*args3), ref(*args3))
+
+
+@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("name", list(TERNARY))
+def test_ternary_mixed_dtypes(name, device):
+    fn, ref, _, exact = TERNARY[name]
+    for dtypes in [(torch.float16, torch.float32, torch.float16), (torch.int32, torch.float32, torch.int64),
+                   (torch.int8, torch.int16, torch.uint8), (torch.bfloat16, torch.float64, torch.float32)]:
+        args = list(ternary_inputs(name, ((4, 7), (4, 7), (7,)), torch.float32, device))
+        start = 1 if name == "where" else 0
+        for i in range(start, 3):
+            args[i] = args[i].to(dtypes[i])
+        compare(exact, fn(*args), ref(*args))
+
+
+def test_clamp_nan_bounds_and_crossed():
+    nan = float("nan")
+    x = torch.tensor([1.0, nan, 5.0, 1.0, 0.5, 7.0, -3.0] * 3)
+    lo = torch.tensor([nan, 0.0, 6.0, 3.0, 0.0, 0.0, -1.0] * 3)
+    hi = torch.tensor([2.0, 3.0, 4.0, nan, 1.0, 6.0, 1.0] * 3)
+    assert_exact(myops.clamp(x, lo, hi), torch.clamp(x, lo, hi))
+    assert_exact(myops.clamp(x, -1, 2.5), torch.clamp(x, -1, 2.5))
+    i = torch.arange(-5, 6)
+    assert_exact(myops.clamp(i, 1.5, 3), torch.clamp(i, torch.tensor(1.5), torch.tensor(3)))
+
+
+def test_where_python_scalars():
+    c = rand((5, 6), torch.bool, "cpu")
+    x = sample((5, 6), torch.float16, "cpu")
+    assert_exact(myops.where_tensor(c, x, 0.0), torch.where(c, x, 0.0))
+    assert_exact(myops.where_tensor(c, 2, x), torch.where(c, 2, x))
+
+
+# ---- bad input --------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_bad_inputs(device):
+    a = torch.randn(3, 4, device=device)
+    b = torch.randn(5, 4, device=device)
+    with pytest.raises(RuntimeError, match=r"myops.add: shapes do not broadcast: 'self' \[3, 4\], 'other' \[5, 4\]"):
+        ops.add(a, b)
+    with pytest.raises(RuntimeError, match=r"myops.where: shapes do not broadcast"):
+        ops.where(a > 0, a, b)
+    with pytest.raises(RuntimeError, match=r"myops.clamp: shapes do not broadcast: .*'max' \[5, 4\]"):
+        ops.clamp(a, a, b)
+    with pytest.raises(RuntimeError, match=r"myops.gelu: argument 'self' must have dtype in .*got Long"):
+        ops.gelu(torch.arange(4, device=device))
+    with pytest.raises(RuntimeError, match=r"myops.silu: argument 'self' must have dtype in .*got Int"):
+        ops.silu(torch.arange(4, device=device, dtype=torch.int32))
+    with pytest.raises(RuntimeError, match=r"myops.gelu: argument 'approximate' must be 'none' or 'tanh', got 'fast'"):
+        ops.gelu(a, approximate="fast")
+    with pytest.raises(RuntimeError, match=r"myops.relu: argument 'self' must have dtype in .*got Bool"):
+        ops.relu(a > 0)
+    with pytest.raises(RuntimeError, match=r"myops.mul: argument 'other' must have dtype in .*got ComplexFloat"):
+        ops.mul(a, a.to(torch.complex64))
+    with pytest.raises(RuntimeError, match=r"myops.cast: argument 'self' must have dtype in .*got UInt16"):
+        ops.cast(torch.zeros(3, dtype=torch.uint16, device=device), torch.float32)
+    with pytest.raises(RuntimeError, match=r"myops.where: argument 'condition' must have dtype in \{Bool\}, got Float"):
+        ops.where(a, a, a)
+    with pytest.raises(RuntimeError, match=r"myops.sub: arguments 'self' and 'other' must not be bool"):
+        ops.sub(a > 0, a > 1)
+    with pytest.raises(RuntimeError, match=r"myops.add: argument 'alpha' must not be a floating point number"):
+        ops.add(torch.arange(3, device=device), torch.arange(3, device=device), alpha=1.5)
+    with pytest.raises(RuntimeError, match=r"myops.addcmul: argument 'tensor1' must have dtype in .*got Bool"):
+        ops.addcmul(a, a > 0, a)
+
+
+@cuda_only
+def test_different_devices():
+    a = torch.randn(3, 4, device="cuda")
+    with pytest.raises(RuntimeError, match=r"myops.add: expected all tensors on the same device, got 'self' on cuda:0 and 'other' on cpu"):
+        ops.add(a, torch.randn(3, 4))
+    with pytest.raises(RuntimeError, match=r"myops.where: expected all tensors on the same device"):
+        ops.where(torch.ones(4, dtype=torch.bool), a, a)
+    # a 0-d CPU tensor is a scalar and may accompany CUDA tensors, as in PyTorch
+    assert_exact(ops.add(a, torch.tensor(2.5)), a + torch.tensor(2.5))
+
+
+def test_inputs_not_modified():
+    a = sample((64, 33), torch.float32, "cpu")
+    b = sample((33,), torch.float16, "cpu")
+    a0, b0 = a.clone(), b.clone()
+    ops.addcmul(a, b, a, value=3)
+    ops.div(b, a)
+    ops.cast(b, torch.float32)
+    assert torch.equal(a.view(torch.int32), a0.view(torch.int32)) and torch.equal(b.view(torch.int16), b0.view(torch.int16))
+
+
+# ---- fake kernels, opcheck, autograd ----------------------------------------------------------------
+
+
+def op_samples(device):
+    """(op, args, kwargs) covering every op with small inputs."""
+    x = torch.randn(2, 3, 4, device=device)
+    y = torch.randn(3, 1, device=device)
+    cl = torch.randn(2, 3, 2, 2, device=device).contiguous(memory_format=torch.channels_last)
+    return [
+        (ops.relu, (x,), {}),
+        (ops.gelu, (x,), {"approximate": "tanh"}),
+        (ops.gelu, (cl,), {}),
+        (ops.silu, (x.transpose(0, 2),), {}),
+        (ops.sigmoid, (x,), {}),
+        (ops.sigmoid, (torch.arange(5, device=device),), {}),
+        (ops.mul_scalar, (x, 2.5), {}),
+        (ops.mul_scalar, (torch.arange(5, device=device), 3), {}),
+        (ops.cast, (x, torch.float16), {}),
+        (ops.cast, (x[:, ::2], torch.int32), {}),
+        (ops.add, (x, y), {"alpha": 2}),
+        (ops.add, (x.half(), torch.tensor(1.5)), {}),
+        (ops.sub, (x, y.double()), {}),
+        (ops.mul, (cl, cl[:1, :, :1]), {}),
+        (ops.div, (torch.arange(1, 7, device=device), torch.arange(1, 7, device=device).flip(0)), {}),
+        (ops.maximum, (x, y), {}),
+        (ops.minimum, (x.transpose(1, 2), y.t()), {}),
+        (ops.where, (x > 0, x, y), {}),
+        (ops.addcmul, (x, y, x), {"value": 0.5}),
+        (ops.clamp, (x, y - 1, torch.tensor(1.0, device=device)), {}),
+    ]
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_opcheck(device):
+    for op, args, kwargs in op_samples(device):
+        torch.library.opcheck(op, args, kwargs)
+        if all(not isinstance(a, torch.Tensor) or a.dtype.is_floating_point for a in args):
+            args_g = tuple(a.detach().requires_grad_() if isinstance(a, torch.Tensor) and a.dim() else a for a in args)
+            if op not in (ops.cast,):
+                torch.library.opcheck(op, args_g, kwargs)
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_fake_matches_real(device):
+    from torch._subclasses.fake_tensor import FakeTensorMode
+
+    cases = list(op_samples(device))
+    a = torch.randn(4, 1, 3, 5, device=device)
+    cases += [
+        (ops.add, (a.half().contiguous(memory_format=torch.channels_last), a.permute(0, 2, 1, 3)), {}),
+        (ops.mul, (torch.randn(6, 5, device=device)[::2].half(), torch.randn(5, device=device)), {}),
+        (ops.where, (a > 0, torch.randn(4, 1, 3, 10, device=device).half()[..., ::2],
+                     a.double().permute(3, 1, 2, 0).contiguous().permute(3, 1, 2, 0)), {}),
+        (ops.clamp, (a.expand(4, 2, 3, 5), a.half(), a.int()), {}),
+    ]
+    for op, args, kwargs in cases:
+        real = op(*args, **kwargs)
+        with FakeTensorMode() as mode:
+            fargs = tuple(mode.from_tensor(t) if isinstance(t, torch.Tensor) else t for t in args)
+            fake = op(*fargs, **kwargs)
+        assert (fake.shape, fake.stride(), fake.dtype, fake.device) == (
+            real.shape, real.stride(), real.dtype, real.device), op
+
+
+GRAD_CASES = [
+    ("relu", lambda x: myops.relu(x), 1),
+    ("gelu", lambda x: myops.gelu(x), 1),
+    ("gelu_tanh", lambda x: myops.gelu(x, "tanh"), 1),
+    ("silu", myops.silu, 1),
+    ("sigmoid", myops.sigmoid, 1),
+    ("mul_scalar", lambda x: myops.mul_scalar(x, -2.5), 1),
+    ("cast", lambda x: myops.cast(x, torch.float32).double(), 1),
+    ("add", lambda a, b: myops.add(a, b, alpha=-1.5), 2),
+    ("sub", lambda a, b: myops.sub(a, b, alpha=2), 2),
+    ("mul", myops.mul, 2),
+    ("div", myops.div, 2),
+    ("maximum", myops.maximum, 2),
+    ("minimum", myops.minimum, 2),
+    ("where", None, 3),
+    ("addcmul", lambda a, b, c: myops.addcmul(a, b, c, value=0.7), 3),
+    ("clamp", myops.clamp, 3),
+]
+
+
+@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("name,fn,nargs", GRAD_CASES, ids=[c[0] for c in GRAD_CASES])
+def test_gradcheck(name, fn, nargs, device):
+    shapes = [(3, 4), (4,), (3, 1)][:nargs]
+    args = [torch.randn(s, dtype=torch.float64, device=device, requires_grad=True) for s in shapes]
+    if name == "cast":
+        # float64 -> float32 -> float64 loses precision: check on values exact in float32
+        args = [torch.randint(-8, 8, (3, 4), device=device).double().div(4).requires_grad_()]
+        fn = lambda x: myops.cast(x, torch.float64)  # noqa: E731 (same-dtype cast: exact)
+    if name == "where":
+        cond = torch.randn(3, 4, device=device) > 0
+        fn = lambda a, b: ops.where(cond, a, b)  # noqa: E731
+        args = args[:2]
+    if name == "relu":
+        args[0] = args[0].detach().masked_fill(args[0].detach().abs() < 0.1, 0.5).requires_grad_()
+    if name == "clamp":
+        lo = torch.randn(4, dtype=torch.float64, device=device) - 1
+        hi = lo + 1.5
+        x = torch.randn(3, 4, dtype=torch.float64, device=device) * 2
+        # keep x away from the bounds (the derivative jumps there)
+        x = torch.where((x - lo).abs() < 0.05, x + 0.1, x)
+        x = torch.where((x - hi).abs() < 0.05, x + 0.1, x)
+        args = [x.requires_grad_(), lo.requires_grad_(), hi.requires_grad_()]
+    if name in ("maximum", "minimum"):
+        args[1] = (args[1].detach() + 0.3).requires_grad_()  # no ties
+    assert torch.autograd.gradcheck(fn, tuple(args))
+
+
+def test_cast_backward_dtype():
+    x = torch.randn(5, dtype=torch.float64, requires_grad=True)
+    y = myops.cast(x, torch.float16)
+    y.sum().backward()
+    assert x.grad.dtype == torch.float64 and torch.equal(x.grad, torch.ones(5, dtype=torch.float64))
+    # integer results are not differentiable
+    assert not myops.cast(x, torch.int32).requires_grad
