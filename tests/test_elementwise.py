@@ -487,8 +487,8 @@ def test_clamp_nan_bounds_and_crossed():
 def test_where_python_scalars():
     c = rand((5, 6), torch.bool, "cpu")
     x = sample((5, 6), torch.float16, "cpu")
-    assert_exact(myops.where_tensor(c, x, 0.0), torch.where(c, x, 0.0))
-    assert_exact(myops.where_tensor(c, 2, x), torch.where(c, 2, x))
+    assert_exact(myops.where(c, x, 0.0), torch.where(c, x, 0.0))
+    assert_exact(myops.where(c, 2, x), torch.where(c, 2, x))
 
 
 # ---- bad input --------------------------------------------------------------------------------------

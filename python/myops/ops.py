@@ -62,13 +62,13 @@ def where(
     ``where(condition)`` returns the indices of the nonzero elements of ``condition`` as a tuple
     of 1-D tensors (``nonzero(condition, as_tuple=True)``). ``where(condition, self, other)``
     picks elements of ``self`` where ``condition`` is true and of ``other`` elsewhere
-    (broadcasting), computed by ``torch.ops.myops.where``.
+    (broadcasting; Python numbers promote like torch's), computed by ``torch.ops.myops.where``.
     """
     if self is None and other is None:
         return _where_cond(condition)
     if self is None or other is None:
         raise TypeError("myops.where: expected both 'self' and 'other', or neither")
-    return _ops.where.default(condition, self, other)
+    return _where_tensor(condition, self, other)
 
 
 __all__ += ["nonzero", "argwhere", "nonzero_static", "where"]
@@ -178,9 +178,9 @@ def minimum(self: Union[Tensor, Number], other: Union[Tensor, Number]) -> Tensor
     return _ops.minimum.default(a, b)
 
 
-def where_tensor(condition: Tensor, self: Union[Tensor, Number], other: Union[Tensor, Number]) -> Tensor:
-    """``torch.where(condition, self, other)`` (the three-argument form of ``myops.where``);
-    ``condition`` must be bool."""
+def _where_tensor(condition: Tensor, self: Union[Tensor, Number], other: Union[Tensor, Number]) -> Tensor:
+    # the three-argument form of ``myops.where`` (defined with the nonzero family above);
+    # ``condition`` must be bool
     a, b = _ew_pair(self, other)
     return _ops.where.default(condition, a, b)
 
@@ -199,7 +199,7 @@ def clamp(self: Tensor, min: Union[Tensor, Number], max: Union[Tensor, Number]) 
 __all__ += [
     "relu", "gelu", "silu", "sigmoid", "mul_scalar", "cast",
     "add", "sub", "mul", "div", "maximum", "minimum",
-    "where_tensor", "addcmul", "clamp",
+    "addcmul", "clamp",
 ]
 
 
