@@ -21,6 +21,7 @@ CALLS = [
     ("where", lambda x, y: torch.where(x > 0)),
     ("where", lambda x, y: torch.where(x > 0, x, y)),
     ("where", lambda x, y: torch.where(condition=x > 0, input=x, other=y)),
+    ("where", lambda x, y: torch.where(x > 0, x, 0.0)),
     ("relu", lambda x, y: torch.relu(x)),
     ("relu", lambda x, y: F.relu(x)),
     ("relu", lambda x, y: x.relu()),

@@ -126,7 +126,10 @@ def _h_where(a):
     if x is None and y is None:
         _tensors(c)
         return _m.where(c)
-    _tensors(c, x, y)  # scalar operands fall through (torch's wrapped-number promotion)
+    _tensors(c)
+    x, y = _binary_operand(x), _binary_operand(y)
+    if not (isinstance(x, torch.Tensor) or isinstance(y, torch.Tensor)):
+        raise _Fallthrough
     return _m.where(c, x, y)
 
 
