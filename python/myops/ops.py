@@ -93,10 +93,27 @@ def _ew_wrap(x: Union[Tensor, Number], like: Tensor) -> Tensor:
         raise TypeError(f"myops: expected a Tensor or a real Python number, got {type(x).__name__}")
     natural = torch.bool if isinstance(x, bool) else torch.int64 if isinstance(x, int) else torch.float64
     t = torch.tensor(x, dtype=natural)
-    rt = torch.result_type(like, x)
-    if rt == natural or (like.dim() > 0 and torch.result_type(like, t) == rt):
+    # torch.result_type(like, x), spelled out so that torch.compile can trace it (a dtype-valued
+    # torch call cannot be put in a graph): a Python number only lifts the category.
+    lc, xc = _category(like.dtype), _category(natural)
+    if xc <= lc:
+        rt = like.dtype
+    else:
+        rt = torch.int64 if xc == 1 else torch.get_default_dtype()
+    # a 0-d tensor of a category no higher than a dimensioned tensor's does not change its dtype
+    if rt == natural or (like.dim() > 0 and xc <= lc):
         return t
     return t.to(rt)
+
+
+def _category(dtype: torch.dtype) -> int:
+    if dtype == torch.bool:
+        return 0
+    if dtype.is_complex:
+        return 3
+    if dtype.is_floating_point:
+        return 2
+    return 1
 
 
 def _ew_pair(self: Union[Tensor, Number], other: Union[Tensor, Number], commutative: bool = False):

@@ -5,8 +5,10 @@
     print(stats)            # e.g. RouteStats(routed={'where': 12, 'nonzero': 3, ...})
 
 Built on ``torch.overrides.TorchFunctionMode``. A call is routed only when myops computes
-exactly what torch would: plain strided CPU/CUDA tensors, a form of the call the myops op
-implements (no ``out=``, no ``rounding_mode=``, ...). Anything else falls through to torch
+what torch would: plain strided CPU/CUDA tensors, a form of the call the myops op implements
+(no ``out=``, no ``rounding_mode=``, ...). Results are bit-identical to torch's wherever torch
+is exact (indices, relu, add, mul, where, max/min, clamp); the transcendental ops (gelu, silu,
+sigmoid) and div agree within a few ulp (DESIGN.md §2) — pass ``only=`` to leave them to torch. Anything else falls through to torch
 unchanged, and so does any call that the myops op refuses (an unsupported dtype, say): then
 torch runs it and raises its own error for bad input. In-place forms (``torch.relu_``,
 ``F.relu(x, inplace=True)``, ``x.add_(y)``) are honoured by writing the myops result into
@@ -15,7 +17,6 @@ fall through.
 """
 import collections
 import inspect
-import threading
 
 import torch
 import torch.nn.functional as F
@@ -33,11 +34,6 @@ class RouteStats:
     def __init__(self):
         self.routed = collections.Counter()
         self.fallthrough = collections.Counter()
-        self._lock = threading.Lock()
-
-    def _count(self, counter, name):
-        with self._lock:
-            counter[name] += 1
 
     def __getitem__(self, name):
         return self.routed[name]
@@ -272,9 +268,9 @@ class _ReplaceMode(TorchFunctionMode):
                     # and raises its own error if the input is bad
                     pass
                 else:
-                    self.stats._count(self.stats.routed, name)
+                    self.stats.routed[name] += 1
                     return out
-                self.stats._count(self.stats.fallthrough, name)
+                self.stats.fallthrough[name] += 1
         return func(*args, **kwargs)
 
 
