@@ -28,6 +28,9 @@ def plot(json_path):
         series = collections.defaultdict(list)
         for r in frows:
             series[r["series"]].append(r)
+        series = {k: v for k, v in series.items() if len({r["numel"] for r in v}) >= 2}
+        if not series:
+            continue
         fig, ax = plt.subplots(figsize=(7, 4.5))
         colors = plt.rcParams["axes.prop_cycle"].by_key()["color"]
         for i, (name, srows) in enumerate(sorted(series.items())):

@@ -17,6 +17,7 @@ import importlib
 import json
 import os
 import platform
+import re
 import statistics
 import subprocess
 import sys
@@ -155,7 +156,7 @@ def run_family(family, device, quick, bw):
             "bytes": case.bytes,
             "numel": case.numel,
             "target": case.target,
-            "series": case.series,
+            "series": case.series or default_series(case),
             "baselines": {},
         }
         if case.bytes:
@@ -173,6 +174,14 @@ def run_family(family, device, quick, bw):
         rows.append(row)
         print(format_row(row), flush=True)
     return rows
+
+
+def default_series(case):
+    """The curve of a case in the size plots: its label and sub_label without the leading
+    shape/size token and without per-size parameters ("[2^20] f32" -> "add f32")."""
+    rest = re.sub(r"^\[[^\]]*\]\s*", "", case.sub_label)
+    rest = re.sub(r"\s*size=\d+", "", rest)
+    return f"{case.label} {rest}".strip()
 
 
 def format_row(row):
