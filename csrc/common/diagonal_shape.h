@@ -73,16 +73,6 @@ inline DiagonalGeometry diagonal_geometry(c10::IntArrayRef sizes, c10::IntArrayR
   return g;
 }
 
-inline std::vector<int64_t> contiguous_strides(c10::IntArrayRef sizes) {
-  std::vector<int64_t> st(sizes.size());
-  int64_t s = 1;
-  for (int64_t d = static_cast<int64_t>(sizes.size()) - 1; d >= 0; --d) {
-    st[d] = s;
-    s *= std::max<int64_t>(sizes[d], 1);
-  }
-  return st;
-}
-
 // A strided copy dst[pos] = src[pos] over an N-d index space, expressed in units of
 // `unit_bytes` (1, 2, 4, 8 or 16). Operand 0 is dst, operand 1 is src.
 struct StridedCopyPlan {

@@ -108,16 +108,6 @@ inline std::vector<int64_t> broadcast_shape(const char* op, const std::vector<co
   return out;
 }
 
-inline std::vector<int64_t> contiguous_strides(at::IntArrayRef shape) {
-  std::vector<int64_t> st(shape.size());
-  int64_t s = 1;
-  for (int64_t d = static_cast<int64_t>(shape.size()) - 1; d >= 0; --d) {
-    st[d] = s;
-    s *= shape[d];
-  }
-  return st;
-}
-
 // Output strides exactly as PyTorch's TensorIterator chooses them for inputs `ts` broadcast
 // to `shape`: its "fast setup" (all inputs the same shape and all contiguous / all
 // channels_last / all dense with equal strides) and otherwise its stable ordering of the

@@ -11,6 +11,19 @@
 
 namespace myops {
 
+// Strides of a contiguous (row-major) tensor of `sizes`, as torch computes them (a zero-size
+// dim counts as 1, so the strides of empty tensors match torch's too).
+template <typename Sizes>
+inline std::vector<int64_t> contiguous_strides(const Sizes& sizes) {
+  std::vector<int64_t> st(sizes.size());
+  int64_t s = 1;
+  for (int64_t d = static_cast<int64_t>(sizes.size()) - 1; d >= 0; --d) {
+    st[d] = s;
+    s *= sizes[d] > 1 ? sizes[d] : 1;
+  }
+  return st;
+}
+
 // Sizes and per-operand element strides of an N-d iteration space, outermost dim first.
 template <int NARGS>
 struct StridedShape {
