@@ -73,6 +73,25 @@ inline DiagonalGeometry diagonal_geometry(c10::IntArrayRef sizes, c10::IntArrayR
   return g;
 }
 
+// The checks of diagonal_backward, shared by its CPU and CUDA kernels: `input_sizes` must be
+// valid and `grad` must have the shape of the diagonal. Returns the geometry of the diagonal
+// view of a contiguous tensor of `input_sizes`.
+inline DiagonalGeometry diagonal_backward_geometry(c10::IntArrayRef grad_sizes,
+                                                   c10::IntArrayRef input_sizes, int64_t offset,
+                                                   int64_t dim1, int64_t dim2) {
+  for (auto s : input_sizes) {
+    TORCH_CHECK(s >= 0, "myops.diagonal_backward: argument 'input_sizes' must be non-negative, got ",
+                input_sizes);
+  }
+  const auto in_strides = contiguous_strides(input_sizes);
+  DiagonalGeometry g =
+      diagonal_geometry(input_sizes, in_strides, offset, dim1, dim2, "diagonal_backward", "input_sizes");
+  TORCH_CHECK(grad_sizes.equals(g.out_sizes),
+              "myops.diagonal_backward: argument 'grad' must have the shape of the diagonal ",
+              c10::IntArrayRef(g.out_sizes), ", got ", grad_sizes);
+  return g;
+}
+
 // A strided copy dst[pos] = src[pos] over an N-d index space, expressed in units of
 // `unit_bytes` (1, 2, 4, 8 or 16). Operand 0 is dst, operand 1 is src.
 struct StridedCopyPlan {

@@ -42,18 +42,9 @@ at::Tensor diagonal_cuda(const at::Tensor& self_in, int64_t offset, int64_t dim1
 
 at::Tensor diagonal_backward_cuda(const at::Tensor& grad_in, c10::IntArrayRef input_sizes,
                                   int64_t offset, int64_t dim1, int64_t dim2) {
-  for (auto s : input_sizes) {
-    MYOPS_CHECK(s >= 0, "diagonal_backward", "input_sizes", "must be non-negative, got ",
-                input_sizes);
-  }
+  const auto g = myops::diagonal_backward_geometry(grad_in.sizes(), input_sizes, offset, dim1, dim2);
   c10::cuda::CUDAGuard guard(grad_in.device());
   at::Tensor grad = grad_in.is_conj() || grad_in.is_neg() ? grad_in.resolve_conj().resolve_neg() : grad_in;
-  const auto in_strides = myops::contiguous_strides(input_sizes);
-  const auto g = myops::diagonal_geometry(input_sizes, in_strides, offset, dim1, dim2,
-                                          "diagonal_backward", "input_sizes");
-  MYOPS_CHECK(grad.sizes().equals(g.out_sizes), "diagonal_backward", "grad",
-              "must have the shape of the diagonal ", c10::IntArrayRef(g.out_sizes), ", got ",
-              grad.sizes());
   at::Tensor out = at::zeros(input_sizes, grad.options());
   if (grad.numel() == 0) return out;
   const int64_t es = grad.element_size();
