@@ -64,6 +64,30 @@ int64_t grid_for(int64_t total, int device) {
   return blocks < cap ? blocks : cap;
 }
 
+// Splits a linear position of an [N, C, Y, X] index space (NCHW order, or NHWC when kCL; the
+// divisors g.d0..d2 are X, Y, C or C, X, Y accordingly) into (n, c, y, x), and returns the start
+// of plane (n, c) of `self` with its element strides along h (sh) and w (sw).
+template <bool kCL, typename S, typename index_t>
+__device__ __forceinline__ const S* locate(index_t lin, const S* in, const Geom<index_t>& g, index_t& n,
+                                           index_t& c, index_t& y, index_t& x, index_t& sh, index_t& sw) {
+  index_t t, u;
+  if constexpr (kCL) {  // lin = ((n * Y + y) * X + x) * C + c
+    g.d0.divmod(lin, t, c);
+    g.d1.divmod(t, u, x);
+    g.d2.divmod(u, n, y);
+    sh = index_t(g.W) * g.C;
+    sw = g.C;
+    return in + n * index_t(g.H) * g.W * g.C + c;
+  } else {  // lin = ((n * C + c) * Y + y) * X + x
+    g.d0.divmod(lin, t, x);
+    g.d1.divmod(t, u, y);
+    g.d2.divmod(u, n, c);
+    sh = g.W;
+    sw = 1;
+    return in + (n * index_t(g.C) + c) * g.H * g.W;
+  }
+}
+
 // K* > 0: compile-time window (unrolled); K* == 0: runtime window from g.
 template <typename S, typename R, typename index_t, bool kCL, int KH, int KW, int SH, int SW,
           int PH, int PW>
@@ -77,27 +101,8 @@ __global__ void __launch_bounds__(kThreads)
   const int pH = KH > 0 ? PH : g.pH, pW = KH > 0 ? PW : g.pW;
   const index_t step = index_t(gridDim.x) * blockDim.x;
   for (index_t lin = index_t(blockIdx.x) * blockDim.x + threadIdx.x; lin < total; lin += step) {
-    index_t n, c, oh, ow, t, u;
-    if constexpr (kCL) {  // lin = ((n * Ho + oh) * Wo + ow) * C + c
-      g.d0.divmod(lin, t, c);
-      g.d1.divmod(t, u, ow);
-      g.d2.divmod(u, n, oh);
-    } else {  // lin = ((n * C + c) * Ho + oh) * Wo + ow
-      g.d0.divmod(lin, t, ow);
-      g.d1.divmod(t, u, oh);
-      g.d2.divmod(u, n, c);
-    }
-    const S* base;
-    index_t sh, sw;  // element strides of self along h, w
-    if constexpr (kCL) {
-      base = in + n * index_t(g.H) * g.W * g.C + c;
-      sh = index_t(g.W) * g.C;
-      sw = g.C;
-    } else {
-      base = in + (n * index_t(g.C) + c) * g.H * g.W;
-      sh = g.W;
-      sw = 1;
-    }
+    index_t n, c, oh, ow, sh, sw;
+    const S* base = locate<kCL>(lin, in, g, n, c, oh, ow, sh, sw);
     const int hstart = int(oh) * sH - pH, wstart = int(ow) * sW - pW;
     M m = -std::numeric_limits<M>::infinity();
 #pragma unroll
@@ -223,27 +228,8 @@ __global__ void __launch_bounds__(kThreads)
   using M = at::opmath_type<S>;
   const index_t step = index_t(gridDim.x) * blockDim.x;
   for (index_t lin = index_t(blockIdx.x) * blockDim.x + threadIdx.x; lin < total; lin += step) {
-    index_t n, c, ih, iw, t, u;
-    if constexpr (kCL) {  // lin = ((n * H + ih) * W + iw) * C + c
-      g.d0.divmod(lin, t, c);
-      g.d1.divmod(t, u, iw);
-      g.d2.divmod(u, n, ih);
-    } else {  // lin = ((n * C + c) * H + ih) * W + iw
-      g.d0.divmod(lin, t, iw);
-      g.d1.divmod(t, u, ih);
-      g.d2.divmod(u, n, c);
-    }
-    const S* base;
-    index_t sh, sw;
-    if constexpr (kCL) {
-      base = in + n * index_t(g.H) * g.W * g.C + c;
-      sh = index_t(g.W) * g.C;
-      sw = g.C;
-    } else {
-      base = in + (n * index_t(g.C) + c) * g.H * g.W;
-      sh = g.W;
-      sw = 1;
-    }
+    index_t n, c, ih, iw, sh, sw;
+    const S* base = locate<kCL>(lin, in, g, n, c, ih, iw, sh, sw);
     const int h = int(ih), w = int(iw);
     // output windows that contain (h, w)
     const int ph0 = (h + g.pH < g.kH) ? 0 : (h + g.pH - g.kH) / g.sH + 1;
