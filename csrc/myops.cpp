@@ -1,16 +1,23 @@
 // Every myops schema lives here, in one TORCH_LIBRARY block, and nothing else does.
 // Kernels register their implementations in their own files with
-// TORCH_LIBRARY_IMPL(myops, CPU|CUDA, m); fake kernels and autograd are registered
-// from Python (python/myops/_fake.py, python/myops/_autograd.py).
+// TORCH_LIBRARY_IMPL(myops, CPU|CUDA, m), autograd in csrc/autograd.cpp
+// (TORCH_LIBRARY_IMPL(myops, Autograd, m)); fake kernels are registered from Python
+// (python/myops/_fake.py).
 #include <Python.h>
 #include <torch/library.h>
 
+namespace myops {
+PyMethodDef* python_fast_methods();  // csrc/python_fast.cpp
+}
+
 // `from myops import _C` loads this shared library, which runs the static registrations
-// below and in the kernel files. Ops are reached through torch.ops.myops.*, not pybind.
+// below and in the kernel files. Ops are reached through torch.ops.myops.*; the module's
+// functions are the typed wrappers' direct entry points for their common call forms.
 extern "C" {
 PyObject* PyInit__C(void) {
   static struct PyModuleDef module_def = {
-      PyModuleDef_HEAD_INIT, "_C", "myops kernels (use torch.ops.myops.*)", -1, nullptr};
+      PyModuleDef_HEAD_INIT, "_C", "myops kernels (use torch.ops.myops.* or the myops wrappers)", -1,
+      myops::python_fast_methods()};
   return PyModule_Create(&module_def);
 }
 }

@@ -54,8 +54,8 @@ inline void check_in(const at::Tensor& t, std::initializer_list<at::ScalarType> 
 
 // A 0-d CPU tensor may accompany tensors on another device (as in PyTorch: a wrapped Python
 // number); every other pair must share a device. Returns the device of the result.
-inline c10::Device common_device(const char* op, const std::vector<const at::Tensor*>& ts,
-                                 const std::vector<const char*>& names) {
+inline c10::Device common_device(const char* op, c10::ArrayRef<const at::Tensor*> ts,
+                                 c10::ArrayRef<const char*> names) {
   int first = -1;
   for (size_t i = 0; i < ts.size(); ++i) {
     if (!(ts[i]->dim() == 0 && ts[i]->is_cpu())) {
@@ -81,8 +81,8 @@ inline std::string shape_str(at::IntArrayRef s) {
 }
 
 // numpy broadcasting; the error names the op, every argument and its shape.
-inline std::vector<int64_t> broadcast_shape(const char* op, const std::vector<const at::Tensor*>& ts,
-                                            const std::vector<const char*>& names) {
+inline std::vector<int64_t> broadcast_shape(const char* op, c10::ArrayRef<const at::Tensor*> ts,
+                                            c10::ArrayRef<const char*> names) {
   size_t nd = 0;
   for (auto* t : ts) nd = std::max(nd, t->sizes().size());
   std::vector<int64_t> out(nd, 1);
@@ -112,8 +112,7 @@ inline std::vector<int64_t> broadcast_shape(const char* op, const std::vector<co
 // to `shape`: its "fast setup" (all inputs the same shape and all contiguous / all
 // channels_last / all dense with equal strides) and otherwise its stable ordering of the
 // dimensions by the inputs' strides (broadcast dims ignored), outputs dense in that order.
-inline std::vector<int64_t> output_strides(at::IntArrayRef shape,
-                                           const std::vector<const at::Tensor*>& ts) {
+inline std::vector<int64_t> output_strides(at::IntArrayRef shape, c10::ArrayRef<const at::Tensor*> ts) {
   const int64_t nd = static_cast<int64_t>(shape.size());
   if (nd == 0) return {};
   bool same_shape = true;
@@ -282,6 +281,72 @@ inline void read_scalar(const at::Tensor& t, at::ScalarType to, unsigned char* d
 #undef MYOPS_EW_TO
 }
 
+// Reads folded operand k (a one-element host tensor) into the plan's scalar slots.
+inline void read_folded(EwPlan& p, int k) {
+  read_scalar(p.in[k], p.in_dtype[k], p.scalar[k].data());
+  auto op_dt = (p.in_dtype[k] == at::kHalf || p.in_dtype[k] == at::kBFloat16) ? at::kFloat : p.in_dtype[k];
+  read_scalar(p.in[k], op_dt, p.scalar_opmath[k].data());
+}
+
+// The common case planned without the general machinery (no shape vectors, no stride
+// ordering): every operand that is not folded is contiguous, already in its kernel dtype and
+// of one shape, and every folded one has no more dims than that. The output is then
+// contiguous (as TensorIterator makes it) and the iteration space one linear dim. Returns
+// false, touching nothing but `p.in`/`p.out` it may not keep, when the call needs the general plan.
+inline bool plan_same_shape_contiguous(EwPlan& p, const std::array<at::Tensor, kMaxIn>& ins,
+                                       const at::Tensor& out_given, c10::Device dev) {
+  int main = -1;
+  for (int k = 0; k < p.nin; ++k) {
+    if (!p.folded[k]) {
+      main = k;
+      break;
+    }
+  }
+  if (main < 0) return false;
+  const auto sizes = ins[main].sizes();
+  bool same_shape = true;  // TensorIterator's fast setup: a contiguous output
+  for (int k = 0; k < p.nin; ++k) {
+    const auto& t = ins[k];
+    if (p.folded[k]) {
+      if (t.dim() > static_cast<int64_t>(sizes.size())) return false;
+      same_shape &= t.sizes().equals(sizes);
+    } else if (t.scalar_type() != p.in_dtype[k] || !t.is_contiguous() || !t.sizes().equals(sizes)) {
+      return false;
+    }
+  }
+  if (!same_shape) {
+    // Beside a broadcast scalar the output follows the operands' strides; it is contiguous
+    // for sure only when they are exactly row-major (size-1 dims included).
+    for (int k = 0; k < p.nin; ++k) {
+      if (p.folded[k]) continue;
+      int64_t expected = 1;
+      for (int64_t d = ins[k].dim() - 1; d >= 0; --d) {
+        if (ins[k].stride(d) != expected) return false;
+        expected *= std::max<int64_t>(ins[k].size(d), 1);
+      }
+    }
+  }
+  if (out_given.defined() && !out_given.is_contiguous()) return false;
+  p.out = out_given.defined() ? out_given
+                              : at::empty(sizes, at::TensorOptions().dtype(p.dtype).device(dev));
+  p.numel = p.out.numel();
+  if (p.numel == 0) return true;
+  std::array<int64_t, kMaxIn + 1> st{};
+  st[0] = 1;
+  for (int k = 0; k < p.nin; ++k) {
+    p.in[k] = ins[k];
+    if (p.folded[k]) {
+      read_folded(p, k);
+    } else {
+      st[k + 1] = 1;
+    }
+  }
+  p.shape.sizes.assign(1, p.numel);
+  p.shape.strides.assign(1, st);
+  p.linear = true;
+  return true;
+}
+
 // Plans an elementwise op. `ins` are the operands; `in_dtype[k]` the dtype each must have in
 // the kernel (inputs of another dtype are cast with `cast`, a device cast with .to()
 // semantics); `out_dtype` the result dtype. `cast_first`: compute the output layout from the
@@ -289,23 +354,27 @@ inline void read_scalar(const at::Tensor& t, at::ScalarType to, unsigned char* d
 // `where` casts first on both). For unary ops that keep the input's
 // strides (cast), pass the preallocated output as `out_given`.
 template <typename CastFn>
-EwPlan make_plan(const char* op, std::vector<at::Tensor> ins, const std::vector<at::ScalarType>& in_dtype,
+EwPlan make_plan(const char* op, c10::ArrayRef<at::Tensor> ins_in, c10::ArrayRef<at::ScalarType> in_dtype,
                  at::ScalarType out_dtype, c10::Device dev, bool cast_first, CastFn cast,
-                 const std::vector<const char*>& names, const at::Tensor& out_given = at::Tensor()) {
+                 c10::ArrayRef<const char*> names, const at::Tensor& out_given = at::Tensor()) {
   EwPlan p;
-  p.nin = static_cast<int>(ins.size());
+  p.nin = static_cast<int>(ins_in.size());
   p.dtype = out_dtype;
-  std::vector<const at::Tensor*> ptrs;
-  for (auto& t : ins) ptrs.push_back(&t);
+  std::array<at::Tensor, kMaxIn> ins;
+  std::array<const at::Tensor*, kMaxIn> ptr_arr{};
+  for (int k = 0; k < p.nin; ++k) {
+    ins[k] = ins_in[k];
+    ptr_arr[k] = &ins[k];
+    p.in_dtype[k] = in_dtype[k];
+    // one-element operands that live on the host are folded into the kernel as scalars
+    p.folded[k] = ins[k].is_cpu() && ins[k].numel() == 1;
+  }
+  const c10::ArrayRef<const at::Tensor*> ptrs(ptr_arr.data(), p.nin);
+  if (plan_same_shape_contiguous(p, ins, out_given, dev)) return p;
   auto shape = broadcast_shape(op, ptrs, names);
   int64_t numel = 1;
   for (auto s : shape) numel *= s;
   p.numel = numel;
-  // Fold one-element operands that live on the host.
-  for (int k = 0; k < p.nin; ++k) {
-    p.in_dtype[k] = in_dtype[k];
-    p.folded[k] = ins[k].is_cpu() && ins[k].numel() == 1;
-  }
   auto do_cast = [&](int k) {
     if (!p.folded[k] && ins[k].scalar_type() != in_dtype[k]) ins[k] = cast(ins[k], in_dtype[k]);
   };
@@ -326,11 +395,7 @@ EwPlan make_plan(const char* op, std::vector<at::Tensor> ins, const std::vector<
   }
   for (int k = 0; k < p.nin; ++k) {
     p.in[k] = ins[k];
-    if (p.folded[k]) {
-      read_scalar(ins[k], in_dtype[k], p.scalar[k].data());
-      auto op_dt = (in_dtype[k] == at::kHalf || in_dtype[k] == at::kBFloat16) ? at::kFloat : in_dtype[k];
-      read_scalar(ins[k], op_dt, p.scalar_opmath[k].data());
-    }
+    if (p.folded[k]) read_folded(p, k);
   }
   // Iteration space: dims ordered by the output's strides (outermost first), then merged.
   const int64_t nd = static_cast<int64_t>(shape.size());

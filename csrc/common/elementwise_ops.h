@@ -167,7 +167,7 @@ struct Ops {
     check_in(self, all_dtypes(), "where", "self");
     check_in(other, all_dtypes(), "where", "other");
     auto dt = result_type_of({&self, &other});
-    const std::vector<const char*> names = {"condition", "self", "other"};
+    static const std::array<const char*, 3> names = {"condition", "self", "other"};
     auto dev = common_device("where", {&condition, &self, &other}, names);
     auto p = make_plan("where", {condition, self, other}, {at::kBool, dt, dt}, dt, dev, true, cast_fn, names);
     if (p.numel) B::run(EwKind::Where, p, {});
@@ -175,7 +175,7 @@ struct Ops {
   }
 
   static at::Tensor ternary(const char* op, EwKind kind, const at::Tensor& a, const at::Tensor& b,
-                            const at::Tensor& c, const std::vector<const char*>& names, const EwParams& prm) {
+                            const at::Tensor& c, c10::ArrayRef<const char*> names, const EwParams& prm) {
     check_in(a, nonbool_dtypes(), op, names[0]);
     check_in(b, nonbool_dtypes(), op, names[1]);
     check_in(c, nonbool_dtypes(), op, names[2]);

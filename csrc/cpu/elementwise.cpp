@@ -1,34 +1,62 @@
 // Elementwise ops on CPU: the shared front ends (common/elementwise_ops.h) plan each call;
 // the loops (cpu/elementwise_kernels.h: the shared functors over the merged iteration space,
 // at::parallel_for, at::vec::Vectorized) run in the AVX2 build (elementwise_avx2.cpp) when the
-// CPU supports it, else in the baseline build compiled here.
+// CPU supports it, else in the baseline build compiled here; gelu / silu / sigmoid run in the
+// AVX-512 build (elementwise_avx512.cpp) on CPUs that have it.
 #include <torch/library.h>
+
+#include <cstdlib>
 
 #define MYOPS_CPU_ENTRY run_cpu_baseline
 #include "cpu/elementwise_kernels.h"
 
 namespace myops {
 namespace ew {
-void run_cpu_avx2(EwKind kind, const EwPlan& p, const EwParams& prm);  // elementwise_avx2.cpp
+void run_cpu_avx2(EwKind kind, const EwPlan& p, const EwParams& prm);    // elementwise_avx2.cpp
+void run_cpu_avx512(EwKind kind, const EwPlan& p, const EwParams& prm);  // elementwise_avx512.cpp
 }  // namespace ew
 
 namespace {
 
+// MYOPS_CPU_BASELINE=1 in the environment forces the baseline build (to test it).
+bool forced_baseline() {
+  static const bool forced = std::getenv("MYOPS_CPU_BASELINE") != nullptr;
+  return forced;
+}
+
 bool cpu_has_avx2() {
 #if defined(__x86_64__) || defined(__i386__)
   static const bool ok = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") &&
-                         __builtin_cpu_supports("f16c");
+                         __builtin_cpu_supports("f16c") && !forced_baseline();
   return ok;
 #else
   return false;
 #endif
 }
 
+bool cpu_has_avx512() {
+#if defined(__x86_64__) || defined(__i386__)
+  static const bool ok = cpu_has_avx2() && __builtin_cpu_supports("avx512f") &&
+                         __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512vl") &&
+                         __builtin_cpu_supports("avx512dq");
+  return ok;
+#else
+  return false;
+#endif
+}
+
+// The ops whose time is arithmetic (erf / exp per element), not memory traffic.
+bool compute_bound(ew::EwKind kind) {
+  return kind == ew::EwKind::Gelu || kind == ew::EwKind::Silu || kind == ew::EwKind::Sigmoid;
+}
+
 struct CpuBackend {
   static at::Tensor cast(const at::Tensor& t, at::ScalarType dt) { return ew::Ops<CpuBackend>::cast(t, dt); }
 
   static void run(ew::EwKind kind, const ew::EwPlan& p, const ew::EwParams& prm) {
-    if (cpu_has_avx2()) {
+    if (compute_bound(kind) && cpu_has_avx512()) {
+      ew::run_cpu_avx512(kind, p, prm);
+    } else if (cpu_has_avx2()) {
       ew::run_cpu_avx2(kind, p, prm);
     } else {
       ew::run_cpu_baseline(kind, p, prm);

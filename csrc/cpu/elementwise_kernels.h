@@ -10,6 +10,9 @@
 #include <ATen/cpu/vec/vec.h>
 
 #include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <tuple>
 #include <type_traits>
 
 #include "common/elementwise_functors.h"
@@ -210,9 +213,32 @@ struct InOpMath {
   }
 };
 
+// c ? a : b as a bitwise select on the storage bits: the same bits as the branch, but no
+// branch to mispredict on a random condition, so the compiler vectorizes the dense loops.
+template <int Bytes>
+struct UIntOf;
+template <>
+struct UIntOf<1> { using type = uint8_t; };
+template <>
+struct UIntOf<2> { using type = uint16_t; };
+template <>
+struct UIntOf<4> { using type = uint32_t; };
+template <>
+struct UIntOf<8> { using type = uint64_t; };
+
 template <typename T>
 struct WhereT {
-  T operator()(bool c, T a, T b) const { return c ? a : b; }
+  T operator()(bool c, T a, T b) const {
+    using U = typename UIntOf<sizeof(T)>::type;
+    U ua, ub;
+    std::memcpy(&ua, &a, sizeof(T));
+    std::memcpy(&ub, &b, sizeof(T));
+    const U m = static_cast<U>(U(0) - static_cast<U>(c));
+    const U r = static_cast<U>((ua & m) | (ub & static_cast<U>(~m)));
+    T out;
+    std::memcpy(&out, &r, sizeof(T));
+    return out;
+  }
 };
 
 template <typename Out>
@@ -234,8 +260,8 @@ constexpr bool kUseVectorized = false;
 
 template <typename T>
 constexpr bool is_vec_float = kUseVectorized &&
-    std::is_same<T, float>::value || std::is_same<T, double>::value || std::is_same<T, c10::Half>::value ||
-    std::is_same<T, c10::BFloat16>::value;
+    (std::is_same<T, float>::value || std::is_same<T, double>::value || std::is_same<T, c10::Half>::value ||
+     std::is_same<T, c10::BFloat16>::value);
 
 // Contiguous float <-> half / bfloat16 conversion with the library's vector routines
 // (hardware conversion in the AVX2 build). Returns false where it does not apply.
@@ -290,10 +316,11 @@ struct CpuLoop {
         vec_row(ptr, st, n, g, vf, std::make_index_sequence<NIN>{});
         return;
       }
-    }
-    if (dense) {
-      dense_row(ptr, st, n, g, std::make_index_sequence<NIN>{});
-      return;
+    } else {
+      if (dense) {
+        dense_row(ptr, st, n, g, std::make_index_sequence<NIN>{});
+        return;
+      }
     }
     strided_row(ptr, st, n, g, std::make_index_sequence<NIN>{});
     (void)out;
@@ -308,16 +335,36 @@ struct CpuLoop {
     }
   }
 
-  // Contiguous output, inputs contiguous or broadcast; broadcast inputs are hoisted.
+  // Contiguous output, inputs contiguous or broadcast (stride 0). The broadcast pattern is
+  // made a compile-time constant so that the compiler hoists the broadcast loads and
+  // vectorizes the loop (a branch-free select for where: its condition is random data).
   template <class G, size_t... I>
-  static void dense_row(char* const* ptr, const int64_t* st, int64_t n, const G& g, std::index_sequence<I...>) {
-    Out* out = reinterpret_cast<Out*>(ptr[0]);
+  static void dense_row(char* const* ptr, const int64_t* st, int64_t n, const G& g, std::index_sequence<I...> seq) {
     unsigned mask = 0;
     ((mask |= (st[I + 1] == 0 ? 1u : 0u) << I), ...);
-    if (mask == 0) {
-      for (int64_t i = 0; i < n; ++i) out[i] = g(reinterpret_cast<const In*>(ptr[I + 1])[i]...);
+    dense_row_dispatch<0>(mask, ptr, n, g, seq);
+  }
+
+  template <unsigned M, class G, size_t... I>
+  static void dense_row_dispatch(unsigned mask, char* const* ptr, int64_t n, const G& g, std::index_sequence<I...> seq) {
+    if constexpr (M + 1 < (1u << NIN)) {  // every pattern but "all inputs broadcast"
+      if (mask == M) return dense_row_bc<M>(ptr, n, g, seq);
+      return dense_row_dispatch<M + 1>(mask, ptr, n, g, seq);
     } else {
-      for (int64_t i = 0; i < n; ++i) out[i] = g(reinterpret_cast<const In*>(ptr[I + 1])[i * st[I + 1]]...);
+      // all inputs broadcast: one value for the whole row
+      Out* out = reinterpret_cast<Out*>(ptr[0]);
+      const Out v = g(reinterpret_cast<const In*>(ptr[I + 1])[0]...);
+      for (int64_t i = 0; i < n; ++i) out[i] = v;
+    }
+  }
+
+  template <unsigned M, class G, size_t... I>
+  static void dense_row_bc(char* const* ptr, int64_t n, const G& g, std::index_sequence<I...>) {
+    Out* __restrict out = reinterpret_cast<Out*>(ptr[0]);
+    const std::tuple<const In*...> in{reinterpret_cast<const In*>(ptr[I + 1])...};
+    const std::tuple<In...> bv{reinterpret_cast<const In*>(ptr[I + 1])[0]...};
+    for (int64_t i = 0; i < n; ++i) {
+      out[i] = g(((M >> I) & 1u ? std::get<I>(bv) : std::get<I>(in)[i])...);
     }
   }
 
@@ -335,6 +382,13 @@ struct CpuLoop {
     V bv[NIN] = {V(in[I][0])...};
     int64_t i = 0;
     if constexpr (std::is_same<T, float>::value || std::is_same<T, double>::value) {
+      // two vectors per iteration: independent dependency chains for the long ones (erf, exp)
+      for (; i + 2 * W <= n; i += 2 * W) {
+        V r0 = vf((bc[I] ? bv[I] : V::loadu(in[I] + i))...);
+        V r1 = vf((bc[I] ? bv[I] : V::loadu(in[I] + i + W))...);
+        r0.store(out + i);
+        r1.store(out + i + W);
+      }
       for (; i + W <= n; i += W) {
         V r = vf((bc[I] ? bv[I] : V::loadu(in[I] + i))...);
         r.store(out + i);
@@ -462,9 +516,6 @@ namespace ew {
 void MYOPS_CPU_ENTRY(EwKind kind, const EwPlan& p, const EwParams& prm) {
   const auto dt = p.dtype;
   switch (kind) {
-    case EwKind::Relu:
-      AT_DISPATCH_V2(dt, "myops.relu", AT_WRAP([&] { run_same<scalar_t, 1>(p, Relu{}); }), MYOPS_EW_NOBOOL);
-      break;
     case EwKind::Gelu:
       AT_DISPATCH_V2(dt, "myops.gelu", AT_WRAP([&] { run_same<scalar_t, 1>(p, Gelu{prm.tanh}); }),
                      MYOPS_EW_FLOAT);
@@ -475,6 +526,13 @@ void MYOPS_CPU_ENTRY(EwKind kind, const EwPlan& p, const EwParams& prm) {
     case EwKind::Sigmoid:
       AT_DISPATCH_V2(dt, "myops.sigmoid", AT_WRAP([&] { run_same<scalar_t, 1>(p, Sigmoid{}); }),
                      MYOPS_EW_FLOAT);
+      break;
+#ifdef MYOPS_EW_TRANSCENDENTAL_ONLY
+    default:
+      TORCH_CHECK(false, "myops: internal error: op ", static_cast<int>(kind), " is not in this CPU build");
+#else
+    case EwKind::Relu:
+      AT_DISPATCH_V2(dt, "myops.relu", AT_WRAP([&] { run_same<scalar_t, 1>(p, Relu{}); }), MYOPS_EW_NOBOOL);
       break;
     case EwKind::Cast:
       AT_DISPATCH_V2(dt, "myops.cast", AT_WRAP([&] {
@@ -520,8 +578,9 @@ void MYOPS_CPU_ENTRY(EwKind kind, const EwPlan& p, const EwParams& prm) {
     case EwKind::Clamp:
       AT_DISPATCH_V2(dt, "myops.clamp", AT_WRAP([&] { run_same<scalar_t, 3>(p, Clamp{}); }), MYOPS_EW_NOBOOL);
       break;
+#endif
   }
-  }
+}
 
 }  // namespace ew
 }  // namespace myops

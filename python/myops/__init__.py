@@ -2,8 +2,8 @@
 
 Every op is registered under ``torch.ops.myops`` by the compiled extension ``myops._C``;
 this package loads it and adds typed, documented wrappers (``myops.nonzero``, ``myops.add``,
-``myops.max_pool2d_add``, ``myops.diagonal``, ...), fake kernels for torch.compile / export,
-and autograd formulas.
+``myops.max_pool2d_add``, ``myops.diagonal``, ...) and fake kernels for torch.compile / export.
+Autograd is registered in C++ (csrc/autograd.cpp).
 """
 import os as _os
 
@@ -33,7 +33,6 @@ _check_torch_version()
 
 from . import _C  # noqa: E402,F401  (loads the library: registers torch.ops.myops.*)
 from . import _fake  # noqa: E402,F401
-from . import _autograd  # noqa: E402,F401
 from .ops import *  # noqa: E402,F401,F403
 from .ops import __all__ as _ops_all  # noqa: E402
 from .replace import RouteStats, disable, enable, replace_torch_ops  # noqa: E402

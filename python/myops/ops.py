@@ -1,14 +1,27 @@
 """Typed, documented wrappers over ``torch.ops.myops.*``.
 
 Each wrapper calls the ``.default`` overload of the registered op; all checks and all work
-happen in the C++/CUDA kernels.
+happen in the C++/CUDA kernels. For the common call forms (plain tensors, default options) a
+wrapper first tries the op's direct entry point in ``myops._C`` (csrc/python_fast.cpp): the
+same dispatcher call without ``torch.ops``' Python-side argument matching, which costs more
+than a small op itself. That entry point returns NotImplemented for anything else (tensor
+subclasses, FakeTensor, an active ``__torch_function__`` mode), and under torch.compile the
+wrappers go straight to ``torch.ops.myops``, so both paths behave the same.
 """
 from typing import List, Optional, Sequence, Tuple, Union
 
 import torch
 from torch import Tensor
 
+# True while TorchDynamo traces a wrapper: the wrappers then call torch.ops.myops directly (the
+# direct entry points are C functions it cannot trace). Other tracers pass FakeTensors or
+# tensor subclasses, which the entry points hand back with NotImplemented.
+_is_compiling = getattr(torch.compiler, "is_dynamo_compiling", torch.compiler.is_compiling)
+
+from . import _C as _fast
+
 _ops = torch.ops.myops
+_ONE = 1  # `alpha is _ONE`: the default (CPython shares the small int 1), not True or 1.0
 
 __all__ = []
 
@@ -24,17 +37,19 @@ def nonzero(input: Tensor, *, as_tuple: bool = False) -> Union[Tensor, Tuple[Ten
     0-d input, as torch). NaN counts as nonzero, -0.0 as zero. Synchronizes with the host once on
     CUDA (the result size depends on the data); see :func:`nonzero_static` for a sync-free variant.
     """
-    if not as_tuple:
-        return _ops.nonzero.default(input)
-    if input.dim() == 0:
-        return _ops.nonzero.default(input.unsqueeze(0)).unbind(1)
-    return _ops.nonzero.default(input).unbind(1)
+    if as_tuple:
+        return nonzero(input.unsqueeze(0) if input.dim() == 0 else input).unbind(1)
+    if not _is_compiling():
+        r = _fast.nonzero(input)
+        if r is not NotImplemented:
+            return r
+    return _ops.nonzero.default(input)
 
 
 def argwhere(input: Tensor) -> Tensor:
     """Indices of the nonzero elements as an ``[nnz, input.dim()]`` int64 tensor, like
     :func:`torch.argwhere` (the same as :func:`nonzero`)."""
-    return _ops.nonzero.default(input)
+    return nonzero(input)
 
 
 def nonzero_static(input: Tensor, *, size: int, fill_value: int = -1) -> Tensor:
@@ -44,6 +59,10 @@ def nonzero_static(input: Tensor, *, size: int, fill_value: int = -1) -> Tensor:
     The output shape does not depend on the data, so on CUDA it never synchronizes with the host
     and can be captured in a CUDA graph. ``size`` must be >= 0.
     """
+    if not _is_compiling():
+        r = _fast.nonzero_static(input, size, fill_value)
+        if r is not NotImplemented:
+            return r
     return _ops.nonzero_static.default(input, size=size, fill_value=fill_value)
 
 
@@ -130,67 +149,115 @@ def _ew_pair(self: Union[Tensor, Number], other: Union[Tensor, Number], commutat
 
 def relu(self: Tensor) -> Tensor:
     """``torch.relu``: max(x, 0); NaN stays NaN. Integer and float dtypes (not bool)."""
+    if not _is_compiling():
+        r = _fast.relu(self)
+        if r is not NotImplemented:
+            return r
     return _ops.relu.default(self)
 
 
 def gelu(self: Tensor, approximate: str = "none") -> Tensor:
     """``torch.nn.functional.gelu`` with ``approximate`` 'none' (erf) or 'tanh'; float dtypes."""
+    if not _is_compiling() and approximate == "none":
+        r = _fast.gelu(self)
+        if r is not NotImplemented:
+            return r
     return _ops.gelu.default(self, approximate=approximate)
 
 
 def silu(self: Tensor) -> Tensor:
     """``torch.nn.functional.silu``: x * sigmoid(x); float dtypes."""
+    if not _is_compiling():
+        r = _fast.silu(self)
+        if r is not NotImplemented:
+            return r
     return _ops.silu.default(self)
 
 
 def sigmoid(self: Tensor) -> Tensor:
     """``torch.sigmoid``; integer and bool inputs give the default float dtype."""
+    if not _is_compiling():
+        r = _fast.sigmoid(self)
+        if r is not NotImplemented:
+            return r
     return _ops.sigmoid.default(self)
 
 
 def mul_scalar(self: Tensor, other: Number) -> Tensor:
     """``self * other`` for a Python number ``other``; dtype ``torch.result_type(self, other)``."""
+    if not _is_compiling():
+        r = _fast.mul_scalar(self, other)
+        if r is not NotImplemented:
+            return r
     return _ops.mul_scalar.default(self, other)
 
 
 def cast(self: Tensor, dtype: torch.dtype) -> Tensor:
     """``self.to(dtype)`` as a new tensor (always a copy), keeping the layout as ``.to`` does."""
+    if not _is_compiling():
+        r = _fast.cast(self, dtype)
+        if r is not NotImplemented:
+            return r
     return _ops.cast.default(self, dtype)
 
 
 def add(self: Union[Tensor, Number], other: Union[Tensor, Number], *, alpha: Number = 1) -> Tensor:
     """``torch.add(self, other, alpha=alpha)`` with broadcasting and type promotion; either
     operand may be a Python number."""
+    if not _is_compiling() and alpha is _ONE:
+        r = _fast.add(self, other)
+        if r is not NotImplemented:
+            return r
     a, b = _ew_pair(self, other, commutative=isinstance(alpha, int) and not isinstance(alpha, bool) and alpha == 1)
     return _ops.add.default(a, b, alpha=alpha)
 
 
 def sub(self: Union[Tensor, Number], other: Union[Tensor, Number], *, alpha: Number = 1) -> Tensor:
     """``torch.sub(self, other, alpha=alpha)`` with broadcasting and type promotion."""
+    if not _is_compiling() and alpha is _ONE:
+        r = _fast.sub(self, other)
+        if r is not NotImplemented:
+            return r
     a, b = _ew_pair(self, other)
     return _ops.sub.default(a, b, alpha=alpha)
 
 
 def mul(self: Union[Tensor, Number], other: Union[Tensor, Number]) -> Tensor:
     """``torch.mul`` with broadcasting and type promotion."""
+    if not _is_compiling():
+        r = _fast.mul(self, other)
+        if r is not NotImplemented:
+            return r
     a, b = _ew_pair(self, other, commutative=True)
     return _ops.mul.default(a, b)
 
 
 def div(self: Union[Tensor, Number], other: Union[Tensor, Number]) -> Tensor:
     """``torch.div`` (true division: integer inputs give the default float dtype)."""
+    if not _is_compiling():
+        r = _fast.div(self, other)
+        if r is not NotImplemented:
+            return r
     a, b = _ew_pair(self, other)
     return _ops.div.default(a, b)
 
 
 def maximum(self: Union[Tensor, Number], other: Union[Tensor, Number]) -> Tensor:
     """``torch.maximum``: elementwise max, NaN in either operand gives NaN."""
+    if not _is_compiling():
+        r = _fast.maximum(self, other)
+        if r is not NotImplemented:
+            return r
     a, b = _ew_pair(self, other, commutative=True)
     return _ops.maximum.default(a, b)
 
 
 def minimum(self: Union[Tensor, Number], other: Union[Tensor, Number]) -> Tensor:
     """``torch.minimum``: elementwise min, NaN in either operand gives NaN."""
+    if not _is_compiling():
+        r = _fast.minimum(self, other)
+        if r is not NotImplemented:
+            return r
     a, b = _ew_pair(self, other, commutative=True)
     return _ops.minimum.default(a, b)
 
@@ -198,18 +265,30 @@ def minimum(self: Union[Tensor, Number], other: Union[Tensor, Number]) -> Tensor
 def _where_tensor(condition: Tensor, self: Union[Tensor, Number], other: Union[Tensor, Number]) -> Tensor:
     # the three-argument form of ``myops.where`` (defined with the nonzero family above);
     # ``condition`` must be bool
+    if not _is_compiling():
+        r = _fast.where(condition, self, other)
+        if r is not NotImplemented:
+            return r
     a, b = _ew_pair(self, other)
     return _ops.where.default(condition, a, b)
 
 
 def addcmul(self: Tensor, tensor1: Tensor, tensor2: Tensor, *, value: Number = 1) -> Tensor:
     """``torch.addcmul``: self + value * tensor1 * tensor2, broadcasting all three."""
+    if not _is_compiling() and value is _ONE:
+        r = _fast.addcmul(self, tensor1, tensor2)
+        if r is not NotImplemented:
+            return r
     return _ops.addcmul.default(self, tensor1, tensor2, value=value)
 
 
 def clamp(self: Tensor, min: Union[Tensor, Number], max: Union[Tensor, Number]) -> Tensor:
     """``torch.clamp(self, min, max)`` with tensor (or number) bounds: min(max(self, min), max);
     NaN in any operand gives NaN."""
+    if not _is_compiling():
+        r = _fast.clamp(self, min, max)
+        if r is not NotImplemented:
+            return r
     return _ops.clamp.default(self, _ew_wrap(min, self), _ew_wrap(max, self))
 
 
@@ -240,12 +319,15 @@ def _pool_pair(v: IntOrPair, name: str) -> List[int]:
     return v
 
 
+_K3, _S2, _P1 = (3, 3), (2, 2), (1, 1)  # the defaults (the fast entry point's fixed arguments)
+
+
 def max_pool2d_add(
     self: Tensor,
     other: Tensor,
-    kernel_size: IntOrPair = (3, 3),
-    stride: Optional[IntOrPair] = (2, 2),
-    padding: IntOrPair = (1, 1),
+    kernel_size: IntOrPair = _K3,
+    stride: Optional[IntOrPair] = _S2,
+    padding: IntOrPair = _P1,
     ceil_mode: bool = False,
 ) -> Tensor:
     """``F.max_pool2d(self, kernel_size, stride, padding, ceil_mode=ceil_mode) + other`` in one pass.
@@ -264,6 +346,10 @@ def max_pool2d_add(
     ``stride=None`` to get ``F.max_pool2d``'s behaviour (stride = kernel_size).
     Differentiable in ``self`` and ``other``.
     """
+    if kernel_size is _K3 and stride is _S2 and padding is _P1 and ceil_mode is False and not _is_compiling():
+        r = _fast.max_pool2d_add(self, other)
+        if r is not NotImplemented:
+            return r
     k = _pool_pair(kernel_size, "kernel_size")
     s = k if stride is None else _pool_pair(stride, "stride")
     return _ops.max_pool2d_add.default(self, other, k, s, _pool_pair(padding, "padding"), ceil_mode)
@@ -284,6 +370,10 @@ def diagonal(self: Tensor, offset: int = 0, dim1: int = 0, dim2: int = 1) -> Ten
     diagonal above the main one, ``offset < 0`` one below; an offset past the matrix gives an
     empty last dim. Any rank >= 2, any strides, any dtype. Differentiable.
     """
+    if not _is_compiling():
+        r = _fast.diagonal(self, offset, dim1, dim2)
+        if r is not NotImplemented:
+            return r
     return _ops.diagonal.default(self, offset, dim1, dim2)
 
 

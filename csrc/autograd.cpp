@@ -1,0 +1,517 @@
+// Autograd for every differentiable myops op, in C++: one kernel per op registered for the
+// Autograd dispatch key (TORCH_LIBRARY_IMPL(myops, Autograd, m)).
+//
+// A call where no input needs a gradient (grad mode off, or no input requiring grad) goes
+// straight to the device kernel: no Python, no graph node. Otherwise a
+// torch::autograd::Function records the backward formula. The formulas are built from myops
+// ops called through the dispatcher (so they run on myops' CPU/CUDA kernels and are themselves
+// differentiable: double backward works) plus a few ATen ops (comparisons, sum_to, gelu's
+// derivative).
+#include <ATen/ExpandUtils.h>
+#include <ATen/core/dispatch/Dispatcher.h>
+#include <ATen/ops/gelu_backward.h>
+#include <ATen/ops/scalar_tensor.h>
+#include <torch/autograd.h>
+#include <torch/library.h>
+
+namespace myops {
+namespace {
+
+using at::Tensor;
+using torch::autograd::AutogradContext;
+using torch::autograd::Function;
+using torch::autograd::variable_list;
+
+// ---- the myops ops the formulas call (through the dispatcher, autograd included) -----------
+
+template <class Sig>
+c10::TypedOperatorHandle<Sig> op_handle(const char* name) {
+  return c10::Dispatcher::singleton().findSchemaOrThrow(name, "").typed<Sig>();
+}
+
+#define MYOPS_OP(fn, name, Sig)                          \
+  const c10::TypedOperatorHandle<Sig>& fn() {            \
+    static const auto h = op_handle<Sig>("myops::" name); \
+    return h;                                            \
+  }
+
+using UnarySig = Tensor(const Tensor&);
+using BinarySig = Tensor(const Tensor&, const Tensor&);
+using AlphaSig = Tensor(const Tensor&, const Tensor&, const c10::Scalar&);
+using TernarySig = Tensor(const Tensor&, const Tensor&, const Tensor&);
+using PoolSig = Tensor(const Tensor&, const Tensor&, c10::IntArrayRef, c10::IntArrayRef, c10::IntArrayRef, bool);
+MYOPS_OP(op_relu, "relu", UnarySig)
+MYOPS_OP(op_gelu, "gelu", Tensor(const Tensor&, c10::string_view))
+MYOPS_OP(op_silu, "silu", UnarySig)
+MYOPS_OP(op_sigmoid, "sigmoid", UnarySig)
+MYOPS_OP(op_mul_scalar, "mul_scalar", Tensor(const Tensor&, const c10::Scalar&))
+MYOPS_OP(op_cast, "cast", Tensor(const Tensor&, c10::ScalarType))
+MYOPS_OP(op_add, "add", AlphaSig)
+MYOPS_OP(op_sub, "sub", AlphaSig)
+MYOPS_OP(op_mul, "mul", BinarySig)
+MYOPS_OP(op_div, "div", BinarySig)
+MYOPS_OP(op_maximum, "maximum", BinarySig)
+MYOPS_OP(op_minimum, "minimum", BinarySig)
+MYOPS_OP(op_where, "where", TernarySig)
+MYOPS_OP(op_addcmul, "addcmul", Tensor(const Tensor&, const Tensor&, const Tensor&, const c10::Scalar&))
+MYOPS_OP(op_clamp, "clamp", TernarySig)
+MYOPS_OP(op_max_pool2d_add, "max_pool2d_add", PoolSig)
+MYOPS_OP(op_max_pool2d_add_backward, "max_pool2d_add_backward", PoolSig)
+MYOPS_OP(op_diagonal, "diagonal", Tensor(const Tensor&, int64_t, int64_t, int64_t))
+MYOPS_OP(op_diagonal_backward, "diagonal_backward",
+         Tensor(const Tensor&, c10::SymIntArrayRef, int64_t, int64_t, int64_t))
+#undef MYOPS_OP
+
+// True when the call must record a graph node.
+template <class... T>
+bool needs_grad(const T&... ts) {
+  return at::GradMode::is_enabled() && (ts.requires_grad() || ...);
+}
+
+// Runs the device kernel of an op (everything below autograd).
+template <class Sig, class... A>
+Tensor below_autograd(const c10::TypedOperatorHandle<Sig>& op, A&&... a) {
+  at::AutoDispatchBelowADInplaceOrView guard;
+  return op.call(std::forward<A>(a)...);
+}
+
+// 0-d CPU scalar of `like`'s dtype: folded into the kernel on any device.
+Tensor scalar_of(double v, const Tensor& like) {
+  return at::scalar_tensor(v, at::TensorOptions().dtype(like.scalar_type()));
+}
+
+// Shape and dtype of an input, kept for its gradient instead of the tensor itself.
+struct Meta {
+  static void save(AutogradContext* ctx, const char* key, const Tensor& t) {
+    ctx->saved_data[std::string(key) + ".sizes"] = t.sym_sizes();
+    ctx->saved_data[std::string(key) + ".dtype"] = static_cast<int64_t>(t.scalar_type());
+  }
+  // `grad` summed over the dims `key` was broadcast along, in `key`'s dtype.
+  static Tensor reduce(AutogradContext* ctx, const char* key, Tensor grad) {
+    auto sizes = ctx->saved_data[std::string(key) + ".sizes"].toSymIntVector();
+    auto dtype = static_cast<at::ScalarType>(ctx->saved_data[std::string(key) + ".dtype"].toInt());
+    return reduce_to(grad, sizes, dtype);
+  }
+  static Tensor reduce_to(Tensor grad, c10::SymIntArrayRef sizes, at::ScalarType dtype) {
+    if (!grad.sym_sizes().equals(sizes)) grad = at::sum_to(grad, sizes, /*always_return_non_view=*/true);
+    if (grad.scalar_type() != dtype) grad = op_cast().call(grad, dtype);
+    return grad;
+  }
+};
+
+Tensor reduce_like(const Tensor& grad, const Tensor& input) {
+  return Meta::reduce_to(grad, input.sym_sizes(), input.scalar_type());
+}
+
+// grad * alpha, skipping the multiplication for alpha == 1
+Tensor scaled(const Tensor& grad, const c10::Scalar& alpha) {
+  if (!alpha.isBoolean() && alpha.equal(1)) return grad;
+  return op_mul_scalar().call(grad, alpha);
+}
+
+// ---- unary ------------------------------------------------------------------------------------
+
+struct ReluFn : Function<ReluFn> {
+  static Tensor forward(AutogradContext* ctx, const Tensor& self) {
+    auto out = below_autograd(op_relu(), self);
+    ctx->save_for_backward({out});
+    return out;
+  }
+  static variable_list backward(AutogradContext* ctx, variable_list g) {
+    auto out = ctx->get_saved_variables()[0];
+    return {op_where().call(at::gt(out, 0), g[0], scalar_of(0, g[0]))};
+  }
+};
+
+Tensor relu_autograd(const Tensor& self) {
+  if (!needs_grad(self)) return below_autograd(op_relu(), self);
+  return ReluFn::apply(self);
+}
+
+struct GeluFn : Function<GeluFn> {
+  static Tensor forward(AutogradContext* ctx, const Tensor& self, c10::string_view approximate) {
+    ctx->save_for_backward({self});
+    ctx->saved_data["approximate"] = std::string(approximate);
+    return below_autograd(op_gelu(), self, approximate);
+  }
+  static variable_list backward(AutogradContext* ctx, variable_list g) {
+    auto x = ctx->get_saved_variables()[0];
+    // no myops op computes gelu's derivative: ATen's formula
+    return {at::gelu_backward(g[0], x, ctx->saved_data["approximate"].toStringRef()), Tensor()};
+  }
+};
+
+Tensor gelu_autograd(const Tensor& self, c10::string_view approximate) {
+  if (!needs_grad(self)) return below_autograd(op_gelu(), self, approximate);
+  return GeluFn::apply(self, approximate);
+}
+
+struct SiluFn : Function<SiluFn> {
+  static Tensor forward(AutogradContext* ctx, const Tensor& self) {
+    ctx->save_for_backward({self});
+    return below_autograd(op_silu(), self);
+  }
+  static variable_list backward(AutogradContext* ctx, variable_list g) {
+    auto x = ctx->get_saved_variables()[0];
+    auto s = op_sigmoid().call(x);
+    auto one = scalar_of(1, s);
+    // d/dx x*s(x) = s * (1 + x * (1 - s))
+    auto d = op_mul().call(s, op_add().call(one, op_mul().call(x, op_sub().call(one, s, 1)), 1));
+    return {op_mul().call(g[0], d)};
+  }
+};
+
+Tensor silu_autograd(const Tensor& self) {
+  if (!needs_grad(self)) return below_autograd(op_silu(), self);
+  return SiluFn::apply(self);
+}
+
+struct SigmoidFn : Function<SigmoidFn> {
+  static Tensor forward(AutogradContext* ctx, const Tensor& self) {
+    auto out = below_autograd(op_sigmoid(), self);
+    ctx->save_for_backward({out});
+    return out;
+  }
+  static variable_list backward(AutogradContext* ctx, variable_list g) {
+    auto y = ctx->get_saved_variables()[0];
+    auto d = op_mul().call(y, op_sub().call(scalar_of(1, y), y, 1));
+    return {op_mul().call(g[0], d)};
+  }
+};
+
+Tensor sigmoid_autograd(const Tensor& self) {
+  if (!needs_grad(self)) return below_autograd(op_sigmoid(), self);
+  return SigmoidFn::apply(self);
+}
+
+struct MulScalarFn : Function<MulScalarFn> {
+  static Tensor forward(AutogradContext* ctx, const Tensor& self, const c10::Scalar& other) {
+    ctx->saved_data["other"] = other;
+    ctx->saved_data["dtype"] = static_cast<int64_t>(self.scalar_type());
+    return below_autograd(op_mul_scalar(), self, other);
+  }
+  static variable_list backward(AutogradContext* ctx, variable_list g) {
+    auto gs = op_mul_scalar().call(g[0], ctx->saved_data["other"].toScalar());
+    auto dtype = static_cast<at::ScalarType>(ctx->saved_data["dtype"].toInt());
+    if (gs.scalar_type() != dtype) gs = op_cast().call(gs, dtype);
+    return {gs, Tensor()};
+  }
+};
+
+Tensor mul_scalar_autograd(const Tensor& self, const c10::Scalar& other) {
+  if (!needs_grad(self)) return below_autograd(op_mul_scalar(), self, other);
+  return MulScalarFn::apply(self, other);
+}
+
+struct CastFn : Function<CastFn> {
+  static Tensor forward(AutogradContext* ctx, const Tensor& self, c10::ScalarType dtype) {
+    ctx->saved_data["dtype"] = static_cast<int64_t>(self.scalar_type());
+    return below_autograd(op_cast(), self, dtype);
+  }
+  static variable_list backward(AutogradContext* ctx, variable_list g) {
+    auto dtype = static_cast<at::ScalarType>(ctx->saved_data["dtype"].toInt());
+    return {op_cast().call(g[0], dtype), Tensor()};
+  }
+};
+
+Tensor cast_autograd(const Tensor& self, c10::ScalarType dtype) {
+  // an integral result is not differentiable
+  if (!needs_grad(self) || !at::isFloatingType(dtype)) return below_autograd(op_cast(), self, dtype);
+  return CastFn::apply(self, dtype);
+}
+
+// ---- binary -----------------------------------------------------------------------------------
+
+// add and sub: d/dself = grad, d/dother = ±alpha * grad
+template <bool kSub>
+struct AddSubFn : Function<AddSubFn<kSub>> {
+  static const c10::TypedOperatorHandle<AlphaSig>& op() { return kSub ? op_sub() : op_add(); }
+  static Tensor forward(AutogradContext* ctx, const Tensor& self, const Tensor& other, const c10::Scalar& alpha) {
+    Meta::save(ctx, "self", self);
+    Meta::save(ctx, "other", other);
+    ctx->saved_data["alpha"] = alpha;
+    return below_autograd(op(), self, other, alpha);
+  }
+  static variable_list backward(AutogradContext* ctx, variable_list g) {
+    Tensor gs, go;
+    auto alpha = ctx->saved_data["alpha"].toScalar();
+    if (ctx->needs_input_grad(0)) gs = Meta::reduce(ctx, "self", g[0]);
+    if (ctx->needs_input_grad(1)) {
+      go = kSub ? op_mul_scalar().call(g[0], -alpha) : scaled(g[0], alpha);
+      go = Meta::reduce(ctx, "other", go);
+    }
+    return {gs, go, Tensor()};
+  }
+};
+
+Tensor add_autograd(const Tensor& self, const Tensor& other, const c10::Scalar& alpha) {
+  if (!needs_grad(self, other)) return below_autograd(op_add(), self, other, alpha);
+  return AddSubFn<false>::apply(self, other, alpha);
+}
+
+Tensor sub_autograd(const Tensor& self, const Tensor& other, const c10::Scalar& alpha) {
+  if (!needs_grad(self, other)) return below_autograd(op_sub(), self, other, alpha);
+  return AddSubFn<true>::apply(self, other, alpha);
+}
+
+struct MulFn : Function<MulFn> {
+  static Tensor forward(AutogradContext* ctx, const Tensor& self, const Tensor& other) {
+    ctx->save_for_backward({self, other});
+    return below_autograd(op_mul(), self, other);
+  }
+  static variable_list backward(AutogradContext* ctx, variable_list g) {
+    auto saved = ctx->get_saved_variables();
+    const auto &self = saved[0], &other = saved[1];
+    Tensor gs, go;
+    if (ctx->needs_input_grad(0)) gs = reduce_like(op_mul().call(g[0], other), self);
+    if (ctx->needs_input_grad(1)) go = reduce_like(op_mul().call(g[0], self), other);
+    return {gs, go};
+  }
+};
+
+Tensor mul_autograd(const Tensor& self, const Tensor& other) {
+  if (!needs_grad(self, other)) return below_autograd(op_mul(), self, other);
+  return MulFn::apply(self, other);
+}
+
+struct DivFn : Function<DivFn> {
+  static Tensor forward(AutogradContext* ctx, const Tensor& self, const Tensor& other) {
+    ctx->save_for_backward({self, other});
+    return below_autograd(op_div(), self, other);
+  }
+  static variable_list backward(AutogradContext* ctx, variable_list g) {
+    auto saved = ctx->get_saved_variables();
+    const auto &self = saved[0], &other = saved[1];
+    Tensor gs, go;
+    if (ctx->needs_input_grad(0)) gs = reduce_like(op_div().call(g[0], other), self);
+    if (ctx->needs_input_grad(1)) {
+      // d(a/b)/db = -a / b^2
+      auto q = op_div().call(op_mul().call(g[0], self), op_mul().call(other, other));
+      go = reduce_like(op_mul_scalar().call(q, -1), other);
+    }
+    return {gs, go};
+  }
+};
+
+Tensor div_autograd(const Tensor& self, const Tensor& other) {
+  if (!needs_grad(self, other)) return below_autograd(op_div(), self, other);
+  return DivFn::apply(self, other);
+}
+
+// maximum / minimum: the gradient goes to the winner; ties split it in half, as PyTorch does
+template <bool kMax>
+struct MinMaxFn : Function<MinMaxFn<kMax>> {
+  static const c10::TypedOperatorHandle<BinarySig>& op() { return kMax ? op_maximum() : op_minimum(); }
+  static Tensor forward(AutogradContext* ctx, const Tensor& self, const Tensor& other) {
+    ctx->save_for_backward({self, other});
+    return below_autograd(op(), self, other);
+  }
+  static variable_list backward(AutogradContext* ctx, variable_list g) {
+    auto saved = ctx->get_saved_variables();
+    const auto &self = saved[0], &other = saved[1];
+    auto tie = at::eq(self, other);
+    auto half = op_mul_scalar().call(g[0], 0.5);
+    auto z = scalar_of(0, g[0]);
+    auto tie_part = op_where().call(tie, half, z);
+    Tensor gs, go;
+    if (ctx->needs_input_grad(0)) {
+      auto wins = kMax ? at::gt(self, other) : at::lt(self, other);
+      gs = reduce_like(op_where().call(wins, g[0], tie_part), self);
+    }
+    if (ctx->needs_input_grad(1)) {
+      auto wins = kMax ? at::gt(other, self) : at::lt(other, self);
+      go = reduce_like(op_where().call(wins, g[0], tie_part), other);
+    }
+    return {gs, go};
+  }
+};
+
+Tensor maximum_autograd(const Tensor& self, const Tensor& other) {
+  if (!needs_grad(self, other)) return below_autograd(op_maximum(), self, other);
+  return MinMaxFn<true>::apply(self, other);
+}
+
+Tensor minimum_autograd(const Tensor& self, const Tensor& other) {
+  if (!needs_grad(self, other)) return below_autograd(op_minimum(), self, other);
+  return MinMaxFn<false>::apply(self, other);
+}
+
+// ---- ternary ----------------------------------------------------------------------------------
+
+struct WhereFn : Function<WhereFn> {
+  static Tensor forward(AutogradContext* ctx, const Tensor& cond, const Tensor& self, const Tensor& other) {
+    ctx->save_for_backward({cond});
+    Meta::save(ctx, "self", self);
+    Meta::save(ctx, "other", other);
+    return below_autograd(op_where(), cond, self, other);
+  }
+  static variable_list backward(AutogradContext* ctx, variable_list g) {
+    auto cond = ctx->get_saved_variables()[0];
+    auto z = scalar_of(0, g[0]);
+    Tensor gs, go;
+    if (ctx->needs_input_grad(1)) gs = Meta::reduce(ctx, "self", op_where().call(cond, g[0], z));
+    if (ctx->needs_input_grad(2)) go = Meta::reduce(ctx, "other", op_where().call(cond, z, g[0]));
+    return {Tensor(), gs, go};
+  }
+};
+
+Tensor where_autograd(const Tensor& cond, const Tensor& self, const Tensor& other) {
+  if (!needs_grad(self, other)) return below_autograd(op_where(), cond, self, other);
+  return WhereFn::apply(cond, self, other);
+}
+
+struct AddcmulFn : Function<AddcmulFn> {
+  static Tensor forward(AutogradContext* ctx, const Tensor& self, const Tensor& t1, const Tensor& t2,
+                        const c10::Scalar& value) {
+    Meta::save(ctx, "self", self);
+    ctx->save_for_backward({t1, t2});
+    ctx->saved_data["value"] = value;
+    return below_autograd(op_addcmul(), self, t1, t2, value);
+  }
+  static variable_list backward(AutogradContext* ctx, variable_list g) {
+    auto saved = ctx->get_saved_variables();
+    const auto &t1 = saved[0], &t2 = saved[1];
+    auto gv = scaled(g[0], ctx->saved_data["value"].toScalar());
+    Tensor g0, g1, g2;
+    if (ctx->needs_input_grad(0)) g0 = Meta::reduce(ctx, "self", g[0]);
+    if (ctx->needs_input_grad(1)) g1 = reduce_like(op_mul().call(gv, t2), t1);
+    if (ctx->needs_input_grad(2)) g2 = reduce_like(op_mul().call(gv, t1), t2);
+    return {g0, g1, g2, Tensor()};
+  }
+};
+
+Tensor addcmul_autograd(const Tensor& self, const Tensor& t1, const Tensor& t2, const c10::Scalar& value) {
+  if (!needs_grad(self, t1, t2)) return below_autograd(op_addcmul(), self, t1, t2, value);
+  return AddcmulFn::apply(self, t1, t2, value);
+}
+
+// PyTorch's clamp_backward_min_max
+struct ClampFn : Function<ClampFn> {
+  static Tensor forward(AutogradContext* ctx, const Tensor& self, const Tensor& lo, const Tensor& hi) {
+    ctx->save_for_backward({self, lo, hi});
+    return below_autograd(op_clamp(), self, lo, hi);
+  }
+  static variable_list backward(AutogradContext* ctx, variable_list g) {
+    auto saved = ctx->get_saved_variables();
+    const auto &self = saved[0], &lo = saved[1], &hi = saved[2];
+    auto z = scalar_of(0, g[0]);
+    Tensor g0, g1, g2;
+    if (ctx->needs_input_grad(0)) {
+      g0 = reduce_like(op_where().call(at::logical_and(at::ge(self, lo), at::le(self, hi)), g[0], z), self);
+    }
+    if (ctx->needs_input_grad(1)) {
+      g1 = reduce_like(op_where().call(at::logical_and(at::lt(self, lo), at::lt(lo, hi)), g[0], z), lo);
+    }
+    if (ctx->needs_input_grad(2)) {
+      g2 = reduce_like(op_where().call(at::logical_or(at::gt(self, hi), at::lt(hi, lo)), g[0], z), hi);
+    }
+    return {g0, g1, g2};
+  }
+};
+
+Tensor clamp_autograd(const Tensor& self, const Tensor& lo, const Tensor& hi) {
+  if (!needs_grad(self, lo, hi)) return below_autograd(op_clamp(), self, lo, hi);
+  return ClampFn::apply(self, lo, hi);
+}
+
+// ---- max_pool2d_add ---------------------------------------------------------------------------
+
+struct MaxPool2dAddFn : Function<MaxPool2dAddFn> {
+  static Tensor forward(AutogradContext* ctx, const Tensor& self, const Tensor& other, c10::IntArrayRef k,
+                        c10::IntArrayRef s, c10::IntArrayRef p, bool ceil_mode) {
+    // only `self` is saved: the backward recomputes each window's argmax from it
+    ctx->save_for_backward({self.requires_grad() ? self : Tensor()});
+    Meta::save(ctx, "other", other);
+    ctx->saved_data["k"] = k;
+    ctx->saved_data["s"] = s;
+    ctx->saved_data["p"] = p;
+    ctx->saved_data["ceil"] = ceil_mode;
+    return below_autograd(op_max_pool2d_add(), self, other, k, s, p, ceil_mode);
+  }
+  static variable_list backward(AutogradContext* ctx, variable_list g) {
+    Tensor gs, go;
+    if (ctx->needs_input_grad(0)) {
+      auto self = ctx->get_saved_variables()[0];
+      auto& d = ctx->saved_data;
+      gs = op_max_pool2d_add_backward().call(g[0], self, d["k"].toIntVector(), d["s"].toIntVector(),
+                                              d["p"].toIntVector(), d["ceil"].toBool());
+    }
+    if (ctx->needs_input_grad(1)) go = Meta::reduce(ctx, "other", g[0]);
+    return {gs, go, Tensor(), Tensor(), Tensor(), Tensor()};
+  }
+};
+
+Tensor max_pool2d_add_autograd(const Tensor& self, const Tensor& other, c10::IntArrayRef k, c10::IntArrayRef s,
+                               c10::IntArrayRef p, bool ceil_mode) {
+  if (!needs_grad(self, other)) return below_autograd(op_max_pool2d_add(), self, other, k, s, p, ceil_mode);
+  return MaxPool2dAddFn::apply(self, other, k, s, p, ceil_mode);
+}
+
+// ---- diagonal ---------------------------------------------------------------------------------
+
+struct DiagonalFn : Function<DiagonalFn> {
+  static Tensor forward(AutogradContext* ctx, const Tensor& self, int64_t offset, int64_t dim1, int64_t dim2) {
+    ctx->saved_data["sizes"] = self.sym_sizes();
+    ctx->saved_data["args"] = std::vector<int64_t>{offset, dim1, dim2};
+    return below_autograd(op_diagonal(), self, offset, dim1, dim2);
+  }
+  static variable_list backward(AutogradContext* ctx, variable_list g) {
+    auto a = ctx->saved_data["args"].toIntVector();
+    auto sizes = ctx->saved_data["sizes"].toSymIntVector();
+    return {op_diagonal_backward().call(g[0], sizes, a[0], a[1], a[2]), Tensor(), Tensor(), Tensor()};
+  }
+};
+
+Tensor diagonal_autograd(const Tensor& self, int64_t offset, int64_t dim1, int64_t dim2) {
+  if (!needs_grad(self)) return below_autograd(op_diagonal(), self, offset, dim1, dim2);
+  return DiagonalFn::apply(self, offset, dim1, dim2);
+}
+
+// diagonal_backward is linear in `grad`: its gradient is the diagonal of the incoming one
+struct DiagonalBackwardFn : Function<DiagonalBackwardFn> {
+  static Tensor forward(AutogradContext* ctx, const Tensor& grad, c10::SymIntArrayRef sizes, int64_t offset,
+                        int64_t dim1, int64_t dim2) {
+    ctx->saved_data["args"] = std::vector<int64_t>{offset, dim1, dim2};
+    return below_autograd(op_diagonal_backward(), grad, sizes, offset, dim1, dim2);
+  }
+  static variable_list backward(AutogradContext* ctx, variable_list g) {
+    auto a = ctx->saved_data["args"].toIntVector();
+    return {op_diagonal().call(g[0], a[0], a[1], a[2]), Tensor(), Tensor(), Tensor(), Tensor()};
+  }
+};
+
+Tensor diagonal_backward_autograd(const Tensor& grad, c10::SymIntArrayRef sizes, int64_t offset, int64_t dim1,
+                                  int64_t dim2) {
+  if (!needs_grad(grad)) return below_autograd(op_diagonal_backward(), grad, sizes, offset, dim1, dim2);
+  return DiagonalBackwardFn::apply(grad, sizes, offset, dim1, dim2);
+}
+
+}  // namespace
+}  // namespace myops
+
+TORCH_LIBRARY_IMPL(myops, Autograd, m) {
+  using namespace myops;
+  m.impl("relu", &relu_autograd);
+  m.impl("gelu", &gelu_autograd);
+  m.impl("silu", &silu_autograd);
+  m.impl("sigmoid", &sigmoid_autograd);
+  m.impl("mul_scalar", &mul_scalar_autograd);
+  m.impl("cast", &cast_autograd);
+  m.impl("add", &add_autograd);
+  m.impl("sub", &sub_autograd);
+  m.impl("mul", &mul_autograd);
+  m.impl("div", &div_autograd);
+  m.impl("maximum", &maximum_autograd);
+  m.impl("minimum", &minimum_autograd);
+  m.impl("where", &where_autograd);
+  m.impl("addcmul", &addcmul_autograd);
+  m.impl("clamp", &clamp_autograd);
+  m.impl("max_pool2d_add", &max_pool2d_add_autograd);
+  m.impl("diagonal", &diagonal_autograd);
+  m.impl("diagonal_backward", &diagonal_backward_autograd);
+  // nonzero / nonzero_static return indices (int64): never differentiable; the fallthrough
+  // skips the boxed "not implemented" autograd fallback
+  m.impl("nonzero", torch::CppFunction::makeFallthrough());
+  m.impl("nonzero_static", torch::CppFunction::makeFallthrough());
+  // max_pool2d_add_backward has no formula (no double backward through max_pool2d_add)
+}
