@@ -212,7 +212,10 @@ def test_conj_and_neg_views(device):
 def test_backward_op(device, dtype):
     for sizes, offset, dim1, dim2 in [([5, 6], 1, 0, 1), ([4, 3, 5], -2, 2, 0), ([3, 7, 7, 2], 0, -3, -2),
                                       ([2, 3, 4, 5, 6], 3, 4, 1), ([4, 4], 9, 0, 1), ([0, 3, 3], 0, 1, 2),
-                                      ([2, 20, 20, 9], 1, 1, 2)]:
+                                      ([2, 20, 20, 9], 1, 1, 2),
+                                      # large enough for the CPU's blocked (zero + scatter per block) path
+                                      ([64, 40, 40], 0, -2, -1), ([8, 4, 50, 50], -1, 3, 2),
+                                      ([16, 70, 3, 70], 2, 1, 3)]:
         shape = torch.empty(sizes, device="meta").diagonal(offset, dim1, dim2).shape
         for g in (rand(shape, dtype, device),
                   with_layout(rand(shape, dtype, device), "transposed"),

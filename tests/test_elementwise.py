@@ -666,3 +666,43 @@ def test_cast_backward_dtype():
     assert x.grad.dtype == torch.float64 and torch.equal(x.grad, torch.ones(5, dtype=torch.float64))
     # integer results are not differentiable
     assert not myops.cast(x, torch.int32).requires_grad
+
+
+_BASELINE_SCRIPT = r"""
+import torch, myops
+import torch.nn.functional as F
+torch.manual_seed(0)
+for dt in (torch.float32, torch.float64, torch.float16, torch.bfloat16, torch.int32, torch.uint8):
+    x = (torch.randn(4, 37, 5) * 8).to(dt)
+    y = (torch.randn(37, 1) * 8).to(dt)
+    c = torch.rand(4, 37, 5) > 0.5
+    xt = x.transpose(0, 2)
+    for got, want in [
+        (myops.add(x, y), torch.add(x, y)),
+        (myops.mul(xt, y[:4, 0]), torch.mul(xt, y[:4, 0])),
+        (myops.maximum(x[1:], y), torch.maximum(x[1:], y)),
+        (myops.where(c, x, y), torch.where(c, x, y)),
+        (myops.cast(xt, torch.float16), xt.to(torch.float16)),
+        (myops.clamp(x, y, y + 3), torch.clamp(x, y, y + 3)),
+    ]:
+        assert torch.equal(got, want) and got.stride() == want.stride(), dt
+    if dt.is_floating_point:
+        assert torch.equal(myops.relu(xt), torch.relu(xt)), dt
+        for got, want in [(myops.gelu(x), F.gelu(x)), (myops.silu(xt), F.silu(xt)),
+                          (myops.sigmoid(x[1:]), torch.sigmoid(x[1:]))]:
+            tol = 1e-5 if dt in (torch.float32, torch.float64) else 1e-2
+            assert torch.allclose(got.double(), want.double(), rtol=tol, atol=tol), dt
+print("ok")
+"""
+
+
+def test_cpu_baseline_build():
+    # The CPU loops are built for the baseline, AVX2 and (gelu/silu/sigmoid) AVX-512, picked at
+    # run time; the suite above runs the best build this CPU has, this runs the baseline one.
+    import os
+    import subprocess
+    import sys
+
+    env = dict(os.environ, MYOPS_CPU_BASELINE="1")
+    res = subprocess.run([sys.executable, "-c", _BASELINE_SCRIPT], env=env, capture_output=True, text=True)
+    assert res.returncode == 0 and res.stdout.strip() == "ok", res.stderr[-2000:]

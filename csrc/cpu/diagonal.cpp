@@ -51,8 +51,24 @@ inline void copy_run(T* dst, int64_t ds, const T* src, int64_t ss, int64_t n) {
   if (ds == 1 && ss == 1) {
     std::memcpy(dst, src, n * sizeof(T));
   } else if (ds == 1) {
-    // The gather of the forward: unrolled so several independent loads are in flight.
+    // The gather of the forward: unrolled so several independent loads are in flight. When
+    // every element sits in its own cache line (and usually its own page, where the hardware
+    // prefetchers stop), the lines are prefetched a few iterations ahead.
     int64_t k = 0;
+    if (ss * static_cast<int64_t>(sizeof(T)) >= 64) {
+      constexpr int64_t kAhead = 16;
+      for (; k + 4 + kAhead <= n; k += 4) {
+        __builtin_prefetch(src + (k + kAhead) * ss);
+        __builtin_prefetch(src + (k + kAhead + 1) * ss);
+        __builtin_prefetch(src + (k + kAhead + 2) * ss);
+        __builtin_prefetch(src + (k + kAhead + 3) * ss);
+        const T a = src[k * ss], b = src[(k + 1) * ss], c = src[(k + 2) * ss], d = src[(k + 3) * ss];
+        dst[k] = a;
+        dst[k + 1] = b;
+        dst[k + 2] = c;
+        dst[k + 3] = d;
+      }
+    }
     for (; k + 4 <= n; k += 4) {
       const T a = src[k * ss], b = src[(k + 1) * ss], c = src[(k + 2) * ss], d = src[(k + 3) * ss];
       dst[k] = a;
@@ -192,11 +208,54 @@ at::Tensor diagonal_cpu(const at::Tensor& self_in, int64_t offset, int64_t dim1,
   return out;
 }
 
+// The backward in one pass over the output: the dims before min(dim1, dim2) index independent
+// blocks of the (contiguous) output, each holding its own part of the diagonal, so each block
+// is zeroed and gets its diagonal elements while it is in the cache, instead of zeroing the
+// whole output and then coming back for the diagonal. Returns false where that does not apply
+// (too few blocks to share between threads, blocks larger than the L2 cache, or a unit size
+// that not every block's pointers allow): the caller zeroes and scatters.
+bool diagonal_backward_blocked(const at::Tensor& out, const at::Tensor& grad, const myops::DiagonalGeometry& g) {
+  const int64_t a = std::min(g.dim1, g.dim2);
+  const int64_t es = grad.element_size();
+  int64_t outer = 1, block = 1;
+  for (int64_t d = 0; d < out.dim(); ++d) (d < a ? outer : block) *= out.size(d);
+  if (outer < 2 || block * es > (256 << 10) || outer * block < 2 * kGrain) return false;
+  std::vector<int64_t> sizes(g.out_sizes.begin() + a, g.out_sizes.end());
+  std::vector<int64_t> dst_st(g.view_strides.begin() + a, g.view_strides.end());
+  std::vector<int64_t> src_st(grad.strides().begin() + a, grad.strides().end());
+  char* const out0 = static_cast<char*>(out.data_ptr());
+  const char* const grad0 = static_cast<const char*>(grad.const_data_ptr());
+  const auto plan = myops::plan_strided_copy(sizes, dst_st, src_st, es, out0 + g.view_offset * es, grad0);
+  // the unit was chosen for block 0: every block's pointers must allow it too
+  if ((block * es) % plan.unit_bytes != 0) return false;
+  for (int64_t d = 0; d < a; ++d) {
+    if ((grad.stride(d) * es) % plan.unit_bytes != 0) return false;
+  }
+  at::parallel_for(0, outer, std::max<int64_t>(1, kGrain / std::max<int64_t>(block, 1)), [&](int64_t begin, int64_t end) {
+    for (int64_t o = begin; o < end; ++o) {
+      int64_t goff = 0, rest = o;
+      for (int64_t d = a - 1; d >= 0; --d) {
+        goff += (rest % grad.size(d)) * grad.stride(d);
+        rest /= grad.size(d);
+      }
+      char* blk = out0 + o * block * es;
+      std::memset(blk, 0, block * es);
+      auto q = plan;
+      q.dst = blk + g.view_offset * es;
+      q.src = grad0 + goff * es;
+      strided_copy(q);  // runs on this thread: nested parallel_for is sequential
+    }
+  });
+  return true;
+}
+
 at::Tensor diagonal_backward_cpu(const at::Tensor& grad_in, c10::IntArrayRef input_sizes,
                                  int64_t offset, int64_t dim1, int64_t dim2) {
   const auto g = myops::diagonal_backward_geometry(grad_in.sizes(), input_sizes, offset, dim1, dim2);
   const at::Tensor grad = grad_in.is_conj() || grad_in.is_neg() ? grad_in.resolve_conj().resolve_neg() : grad_in;
-  at::Tensor out = at::zeros(input_sizes, grad.options());
+  at::Tensor out = at::empty(input_sizes, grad.options());
+  if (grad.numel() > 0 && diagonal_backward_blocked(out, grad, g)) return out;
+  out.zero_();
   if (grad.numel() == 0) return out;
   const int64_t es = grad.element_size();
   const auto plan = myops::plan_strided_copy(
