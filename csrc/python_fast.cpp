@@ -4,8 +4,8 @@
 // the op boxed: ~1.5 us per call on a CPU, more than a whole torch.add on 10^3 elements. The
 // typed wrappers in python/myops/ops.py try these entry points first: each takes exact
 // torch.Tensor arguments (and plain ints / a dtype / a Python number where the op has them),
-// calls the op through the dispatcher unboxed, GIL released, as torch's own bindings do, and
-// returns the result. Anything else (a Tensor subclass, FakeTensor, an active
+// calls the op through the dispatcher unboxed (GIL released unless the call is small and on
+// the CPU) and returns the result. Anything else (a Tensor subclass, FakeTensor, an active
 // __torch_function__ mode, another argument form) returns NotImplemented and the wrapper
 // takes torch.ops.myops.<op>, so behaviour never depends on which path ran: the same
 // dispatcher call (autograd, dispatch modes, device kernels) happens either way.
@@ -68,10 +68,22 @@ bool as_scalar(PyObject* o, c10::Scalar* s) {
   return false;
 }
 
+// Small CPU calls keep the GIL: they finish in a few microseconds, less than releasing and
+// taking it back costs the other threads; anything on a GPU (which may synchronize) or larger
+// releases it, as torch's own bindings do.
+constexpr int64_t kKeepGilNumel = 32768;
+
+template <size_t... I>
+bool small_cpu_call(PyObject* const* args, std::index_sequence<I...>) {
+  return ((THPVariable_Unpack(args[I]).is_cpu() && THPVariable_Unpack(args[I]).numel() <= kKeepGilNumel) && ...);
+}
+
 template <class F, size_t... I>
-PyObject* run(PyObject* const* args, F&& f, std::index_sequence<I...>) {
+PyObject* run(PyObject* const* args, F&& f, std::index_sequence<I...> seq) {
   Tensor out;
-  {
+  if (small_cpu_call(args, seq)) {
+    out = f(THPVariable_Unpack(args[I])...);
+  } else {
     pybind11::gil_scoped_release no_gil;
     out = f(THPVariable_Unpack(args[I])...);
   }

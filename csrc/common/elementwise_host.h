@@ -5,6 +5,7 @@
 //
 // Used from .cpp files only (csrc/cpu/elementwise.cpp, csrc/cuda/elementwise_ops.cpp); the
 // .cu files see only the plain EwLaunch descriptor built from an EwPlan.
+#include <ATen/EmptyTensor.h>
 #include <ATen/core/Tensor.h>
 #include <ATen/ops/empty.h>
 #include <ATen/ops/empty_strided.h>
@@ -327,8 +328,13 @@ inline bool plan_same_shape_contiguous(EwPlan& p, const std::array<at::Tensor, k
     }
   }
   if (out_given.defined() && !out_given.is_contiguous()) return false;
-  p.out = out_given.defined() ? out_given
-                              : at::empty(sizes, at::TensorOptions().dtype(p.dtype).device(dev));
+  if (out_given.defined()) {
+    p.out = out_given;
+  } else if (dev.is_cpu()) {
+    p.out = at::Tensor(at::detail::empty_cpu(sizes, p.dtype));  // no dispatcher round trip
+  } else {
+    p.out = at::empty(sizes, at::TensorOptions().dtype(p.dtype).device(dev));
+  }
   p.numel = p.out.numel();
   if (p.numel == 0) return true;
   std::array<int64_t, kMaxIn + 1> st{};
