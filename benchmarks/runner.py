@@ -230,6 +230,27 @@ def format_row(row):
     return f"  {row['label']:<16} {row['sub_label']:<36} myops {fmt_time(row['myops_s'])}  {base}"
 
 
+def target_summary(rows):
+    """One line per (family, op) with a DESIGN.md §5 target: the range of measured ratios
+    (against the first baseline) and how many cases meet the target."""
+    groups = {}
+    for r in rows:
+        if not r.get("target"):
+            continue
+        key = (r["family"], r["label"], r["target"])
+        groups.setdefault(key, []).append(next(iter(r["baselines"].values()))["ratio"])
+    if not groups:
+        return []
+    out = ["## DESIGN.md §5 targets", "",
+           "| family | op | target (torch ÷ myops) | measured | cases meeting it |", "|---|---|---|---|---|"]
+    for (fam, label, target), ratios in groups.items():
+        met = sum(x >= target for x in ratios)
+        mark = "met" if met == len(ratios) else "NOT met"
+        rng = f"{min(ratios):.2f}x" if len(ratios) == 1 else f"{min(ratios):.2f}x – {max(ratios):.2f}x"
+        out.append(f"| {fam} | {label} | ≥ {target}x | {rng} | {met} / {len(ratios)}: {mark} |")
+    return out + [""]
+
+
 def markdown(rows, meta):
     out = [
         f"# myops benchmarks — {meta['device_name']}",
@@ -245,6 +266,7 @@ def markdown(rows, meta):
     for r in rows:
         if r["family"] not in families:
             families.append(r["family"])
+    out += target_summary(rows)
     for fam in families:
         frows = [r for r in rows if r["family"] == fam]
         names = []
@@ -291,7 +313,18 @@ def main(argv=None):
     p.add_argument("--device", nargs="+", default=None, help="devices (default: cpu and cuda if present)")
     p.add_argument("--quick", action="store_true", help="fewer and smaller cases")
     p.add_argument("--out", default=None, help="folder for <device>-<date>.md and .json")
+    p.add_argument("--render", nargs="+", default=None, metavar="JSON",
+                   help="only rewrite the .md (and plots) of earlier runs from their .json")
     args = p.parse_args(argv)
+    if args.render:
+        for path in args.render:
+            with open(path) as f:
+                data = json.load(f)
+            stem = os.path.splitext(path)[0]
+            with open(stem + ".md", "w") as f:
+                f.write(markdown(data["rows"], data["meta"]) + "\n")
+            print(f"wrote {stem}.md")
+        return [os.path.splitext(p)[0] + ".md" for p in args.render]
 
     import myops  # noqa: F401
 

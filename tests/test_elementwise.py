@@ -706,3 +706,21 @@ def test_cpu_baseline_build():
     env = dict(os.environ, MYOPS_CPU_BASELINE="1")
     res = subprocess.run([sys.executable, "-c", _BASELINE_SCRIPT], env=env, capture_output=True, text=True)
     assert res.returncode == 0 and res.stdout.strip() == "ok", res.stderr[-2000:]
+
+
+@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float16, torch.bfloat16, torch.int32], ids=str)
+def test_large_broadcast_rows(device, dtype):
+    # Big enough to be split between threads at positions that fall inside rows, with short
+    # and odd rows that the CPU loops walk row by row (a broadcast operand keeps dims apart).
+    a = rand((701, 97), dtype, device)
+    b = rand((97,), dtype, device)
+    c = rand((5, 37, 23, 21), dtype, device).contiguous(memory_format=torch.channels_last)
+    w = rand((1, 37, 1, 1), dtype, device)
+    m = torch.rand(701, 1, device=device) > 0.5
+    for got, want in [(myops.add(a, b), torch.add(a, b)), (myops.mul(c, w), torch.mul(c, w)),
+                      (myops.maximum(a.t(), b[:, None]), torch.maximum(a.t(), b[:, None])),
+                      (myops.where(m, a, b), torch.where(m, a, b)),
+                      (myops.clamp(c, w, w + 5), torch.clamp(c, w, w + 5))]:
+        assert got.dtype == want.dtype and got.stride() == want.stride()
+        assert torch.equal(got, want)

@@ -1,8 +1,8 @@
 // Elementwise ops on CPU: the shared front ends (common/elementwise_ops.h) plan each call;
 // the loops (cpu/elementwise_kernels.h: the shared functors over the merged iteration space,
 // at::parallel_for, at::vec::Vectorized) run in the AVX2 build (elementwise_avx2.cpp) when the
-// CPU supports it, else in the baseline build compiled here; gelu / silu / sigmoid run in the
-// AVX-512 build (elementwise_avx512.cpp) on CPUs that have it.
+// CPU supports it, else in the baseline build compiled here; on CPUs with AVX-512 the ops on
+// floating dtypes (all but cast and where) run in the AVX-512 build (elementwise_avx512.cpp).
 #include <torch/library.h>
 
 #include <cstdlib>
@@ -45,16 +45,17 @@ bool cpu_has_avx512() {
 #endif
 }
 
-// The ops whose time is arithmetic (erf / exp per element), not memory traffic.
-bool compute_bound(ew::EwKind kind) {
-  return kind == ew::EwKind::Gelu || kind == ew::EwKind::Silu || kind == ew::EwKind::Sigmoid;
+// What the AVX-512 build covers: every op but cast and where, on the floating dtypes.
+bool in_avx512_build(ew::EwKind kind, at::ScalarType dt) {
+  return kind != ew::EwKind::Cast && kind != ew::EwKind::Where &&
+         (dt == at::kFloat || dt == at::kDouble || dt == at::kHalf || dt == at::kBFloat16);
 }
 
 struct CpuBackend {
   static at::Tensor cast(const at::Tensor& t, at::ScalarType dt) { return ew::Ops<CpuBackend>::cast(t, dt); }
 
   static void run(ew::EwKind kind, const ew::EwPlan& p, const ew::EwParams& prm) {
-    if (compute_bound(kind) && cpu_has_avx512()) {
+    if (in_avx512_build(kind, p.dtype) && cpu_has_avx512()) {
       ew::run_cpu_avx512(kind, p, prm);
     } else if (cpu_has_avx2()) {
       ew::run_cpu_avx2(kind, p, prm);

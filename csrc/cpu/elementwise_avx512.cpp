@@ -1,9 +1,11 @@
-// The compute-bound CPU elementwise loops (gelu, silu, sigmoid: erf / exp / tanh per element)
-// built for AVX-512 (F, BW, VL, DQ) + FMA + F16C: at::vec::Vectorized<T> maps to 512-bit
-// registers with SLEEF's 16-wide math, twice the AVX2 build's throughput. elementwise.cpp calls
-// run_cpu_avx512 only for those ops and only on CPUs with these features; every other op is
-// memory bound and stays in the AVX2 build (cpu/elementwise_kernels.h is included here with
-// MYOPS_EW_TRANSCENDENTAL_ONLY, so only the three ops are compiled a third time).
+// The vectorized CPU elementwise loops on the floating dtypes (float, double, half, bfloat16:
+// every op but cast and where) built for AVX-512 (F, BW, VL, DQ) + FMA + F16C:
+// at::vec::Vectorized<T> maps to 512-bit registers, with 16-wide math. That doubles the
+// arithmetic throughput of the AVX2 build: it pays for the transcendental ops (gelu, silu,
+// sigmoid) and for any op whose data sits in the caches. elementwise.cpp calls run_cpu_avx512
+// only for those ops and dtypes and only on CPUs with these features; integer and bool
+// dtypes, cast and where stay in the AVX2 build (cpu/elementwise_kernels.h is included here
+// with MYOPS_EW_FLOAT_ONLY, so nothing else is compiled a third time).
 //
 // As in elementwise_avx2.cpp, every header that is not SIMD code is included first, for the
 // baseline target; at::vec is compiled into its own namespace (CPU_CAPABILITY myops_avx512) so
@@ -59,12 +61,12 @@
 static_assert(at::vec::Vectorized<float>::size() == 16, "myops: the AVX-512 build did not get 512-bit Vectorized");
 
 #define MYOPS_CPU_ENTRY run_cpu_avx512
-#define MYOPS_EW_TRANSCENDENTAL_ONLY
+#define MYOPS_EW_FLOAT_ONLY
 #include "cpu/elementwise_kernels.h"
 #pragma GCC pop_options
 
 #else  // no AVX-512 build on this platform: never called (elementwise.cpp checks the CPU)
 #define MYOPS_CPU_ENTRY run_cpu_avx512
-#define MYOPS_EW_TRANSCENDENTAL_ONLY
+#define MYOPS_EW_FLOAT_ONLY
 #include "cpu/elementwise_kernels.h"
 #endif

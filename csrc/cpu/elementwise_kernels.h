@@ -55,6 +55,40 @@ struct VecOf<Relu> {
   using type = VRelu;
 };
 
+// erf for gelu: the library's vector erf ...
+template <class V>
+inline V gelu_erf(const V& x) {
+  return x.erf();
+}
+
+#if defined(CPU_CAPABILITY_AVX512)
+// ... except for float in the AVX-512 build: the same formula as at::vec's erf (Abramowitz &
+// Stegun 7.1.26, about 1e-7 absolute error) with its two slow steps made cheap: the
+// reciprocal by rcp14 and one Newton step (within an ulp of the division) and exp(-x^2) by
+// the library's inline exp_u20 instead of a call to SLEEF's expf (both far below the
+// formula's own error). For float gelu PyTorch's CPU build calls oneDNN's JIT kernel, which
+// takes the same shortcuts.
+inline Vectorized<float> gelu_erf(const Vectorized<float>& x) {
+  using V = Vectorized<float>;
+  const __m512 one = _mm512_set1_ps(1.f);
+  const __m512 xv = x;
+  const __m512 sign = _mm512_and_ps(xv, _mm512_set1_ps(-0.f));
+  // |x| capped at 16 (erf is 1.0f from about 3.9 on): keeps rcp/Newton finite at +-inf; a
+  // NaN x becomes 16 here (min returns its second operand) and stays NaN through gelu's x * ...
+  const __m512 ax = _mm512_min_ps(_mm512_abs_ps(xv), _mm512_set1_ps(16.f));
+  const __m512 d = _mm512_fmadd_ps(_mm512_set1_ps(0.3275911f), ax, one);
+  __m512 t = _mm512_rcp14_ps(d);
+  t = _mm512_mul_ps(t, _mm512_fnmadd_ps(d, t, _mm512_set1_ps(2.f)));  // Newton: t (2 - d t)
+  __m512 r = _mm512_fmadd_ps(_mm512_set1_ps(1.061405429f), t, _mm512_set1_ps(-1.453152027f));
+  r = _mm512_fmadd_ps(r, t, _mm512_set1_ps(1.421413741f));
+  r = _mm512_fmadd_ps(r, t, _mm512_set1_ps(-0.284496736f));
+  r = _mm512_fmadd_ps(r, t, _mm512_set1_ps(0.254829592f));
+  const __m512 e = V(_mm512_sub_ps(_mm512_setzero_ps(), _mm512_mul_ps(ax, ax))).exp_u20();
+  const __m512 y = _mm512_fnmadd_ps(_mm512_mul_ps(r, t), e, one);  // 1 - r t e = erf(|x|)
+  return V(_mm512_xor_ps(y, sign));
+}
+#endif
+
 struct VGelu {
   Gelu f;
   template <class V>
@@ -67,7 +101,7 @@ struct VGelu {
       V inner = kBeta * (x + kKappa * x_cube);
       return V(T(0.5)) * x * (V(T(1)) + inner.tanh());
     }
-    return x * V(T(0.5)) * (V(T(1)) + (x * V(T(M_SQRT1_2))).erf());
+    return x * V(T(0.5)) * (V(T(1)) + gelu_erf(x * V(T(M_SQRT1_2))));
   }
 };
 template <>
@@ -379,6 +413,7 @@ struct CpuLoop {
     T* out = reinterpret_cast<T*>(ptr[0]);
     const T* in[NIN] = {reinterpret_cast<const T*>(ptr[I + 1])...};
     bool bc[NIN] = {(st[I + 1] == 0)...};
+    if (!(bc[I] || ...)) return vec_row_plain(out, in, n, g, vf, std::index_sequence<I...>{});
     V bv[NIN] = {V(in[I][0])...};
     int64_t i = 0;
     if constexpr (std::is_same<T, float>::value || std::is_same<T, double>::value) {
@@ -396,7 +431,11 @@ struct CpuLoop {
     } else {
       using VFl = Vectorized<float>;
       VFl blo[NIN], bhi[NIN];
-      for (int k = 0; k < NIN; ++k) std::tie(blo[k], bhi[k]) = at::vec::convert_to_float<T>(bv[k]);
+      for (int k = 0; k < NIN; ++k) {
+        // widened once per row, and only for broadcast operands: short rows (channels_last
+        // with a per-channel operand: rows of C elements) would otherwise pay it per row
+        if (bc[k]) std::tie(blo[k], bhi[k]) = at::vec::convert_to_float<T>(bv[k]);
+      }
       for (; i + W <= n; i += W) {
         VFl lo[NIN], hi[NIN];
         for (int k = 0; k < NIN; ++k) {
@@ -413,6 +452,34 @@ struct CpuLoop {
       }
     }
     for (; i < n; ++i) out[i] = g((bc[I] ? in[I][0] : in[I][i])...);
+  }
+
+  // vec_row without broadcast operands: no per-row setup, which matters for short rows (a
+  // channels_last tensor times a per-channel operand runs rows of C elements).
+  template <class G, class VF, size_t... I>
+  static void vec_row_plain(Out* out, const Out* const* in, int64_t n, const G& g, const VF& vf,
+                            std::index_sequence<I...>) {
+    using T = Out;
+    using V = Vectorized<T>;
+    constexpr int64_t W = V::size();
+    int64_t i = 0;
+    if constexpr (std::is_same<T, float>::value || std::is_same<T, double>::value) {
+      for (; i + 2 * W <= n; i += 2 * W) {
+        V r0 = vf(V::loadu(in[I] + i)...);
+        V r1 = vf(V::loadu(in[I] + i + W)...);
+        r0.store(out + i);
+        r1.store(out + i + W);
+      }
+      for (; i + W <= n; i += W) vf(V::loadu(in[I] + i)...).store(out + i);
+    } else {
+      using VFl = Vectorized<float>;
+      for (; i + W <= n; i += W) {
+        VFl lo[NIN], hi[NIN];
+        ((std::tie(lo[I], hi[I]) = at::vec::convert_to_float<T>(V::loadu(in[I] + i))), ...);
+        at::vec::convert_from_float<T>(vf(lo[I]...), vf(hi[I]...)).store(out + i);
+      }
+    }
+    for (; i < n; ++i) out[i] = g(in[I][i]...);
   }
 
   template <class G, class VF = NoVec>
@@ -445,8 +512,26 @@ struct CpuLoop {
           for (int d = 0; d < nd - 1; ++d) off += idx[d] * shape.strides[d][k];
           ptr[k] = base[k] + off * elsize[k];
         }
-        row_dispatch(ptr, inner, n, g, vf);
-        begin += n;
+        if (col == 0 && nd >= 2) {
+          // whole rows along the next dim: step the pointers instead of recomputing them
+          // (short rows, e.g. channels_last times a per-channel operand: rows of C elements)
+          const int64_t rows = std::min((end - begin) / W, shape.sizes[nd - 2] - idx[nd - 2]);
+          if (rows > 1) {
+            int64_t step[NARGS];
+            for (int k = 0; k < NARGS; ++k) step[k] = shape.strides[nd - 2][k] * elsize[k];
+            for (int64_t r = 0; r < rows; ++r) {
+              row_dispatch(ptr, inner, W, g, vf);
+              for (int k = 0; k < NARGS; ++k) ptr[k] += step[k];
+            }
+            begin += rows * W;
+            idx[nd - 2] += rows - 1;  // the last row's carry is done below
+            n = 0;
+          }
+        }
+        if (n > 0) {
+          row_dispatch(ptr, inner, n, g, vf);
+          begin += n;
+        }
         col = 0;
         for (int d = nd - 2; d >= 0; --d) {
           if (++idx[d] < shape.sizes[d]) break;
@@ -504,8 +589,14 @@ void run_same_impl(const EwPlan& p, const F& f) {
   }
 }
 
+#ifdef MYOPS_EW_FLOAT_ONLY
+// The AVX-512 build: the vectorized ops on the floating dtypes only (see elementwise_avx512.cpp)
+#define MYOPS_EW_ALL AT_EXPAND(AT_FLOATING_TYPES), at::kHalf, at::kBFloat16
+#define MYOPS_EW_NOBOOL AT_EXPAND(AT_FLOATING_TYPES), at::kHalf, at::kBFloat16
+#else
 #define MYOPS_EW_ALL AT_EXPAND(AT_ALL_TYPES), at::kBool, at::kHalf, at::kBFloat16
 #define MYOPS_EW_NOBOOL AT_EXPAND(AT_ALL_TYPES), at::kHalf, at::kBFloat16
+#endif
 #define MYOPS_EW_FLOAT AT_EXPAND(AT_FLOATING_TYPES), at::kHalf, at::kBFloat16
 
 }  // namespace
@@ -516,6 +607,9 @@ namespace ew {
 void MYOPS_CPU_ENTRY(EwKind kind, const EwPlan& p, const EwParams& prm) {
   const auto dt = p.dtype;
   switch (kind) {
+    case EwKind::Relu:
+      AT_DISPATCH_V2(dt, "myops.relu", AT_WRAP([&] { run_same<scalar_t, 1>(p, Relu{}); }), MYOPS_EW_NOBOOL);
+      break;
     case EwKind::Gelu:
       AT_DISPATCH_V2(dt, "myops.gelu", AT_WRAP([&] { run_same<scalar_t, 1>(p, Gelu{prm.tanh}); }),
                      MYOPS_EW_FLOAT);
@@ -526,21 +620,6 @@ void MYOPS_CPU_ENTRY(EwKind kind, const EwPlan& p, const EwParams& prm) {
     case EwKind::Sigmoid:
       AT_DISPATCH_V2(dt, "myops.sigmoid", AT_WRAP([&] { run_same<scalar_t, 1>(p, Sigmoid{}); }),
                      MYOPS_EW_FLOAT);
-      break;
-#ifdef MYOPS_EW_TRANSCENDENTAL_ONLY
-    default:
-      TORCH_CHECK(false, "myops: internal error: op ", static_cast<int>(kind), " is not in this CPU build");
-#else
-    case EwKind::Relu:
-      AT_DISPATCH_V2(dt, "myops.relu", AT_WRAP([&] { run_same<scalar_t, 1>(p, Relu{}); }), MYOPS_EW_NOBOOL);
-      break;
-    case EwKind::Cast:
-      AT_DISPATCH_V2(dt, "myops.cast", AT_WRAP([&] {
-        using Out = scalar_t;
-        AT_DISPATCH_V2(p.in_dtype[0], "myops.cast", AT_WRAP([&] {
-          CpuLoop<Out, scalar_t>::run(p, CastT<Out>{});
-        }), MYOPS_EW_ALL);
-      }), MYOPS_EW_ALL);
       break;
     case EwKind::Add:
       AT_DISPATCH_V2(dt, "myops.add", AT_WRAP([&] {
@@ -564,11 +643,6 @@ void MYOPS_CPU_ENTRY(EwKind kind, const EwPlan& p, const EwParams& prm) {
     case EwKind::Minimum:
       AT_DISPATCH_V2(dt, "myops.minimum", AT_WRAP([&] { run_same<scalar_t, 2>(p, Minimum{}); }), MYOPS_EW_ALL);
       break;
-    case EwKind::Where:
-      AT_DISPATCH_V2(dt, "myops.where", AT_WRAP([&] {
-        CpuLoop<scalar_t, bool, scalar_t, scalar_t>::run(p, WhereT<scalar_t>{});
-      }), MYOPS_EW_ALL);
-      break;
     case EwKind::Addcmul:
       AT_DISPATCH_V2(dt, "myops.addcmul", AT_WRAP([&] {
         using C = opmath_t<scalar_t>;
@@ -577,6 +651,23 @@ void MYOPS_CPU_ENTRY(EwKind kind, const EwPlan& p, const EwParams& prm) {
       break;
     case EwKind::Clamp:
       AT_DISPATCH_V2(dt, "myops.clamp", AT_WRAP([&] { run_same<scalar_t, 3>(p, Clamp{}); }), MYOPS_EW_NOBOOL);
+      break;
+#ifdef MYOPS_EW_FLOAT_ONLY
+    default:
+      TORCH_CHECK(false, "myops: internal error: op ", static_cast<int>(kind), " is not in this CPU build");
+#else
+    case EwKind::Cast:
+      AT_DISPATCH_V2(dt, "myops.cast", AT_WRAP([&] {
+        using Out = scalar_t;
+        AT_DISPATCH_V2(p.in_dtype[0], "myops.cast", AT_WRAP([&] {
+          CpuLoop<Out, scalar_t>::run(p, CastT<Out>{});
+        }), MYOPS_EW_ALL);
+      }), MYOPS_EW_ALL);
+      break;
+    case EwKind::Where:
+      AT_DISPATCH_V2(dt, "myops.where", AT_WRAP([&] {
+        CpuLoop<scalar_t, bool, scalar_t, scalar_t>::run(p, WhereT<scalar_t>{});
+      }), MYOPS_EW_ALL);
       break;
 #endif
   }
