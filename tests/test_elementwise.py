@@ -724,3 +724,20 @@ def test_large_broadcast_rows(device, dtype):
                       (myops.clamp(c, w, w + 5), torch.clamp(c, w, w + 5))]:
         assert got.dtype == want.dtype and got.stride() == want.stride()
         assert torch.equal(got, want)
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64], ids=str)
+def test_streamed_outputs_cpu(dtype):
+    # Outputs over 16 MiB are written with non-temporal stores on the CPU (after a scalar head
+    # up to the vector alignment): misaligned, broadcast and transcendental cases.
+    n = (1 << 22) + 37
+    x = rand((n,), dtype, "cpu")
+    y = rand((n,), dtype, "cpu")
+    a = rand((16, 64, 56, 57), dtype, "cpu")
+    b = rand((1, 64, 1, 1), dtype, "cpu")
+    for got, want in [(myops.add(x[1:], y[:-1]), torch.add(x[1:], y[:-1])),
+                      (myops.mul(a, b), torch.mul(a, b)),
+                      (myops.maximum(a[:, :, 1:], b), torch.maximum(a[:, :, 1:], b)),
+                      (myops.relu(x[3:]), torch.relu(x[3:]))]:
+        assert got.stride() == want.stride() and torch.equal(got, want)
+    assert_ulp(myops.sigmoid(x[1:]), torch.sigmoid(x[1:]), atol=3e-6)
