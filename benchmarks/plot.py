@@ -12,6 +12,7 @@ import matplotlib
 
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
+import matplotlib.ticker  # noqa: E402
 
 
 def plot(json_path):
@@ -25,6 +26,9 @@ def plot(json_path):
         if r.get("series") and r.get("bytes") and r.get("numel"):
             by_family[r["family"]].append(r)
     for fam, frows in by_family.items():
+        if fam == "latency":
+            written.append(plot_latency(frows, meta, f"{stem}-{fam}.png"))
+            continue
         series = collections.defaultdict(list)
         for r in frows:
             series[r["series"]].append(r)
@@ -56,6 +60,37 @@ def plot(json_path):
         written.append(out)
         print(f"wrote {out}")
     return written
+
+
+def plot_latency(rows, meta, out):
+    """Per-call time of myops and torch for every op, one panel per size (bars, log scale)."""
+    sizes = sorted({r["numel"] for r in rows})
+    fig, axes = plt.subplots(1, len(sizes), figsize=(4.2 * len(sizes), 4.8), sharey=True)
+    if len(sizes) == 1:
+        axes = [axes]
+    for ax, n in zip(axes, sizes):
+        srows = [r for r in rows if r["numel"] == n]
+        labels = [r["label"] for r in srows]
+        ys = range(len(srows))
+        my = [r["myops_s"] * 1e6 for r in srows]
+        base = [next(iter(r["baselines"].values()))["s"] * 1e6 for r in srows]
+        ax.barh([y + 0.2 for y in ys], my, height=0.4, label="myops")
+        ax.barh([y - 0.2 for y in ys], base, height=0.4, label="torch")
+        ax.set_yticks(list(ys))
+        ax.set_yticklabels(labels, fontsize=8)
+        ax.set_xscale("log")
+        ax.xaxis.set_minor_formatter(matplotlib.ticker.NullFormatter())
+        ax.set_xlabel("µs per call")
+        ax.set_title(f"{n} elements", fontsize=9)
+        ax.grid(True, axis="x", which="both", alpha=0.3)
+    axes[0].invert_yaxis()
+    axes[-1].legend(fontsize=8)
+    fig.suptitle(f"latency — {meta['device_name']} — torch {meta['torch']} — {meta['date']}", fontsize=9)
+    fig.tight_layout()
+    fig.savefig(out, dpi=110)
+    plt.close(fig)
+    print(f"wrote {out}")
+    return out
 
 
 if __name__ == "__main__":
