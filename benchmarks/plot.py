@@ -35,7 +35,7 @@ def plot(json_path):
         series = {k: v for k, v in series.items() if len({r["numel"] for r in v}) >= 2}
         if not series:
             continue
-        fig, ax = plt.subplots(figsize=(7, 4.5))
+        fig, ax = plt.subplots(figsize=(10, 5))
         colors = plt.rcParams["axes.prop_cycle"].by_key()["color"]
         for i, (name, srows) in enumerate(sorted(series.items())):
             srows.sort(key=lambda r: r["numel"])
@@ -51,7 +51,7 @@ def plot(json_path):
         ax.set_xlabel("elements")
         ax.set_ylabel("GB/s (bytes that must move / time)")
         ax.set_title(f"{fam} — {meta['device_name']} — torch {meta['torch']} — {meta['date']}", fontsize=9)
-        ax.legend(fontsize=7)
+        ax.legend(fontsize=7, loc="center left", bbox_to_anchor=(1.01, 0.5))
         ax.grid(True, which="both", alpha=0.3)
         fig.tight_layout()
         out = f"{stem}-{fam}.png"
