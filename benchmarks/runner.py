@@ -51,33 +51,7 @@ def sync(device):
 
 def measure(fn, device, min_time=0.2, max_reps=200, warmup=3):
     """Median seconds per call. Small calls are batched so one sample lasts >= ~1 ms."""
-    for _ in range(warmup):
-        fn()
-    sync(device)
-    t0 = time.perf_counter()
-    fn()
-    sync(device)
-    one = max(time.perf_counter() - t0, 1e-7)
-    batch = max(1, min(1000, int(1e-3 / one)))
-    reps = max(5, min(max_reps, int(min_time / (one * batch))))
-    samples = []
-    if device.startswith("cuda"):
-        start = torch.cuda.Event(enable_timing=True)
-        end = torch.cuda.Event(enable_timing=True)
-        for _ in range(reps):
-            start.record()
-            for _ in range(batch):
-                fn()
-            end.record()
-            end.synchronize()
-            samples.append(start.elapsed_time(end) / 1e3 / batch)
-    else:
-        for _ in range(reps):
-            t0 = time.perf_counter()
-            for _ in range(batch):
-                fn()
-            samples.append((time.perf_counter() - t0) / batch)
-    return statistics.median(samples)
+    return measure_interleaved([fn], device, min_time=min_time, max_reps=max_reps, warmup=warmup)[0]
 
 
 def measure_interleaved(fns, device, min_time=0.3, max_reps=200, warmup=3):
