@@ -62,17 +62,25 @@ MYOPS_OP(op_diagonal_backward, "diagonal_backward",
          Tensor(const Tensor&, c10::SymIntArrayRef, int64_t, int64_t, int64_t))
 #undef MYOPS_OP
 
-// True when the call must record a graph node.
-template <class... T>
-bool needs_grad(const T&... ts) {
-  return at::GradMode::is_enabled() && (ts.requires_grad() || ...);
-}
-
 // Runs the device kernel of an op (everything below autograd).
 template <class Sig, class... A>
 Tensor below_autograd(const c10::TypedOperatorHandle<Sig>& op, A&&... a) {
   at::AutoDispatchBelowADInplaceOrView guard;
   return op.call(std::forward<A>(a)...);
+}
+
+inline bool requires_grad_of(const Tensor& t) { return t.requires_grad(); }
+template <class T>
+bool requires_grad_of(const T&) {
+  return false;
+}
+
+// The Autograd kernel of an op: Function `Fn` records the graph node when grad mode is on and
+// some tensor argument requires a gradient; otherwise the call goes straight to the kernel.
+template <class Fn, class Sig, class... A>
+Tensor with_autograd(const c10::TypedOperatorHandle<Sig>& op, const A&... a) {
+  if (!at::GradMode::is_enabled() || !(requires_grad_of(a) || ...)) return below_autograd(op, a...);
+  return Fn::apply(a...);
 }
 
 // 0-d CPU scalar of `like`'s dtype: folded into the kernel on any device.
@@ -124,8 +132,7 @@ struct ReluFn : Function<ReluFn> {
 };
 
 Tensor relu_autograd(const Tensor& self) {
-  if (!needs_grad(self)) return below_autograd(op_relu(), self);
-  return ReluFn::apply(self);
+  return with_autograd<ReluFn>(op_relu(), self);
 }
 
 struct GeluFn : Function<GeluFn> {
@@ -142,8 +149,7 @@ struct GeluFn : Function<GeluFn> {
 };
 
 Tensor gelu_autograd(const Tensor& self, c10::string_view approximate) {
-  if (!needs_grad(self)) return below_autograd(op_gelu(), self, approximate);
-  return GeluFn::apply(self, approximate);
+  return with_autograd<GeluFn>(op_gelu(), self, approximate);
 }
 
 struct SiluFn : Function<SiluFn> {
@@ -162,8 +168,7 @@ struct SiluFn : Function<SiluFn> {
 };
 
 Tensor silu_autograd(const Tensor& self) {
-  if (!needs_grad(self)) return below_autograd(op_silu(), self);
-  return SiluFn::apply(self);
+  return with_autograd<SiluFn>(op_silu(), self);
 }
 
 struct SigmoidFn : Function<SigmoidFn> {
@@ -180,8 +185,7 @@ struct SigmoidFn : Function<SigmoidFn> {
 };
 
 Tensor sigmoid_autograd(const Tensor& self) {
-  if (!needs_grad(self)) return below_autograd(op_sigmoid(), self);
-  return SigmoidFn::apply(self);
+  return with_autograd<SigmoidFn>(op_sigmoid(), self);
 }
 
 struct MulScalarFn : Function<MulScalarFn> {
@@ -199,8 +203,7 @@ struct MulScalarFn : Function<MulScalarFn> {
 };
 
 Tensor mul_scalar_autograd(const Tensor& self, const c10::Scalar& other) {
-  if (!needs_grad(self)) return below_autograd(op_mul_scalar(), self, other);
-  return MulScalarFn::apply(self, other);
+  return with_autograd<MulScalarFn>(op_mul_scalar(), self, other);
 }
 
 struct CastFn : Function<CastFn> {
@@ -216,8 +219,8 @@ struct CastFn : Function<CastFn> {
 
 Tensor cast_autograd(const Tensor& self, c10::ScalarType dtype) {
   // an integral result is not differentiable
-  if (!needs_grad(self) || !at::isFloatingType(dtype)) return below_autograd(op_cast(), self, dtype);
-  return CastFn::apply(self, dtype);
+  if (!at::isFloatingType(dtype)) return below_autograd(op_cast(), self, dtype);
+  return with_autograd<CastFn>(op_cast(), self, dtype);
 }
 
 // ---- binary -----------------------------------------------------------------------------------
@@ -245,13 +248,11 @@ struct AddSubFn : Function<AddSubFn<kSub>> {
 };
 
 Tensor add_autograd(const Tensor& self, const Tensor& other, const c10::Scalar& alpha) {
-  if (!needs_grad(self, other)) return below_autograd(op_add(), self, other, alpha);
-  return AddSubFn<false>::apply(self, other, alpha);
+  return with_autograd<AddSubFn<false>>(op_add(), self, other, alpha);
 }
 
 Tensor sub_autograd(const Tensor& self, const Tensor& other, const c10::Scalar& alpha) {
-  if (!needs_grad(self, other)) return below_autograd(op_sub(), self, other, alpha);
-  return AddSubFn<true>::apply(self, other, alpha);
+  return with_autograd<AddSubFn<true>>(op_sub(), self, other, alpha);
 }
 
 struct MulFn : Function<MulFn> {
@@ -270,8 +271,7 @@ struct MulFn : Function<MulFn> {
 };
 
 Tensor mul_autograd(const Tensor& self, const Tensor& other) {
-  if (!needs_grad(self, other)) return below_autograd(op_mul(), self, other);
-  return MulFn::apply(self, other);
+  return with_autograd<MulFn>(op_mul(), self, other);
 }
 
 struct DivFn : Function<DivFn> {
@@ -294,8 +294,7 @@ struct DivFn : Function<DivFn> {
 };
 
 Tensor div_autograd(const Tensor& self, const Tensor& other) {
-  if (!needs_grad(self, other)) return below_autograd(op_div(), self, other);
-  return DivFn::apply(self, other);
+  return with_autograd<DivFn>(op_div(), self, other);
 }
 
 // maximum / minimum: the gradient goes to the winner; ties split it in half, as PyTorch does
@@ -327,13 +326,11 @@ struct MinMaxFn : Function<MinMaxFn<kMax>> {
 };
 
 Tensor maximum_autograd(const Tensor& self, const Tensor& other) {
-  if (!needs_grad(self, other)) return below_autograd(op_maximum(), self, other);
-  return MinMaxFn<true>::apply(self, other);
+  return with_autograd<MinMaxFn<true>>(op_maximum(), self, other);
 }
 
 Tensor minimum_autograd(const Tensor& self, const Tensor& other) {
-  if (!needs_grad(self, other)) return below_autograd(op_minimum(), self, other);
-  return MinMaxFn<false>::apply(self, other);
+  return with_autograd<MinMaxFn<false>>(op_minimum(), self, other);
 }
 
 // ---- ternary ----------------------------------------------------------------------------------
@@ -356,8 +353,7 @@ struct WhereFn : Function<WhereFn> {
 };
 
 Tensor where_autograd(const Tensor& cond, const Tensor& self, const Tensor& other) {
-  if (!needs_grad(self, other)) return below_autograd(op_where(), cond, self, other);
-  return WhereFn::apply(cond, self, other);
+  return with_autograd<WhereFn>(op_where(), cond, self, other);
 }
 
 struct AddcmulFn : Function<AddcmulFn> {
@@ -381,8 +377,7 @@ struct AddcmulFn : Function<AddcmulFn> {
 };
 
 Tensor addcmul_autograd(const Tensor& self, const Tensor& t1, const Tensor& t2, const c10::Scalar& value) {
-  if (!needs_grad(self, t1, t2)) return below_autograd(op_addcmul(), self, t1, t2, value);
-  return AddcmulFn::apply(self, t1, t2, value);
+  return with_autograd<AddcmulFn>(op_addcmul(), self, t1, t2, value);
 }
 
 // PyTorch's clamp_backward_min_max
@@ -410,8 +405,7 @@ struct ClampFn : Function<ClampFn> {
 };
 
 Tensor clamp_autograd(const Tensor& self, const Tensor& lo, const Tensor& hi) {
-  if (!needs_grad(self, lo, hi)) return below_autograd(op_clamp(), self, lo, hi);
-  return ClampFn::apply(self, lo, hi);
+  return with_autograd<ClampFn>(op_clamp(), self, lo, hi);
 }
 
 // ---- max_pool2d_add ---------------------------------------------------------------------------
@@ -443,8 +437,7 @@ struct MaxPool2dAddFn : Function<MaxPool2dAddFn> {
 
 Tensor max_pool2d_add_autograd(const Tensor& self, const Tensor& other, c10::IntArrayRef k, c10::IntArrayRef s,
                                c10::IntArrayRef p, bool ceil_mode) {
-  if (!needs_grad(self, other)) return below_autograd(op_max_pool2d_add(), self, other, k, s, p, ceil_mode);
-  return MaxPool2dAddFn::apply(self, other, k, s, p, ceil_mode);
+  return with_autograd<MaxPool2dAddFn>(op_max_pool2d_add(), self, other, k, s, p, ceil_mode);
 }
 
 // ---- diagonal ---------------------------------------------------------------------------------
@@ -463,8 +456,7 @@ struct DiagonalFn : Function<DiagonalFn> {
 };
 
 Tensor diagonal_autograd(const Tensor& self, int64_t offset, int64_t dim1, int64_t dim2) {
-  if (!needs_grad(self)) return below_autograd(op_diagonal(), self, offset, dim1, dim2);
-  return DiagonalFn::apply(self, offset, dim1, dim2);
+  return with_autograd<DiagonalFn>(op_diagonal(), self, offset, dim1, dim2);
 }
 
 // diagonal_backward is linear in `grad`: its gradient is the diagonal of the incoming one
@@ -482,8 +474,7 @@ struct DiagonalBackwardFn : Function<DiagonalBackwardFn> {
 
 Tensor diagonal_backward_autograd(const Tensor& grad, c10::SymIntArrayRef sizes, int64_t offset, int64_t dim1,
                                   int64_t dim2) {
-  if (!needs_grad(grad)) return below_autograd(op_diagonal_backward(), grad, sizes, offset, dim1, dim2);
-  return DiagonalBackwardFn::apply(grad, sizes, offset, dim1, dim2);
+  return with_autograd<DiagonalBackwardFn>(op_diagonal_backward(), grad, sizes, offset, dim1, dim2);
 }
 
 }  // namespace

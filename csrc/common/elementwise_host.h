@@ -319,12 +319,7 @@ inline bool plan_same_shape_contiguous(EwPlan& p, const std::array<at::Tensor, k
     // Beside a broadcast scalar the output follows the operands' strides; it is contiguous
     // for sure only when they are exactly row-major (size-1 dims included).
     for (int k = 0; k < p.nin; ++k) {
-      if (p.folded[k]) continue;
-      int64_t expected = 1;
-      for (int64_t d = ins[k].dim() - 1; d >= 0; --d) {
-        if (ins[k].stride(d) != expected) return false;
-        expected *= std::max<int64_t>(ins[k].size(d), 1);
-      }
+      if (!p.folded[k] && !ins[k].strides().equals(contiguous_strides(sizes))) return false;
     }
   }
   if (out_given.defined() && !out_given.is_contiguous()) return false;

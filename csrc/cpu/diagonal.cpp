@@ -19,21 +19,17 @@
 
 #include "common/checks.h"
 #include "common/diagonal_shape.h"
+#include "common/uint_of.h"
 
 namespace {
 
 using myops::StridedCopyPlan;
 
+// The type a copy moves per unit of N bytes.
 template <int N>
-struct Unit;
-template <>
-struct Unit<1> { using type = uint8_t; };
-template <>
-struct Unit<2> { using type = uint16_t; };
-template <>
-struct Unit<4> { using type = uint32_t; };
-template <>
-struct Unit<8> { using type = uint64_t; };
+struct Unit {
+  using type = typename myops::UIntOf<N>::type;
+};
 struct U128 {
   uint64_t lo, hi;
 };

@@ -47,8 +47,7 @@ bool cpu_has_avx512() {
 
 // What the AVX-512 build covers: every op but cast and where, on the floating dtypes.
 bool in_avx512_build(ew::EwKind kind, at::ScalarType dt) {
-  return kind != ew::EwKind::Cast && kind != ew::EwKind::Where &&
-         (dt == at::kFloat || dt == at::kDouble || dt == at::kHalf || dt == at::kBFloat16);
+  return kind != ew::EwKind::Cast && kind != ew::EwKind::Where && at::isFloatingType(dt);
 }
 
 struct CpuBackend {

@@ -18,6 +18,7 @@
 #include "common/elementwise_functors.h"
 #include "common/elementwise_host.h"
 #include "common/elementwise_ops.h"
+#include "common/uint_of.h"
 
 #ifndef MYOPS_CPU_ENTRY
 #error "define MYOPS_CPU_ENTRY before including cpu/elementwise_kernels.h"
@@ -249,16 +250,6 @@ struct InOpMath {
 
 // c ? a : b as a bitwise select on the storage bits: the same bits as the branch, but no
 // branch to mispredict on a random condition, so the compiler vectorizes the dense loops.
-template <int Bytes>
-struct UIntOf;
-template <>
-struct UIntOf<1> { using type = uint8_t; };
-template <>
-struct UIntOf<2> { using type = uint16_t; };
-template <>
-struct UIntOf<4> { using type = uint32_t; };
-template <>
-struct UIntOf<8> { using type = uint64_t; };
 
 template <typename T>
 struct WhereT {
