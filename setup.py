@@ -1,14 +1,33 @@
-"""Build the myops._C extension with torch's cpp_extension (ninja).
+"""Build myops: two libraries from one build description, with torch's cpp_extension (ninja).
+
+  myops/lib/libmyops.so   every kernel, schema and backward (csrc/ except csrc/python/). Links
+                          LibTorch only (c10, torch_cpu; torch_cuda + cudart with CUDA), never
+                          libpython: it loads in a C++ process. RUNPATH finds torch's libraries
+                          in the same site-packages. Exported to CMake as myops::myops.
+  myops/_C*.so            the Python module (csrc/python/): PyInit__C and the wrappers' fast
+                          entry points. Links libmyops (RUNPATH $ORIGIN/lib) and libtorch_python.
+
+Every .cpp under csrc/ (and every .cu when building with CUDA) goes into libmyops, except
+csrc/python/ (the module) and csrc/cuda/ without CUDA. The wheel also carries the C++ API header
+(myops/include/myops/ops.h, from csrc/include/) and the CMake package
+(myops/share/cmake/myops/, from cmake/): see myops.cmake_prefix_path.
 
 Environment variables:
-  FORCE_CUDA=1            build the CUDA kernels even when no GPU is visible (needs nvcc)
-  FORCE_CPU=1             build the CPU kernels only, even when a GPU is visible
-  TORCH_CUDA_ARCH_LIST    GPU architectures to compile for, e.g. "9.0" (read by torch)
+  FORCE_CUDA=1            build the CUDA kernels, or fail saying why not (no nvcc, a CPU-only
+                          torch, a CUDA version other than torch's). Never a silent CPU build.
+  FORCE_CPU=1             build the CPU kernels only
+  (neither)               CUDA kernels when torch has CUDA and a matching nvcc is found, GPU or
+                          not; otherwise CPU only, with a warning that says why
+  TORCH_CUDA_ARCH_LIST    GPU architectures to compile for, e.g. "9.0" (read by torch); default:
+                          the GPUs present, or 9.0 when none is
   MAX_JOBS                parallel compile jobs (read by torch's ninja builder)
-  DEBUG=1                 -O0 -g, device code with -G
+  DEBUG=1                 -O0 -g, device code with -G (release builds carry no debug info)
 """
 import glob
 import os
+import re
+import shutil
+import subprocess
 import sys
 
 
@@ -17,8 +36,6 @@ def _find_cuda_home():
     then yields /usr/local, which has no CUDA headers. Prefer a directory that has them."""
     if os.environ.get("CUDA_HOME") or os.environ.get("CUDA_PATH"):
         return
-    import shutil
-
     candidates = []
     nvcc = shutil.which("nvcc")
     if nvcc:
@@ -36,37 +53,73 @@ _find_cuda_home()
 
 import torch  # noqa: E402
 from setuptools import setup  # noqa: E402
-from torch.utils.cpp_extension import CUDA_HOME, BuildExtension, CppExtension, CUDAExtension  # noqa: E402
+from torch.utils.cpp_extension import (  # noqa: E402
+    CUDA_HOME,
+    BuildExtension,
+    CppExtension,
+    CUDAExtension,
+    include_paths,
+)
 
 ROOT = os.path.dirname(os.path.abspath(__file__))
+BASE_VERSION = "0.1.0"
+LIB_NAME = "myops.lib.libmyops"  # -> myops/lib/libmyops.so
 
 
 def env_flag(name):
     return os.environ.get(name, "0").lower() in ("1", "true", "yes", "on")
 
 
-def sources(pattern):
-    return sorted(glob.glob(os.path.join("csrc", pattern)))
+def rel(path):
+    return os.path.relpath(path, ROOT)
+
+
+# ---- which build: CUDA or CPU, and why ---------------------------------------------------
+
+
+def nvcc_version():
+    """The CUDA version of CUDA_HOME's nvcc ("13.0"), or None when it cannot be run."""
+    if CUDA_HOME is None:
+        return None
+    try:
+        out = subprocess.check_output([os.path.join(CUDA_HOME, "bin", "nvcc"), "--version"], text=True)
+    except (OSError, subprocess.CalledProcessError):
+        return None
+    m = re.search(r"release (\d+\.\d+)", out)
+    return m.group(1) if m else None
+
+
+def why_no_cuda():
+    """None when the CUDA kernels can be built, else the reason they cannot."""
+    if torch.version.cuda is None:
+        return f"the installed torch {torch.__version__} is a CPU-only build (torch.version.cuda is None)"
+    if CUDA_HOME is None:
+        return (
+            "no CUDA toolkit found: no nvcc on PATH and no CUDA_HOME / CUDA_PATH "
+            "(set CUDA_HOME to a toolkit whose bin/nvcc and include/cuda_runtime.h exist)"
+        )
+    found = nvcc_version()
+    if found is None:
+        return f"{os.path.join(CUDA_HOME, 'bin', 'nvcc')} cannot be run (CUDA_HOME={CUDA_HOME})"
+    if found.split(".")[0] != torch.version.cuda.split(".")[0]:
+        return (
+            f"nvcc in {CUDA_HOME} is CUDA {found}, but torch {torch.__version__} was built with "
+            f"CUDA {torch.version.cuda}: the major versions must match (point CUDA_HOME to a CUDA "
+            f"{torch.version.cuda.split('.')[0]}.x toolkit)"
+        )
+    return None
 
 
 DEBUG = env_flag("DEBUG")
-WITH_CUDA = (
-    not env_flag("FORCE_CPU")
-    and CUDA_HOME is not None
-    and torch.version.cuda is not None
-    and (torch.cuda.is_available() or env_flag("FORCE_CUDA"))
-)
-
-cxx_flags = ["-O0", "-g"] if DEBUG else ["-O3"]
-cxx_flags += ["-fopenmp", "-fdiagnostics-color=always", "-Wall", "-Wno-unused-function"]
-nvcc_flags = ["-O0", "-g", "-G"] if DEBUG else ["-O3", "-lineinfo"]
-nvcc_flags += ["--expt-relaxed-constexpr", "--expt-extended-lambda", "-Xfatbin", "-compress-all"]
-define_macros = []
-
-srcs = sources("*.cpp") + sources("cpu/*.cpp")
-if WITH_CUDA:
-    srcs += sources("cuda/*.cu") + sources("cuda/*.cpp")
-    define_macros.append(("MYOPS_WITH_CUDA", "1"))
+if env_flag("FORCE_CPU"):
+    WITH_CUDA, CUDA_REASON = False, "FORCE_CPU=1"
+else:
+    CUDA_REASON = why_no_cuda()
+    WITH_CUDA = CUDA_REASON is None
+    if not WITH_CUDA and env_flag("FORCE_CUDA"):
+        sys.exit(f"myops: FORCE_CUDA=1 but the CUDA kernels cannot be built: {CUDA_REASON}.")
+    if not WITH_CUDA:
+        print(f"myops: WARNING: building the CPU kernels only: {CUDA_REASON}.", file=sys.stderr)
 
 arch_list = os.environ.get("TORCH_CUDA_ARCH_LIST", "") if WITH_CUDA else ""
 if WITH_CUDA and not arch_list:
@@ -77,14 +130,21 @@ if WITH_CUDA and not arch_list:
     else:
         # No GPU to target (e.g. CI): one architecture keeps the build short.
         arch_list = "9.0"
-        os.environ["TORCH_CUDA_ARCH_LIST"] = arch_list
+    os.environ["TORCH_CUDA_ARCH_LIST"] = arch_list
+
+# 0.1.0+cu130 / 0.1.0+cpu, as torchvision tags its builds; the sdist carries the plain version.
+LOCAL_TAG = ("cu" + torch.version.cuda.replace(".", "")) if WITH_CUDA else "cpu"
+VERSION = BASE_VERSION if "sdist" in sys.argv else f"{BASE_VERSION}+{LOCAL_TAG}"
+TORCH_BASE_VERSION = torch.__version__.split("+")[0]
 
 # Recorded so that `import myops` can tell the user when the installed torch differs from the
 # one this build was compiled against, and so `myops.show_config()` can print it.
 config = {
+    "version": VERSION,
     "torch_version": torch.__version__,
     "torch_cuda_version": torch.version.cuda,
     "with_cuda": WITH_CUDA,
+    "why_no_cuda": None if WITH_CUDA else CUDA_REASON,
     "cuda_archs": arch_list,
     "debug": DEBUG,
     "nvcc": CUDA_HOME if WITH_CUDA else None,
@@ -92,23 +152,133 @@ config = {
 with open(os.path.join(ROOT, "python", "myops", "_build_config.py"), "w") as f:
     f.write("# Written by setup.py at build time. Do not edit.\nBUILD_CONFIG = %r\n" % (config,))
 
+# ---- sources and flags -------------------------------------------------------------------
+
+
+def lib_sources():
+    """Every .cpp (and .cu with CUDA) under csrc/, except the Python module's csrc/python/ and,
+    without CUDA, csrc/cuda/."""
+    out = []
+    for ext in ("cpp", "cu") if WITH_CUDA else ("cpp",):
+        for p in glob.glob(os.path.join(ROOT, "csrc", "**", "*." + ext), recursive=True):
+            parts = rel(p).split(os.sep)
+            if parts[1] == "python" or (not WITH_CUDA and "cuda" in parts[1:-1]):
+                continue
+            out.append(rel(p))
+    return sorted(out)
+
+
+def module_sources():
+    return sorted(rel(p) for p in glob.glob(os.path.join(ROOT, "csrc", "python", "*.cpp")))
+
+
+# torch's headers are system headers to us: -isystem keeps -Wall to our own code (the build
+# printed ~1,600 warnings from torch's headers with -I).
+TORCH_ISYSTEM = [a for d in include_paths() for a in ("-isystem", d)]
+OWN_INCLUDES = [os.path.join(ROOT, "csrc"), os.path.join(ROOT, "csrc", "include")]
+
+# Release: -O3 and no debug info (-g0 overrides the -g in Python's own CFLAGS; it made the
+# library ~9x larger). DEBUG=1: -O0 -g, device code with -G.
+cxx_flags = ["-O0", "-g"] if DEBUG else ["-O3", "-g0"]
+cxx_flags += ["-fopenmp", "-fdiagnostics-color=always", "-Wall", "-Wno-unused-function"] + TORCH_ISYSTEM
+nvcc_flags = ["-O0", "-g", "-G"] if DEBUG else ["-O3"]
+nvcc_flags += ["--expt-relaxed-constexpr", "--expt-extended-lambda", "-Xfatbin", "-compress-all"] + TORCH_ISYSTEM
+link_flags = ["-fopenmp"] + (["-g"] if DEBUG else ["-Wl,--strip-debug"])
+
+
+def without_torch_includes(ext):
+    """Drop the -I torch paths cpp_extension adds: they come back as -isystem (TORCH_ISYSTEM)."""
+    torch_dirs = set(include_paths())
+    ext.include_dirs = [d for d in ext.include_dirs if d not in torch_dirs]
+    return ext
+
+
+def torch_runpath():
+    """RUNPATH of libmyops: torch's libraries (and CUDA's runtime from the nvidia wheels, as
+    torch's own libraries find it) in the same site-packages as myops/lib/."""
+    paths = ["$ORIGIN/../../torch/lib"]
+    if WITH_CUDA:
+        paths.append("$ORIGIN/../../nvidia/cu%s/lib" % torch.version.cuda.split(".")[0])
+    return paths
+
+
+lib_kwargs = dict(
+    name=LIB_NAME,
+    sources=lib_sources(),
+    include_dirs=list(OWN_INCLUDES),
+    define_macros=[("MYOPS_WITH_CUDA", "1")] if WITH_CUDA else [],
+    extra_compile_args={"cxx": list(cxx_flags), "nvcc": list(nvcc_flags)} if WITH_CUDA else {"cxx": list(cxx_flags)},
+    # -z defs: every symbol must resolve against the libraries named here (LibTorch), so a
+    # Python symbol in a kernel file is a link error, not a crash in a C++ process.
+    extra_link_args=link_flags + ["-Wl,-soname,libmyops.so", "-Wl,-z,defs"],
+)
+libmyops = without_torch_includes((CUDAExtension if WITH_CUDA else CppExtension)(**lib_kwargs))
+libmyops.libraries = [lib for lib in libmyops.libraries if lib != "torch_python"]
+
+module = without_torch_includes(
+    CppExtension(
+        name="myops._C",
+        sources=module_sources(),
+        include_dirs=list(OWN_INCLUDES),
+        extra_compile_args={"cxx": list(cxx_flags)},
+        libraries=["myops"],
+        extra_link_args=link_flags + ["-Wl,-rpath,$ORIGIN/lib"],
+    )
+)
+
+
+class BuildMyops(BuildExtension):
+    """torch's BuildExtension (ninja), plus: libmyops is a plain shared library
+    (myops/lib/libmyops.so, no Python ABI tag) that _C links; the C++ header and the CMake
+    package are copied next to it."""
+
+    def get_ext_filename(self, ext_name):
+        # Called with the full name or its last part: myops/lib/libmyops.so or libmyops.so.
+        parts = ext_name.split(".")
+        if parts[-1] == LIB_NAME.split(".")[-1]:
+            return os.path.join(*parts[:-1], "libmyops.so")
+        return super().get_ext_filename(ext_name)
+
+    def run(self):
+        # Where the package is assembled: the source tree for an in-place / editable build.
+        pkg_dir = os.path.dirname(self.get_ext_fullpath("myops._C"))
+        self.in_tree = bool(self.inplace or getattr(self, "editable_mode", False))
+        if self.in_tree:
+            self.mkpath(os.path.join(pkg_dir, "lib"))  # the in-place copy of libmyops.so goes there
+        super().run()
+        self.copy_tree(os.path.join(ROOT, "csrc", "include"), os.path.join(pkg_dir, "include"))
+        self.copy_tree(os.path.join(ROOT, "cmake"), os.path.join(pkg_dir, "share", "cmake", "myops"))
+
+    def build_extension(self, ext):
+        if ext.name == LIB_NAME:
+            runpath = torch_runpath()
+            if self.in_tree:
+                # In the source tree torch is not a sibling directory: also its absolute path.
+                runpath += [os.path.join(os.path.dirname(torch.__file__), "lib")]
+                if WITH_CUDA:
+                    import importlib.util
+
+                    spec = importlib.util.find_spec("nvidia")
+                    for d in (spec.submodule_search_locations or []) if spec else []:
+                        runpath.append(os.path.join(d, "cu%s" % torch.version.cuda.split(".")[0], "lib"))
+            ext.extra_link_args = ext.extra_link_args + ["-Wl,-rpath," + ":".join(runpath)]
+        else:
+            # _C links the libmyops.so just built (in build_lib, before any in-place copy).
+            ext.library_dirs = ext.library_dirs + [os.path.dirname(self.get_ext_fullpath(LIB_NAME))]
+        super().build_extension(ext)
+
+
 print("myops build configuration:", file=sys.stderr)
 for k, v in config.items():
     print("  %-20s %s" % (k, v), file=sys.stderr)
 print("  %-20s %s" % ("MAX_JOBS", os.environ.get("MAX_JOBS", "(torch default)")), file=sys.stderr)
-print("  %-20s %d files" % ("sources", len(srcs)), file=sys.stderr)
-
-Ext = CUDAExtension if WITH_CUDA else CppExtension
-ext = Ext(
-    name="myops._C",
-    sources=srcs,
-    include_dirs=[os.path.join(ROOT, "csrc")],
-    define_macros=define_macros,
-    extra_compile_args={"cxx": cxx_flags, "nvcc": nvcc_flags} if WITH_CUDA else {"cxx": cxx_flags},
-    extra_link_args=["-fopenmp"] + (["-g"] if DEBUG else []),
-)
+print("  %-20s %d files -> myops/lib/libmyops.so" % ("libmyops sources", len(libmyops.sources)), file=sys.stderr)
+print("  %-20s %d files -> myops/_C" % ("module sources", len(module.sources)), file=sys.stderr)
 
 setup(
-    ext_modules=[ext],
-    cmdclass={"build_ext": BuildExtension.with_options(use_ninja=True)},
+    version=VERSION,
+    # The extension only works with the torch it was compiled against (torchvision pins it too).
+    install_requires=[f"torch=={TORCH_BASE_VERSION}"],
+    ext_modules=[libmyops, module],
+    cmdclass={"build_ext": BuildMyops.with_options(use_ninja=True)},
 )

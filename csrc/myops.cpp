@@ -3,26 +3,16 @@
 // TORCH_LIBRARY_IMPL(myops, CPU|CUDA, m), autograd in csrc/autograd.cpp
 // (TORCH_LIBRARY_IMPL(myops, Autograd, m)); fake kernels are registered from Python
 // (python/myops/_fake.py).
-#include <Python.h>
+//
+// This file, the kernels and the autograd make up libmyops.so, which links LibTorch only and
+// loads in a process with no Python. The Python module myops._C (csrc/python/) links it.
 #include <torch/library.h>
 
-namespace myops {
-PyMethodDef* python_fast_methods();  // csrc/python_fast.cpp
-}
-
-// `from myops import _C` loads this shared library, which runs the static registrations
-// below and in the kernel files. Ops are reached through torch.ops.myops.*; the module's
-// functions are the typed wrappers' direct entry points for their common call forms.
-extern "C" {
-PyObject* PyInit__C(void) {
-  static struct PyModuleDef module_def = {
-      PyModuleDef_HEAD_INIT, "_C", "myops kernels (use torch.ops.myops.* or the myops wrappers)", -1,
-      myops::python_fast_methods()};
-  return PyModule_Create(&module_def);
-}
-}
-
 TORCH_LIBRARY(myops, m) {
+  // The fake (meta) kernels are Python functions in myops._fake: a process that loads this
+  // library from C++ and then traces from Python is told which module to import.
+  m.set_python_module("myops._fake");
+
   // ---- nonzero family -------------------------------------------------------------------
   m.def("nonzero(Tensor self) -> Tensor");
   m.def("nonzero_static(Tensor self, *, SymInt size, int fill_value=-1) -> Tensor");

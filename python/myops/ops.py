@@ -2,7 +2,7 @@
 
 Each wrapper calls the ``.default`` overload of the registered op; all checks and all work
 happen in the C++/CUDA kernels. For the common call forms (plain tensors, default options) a
-wrapper first tries the op's direct entry point in ``myops._C`` (csrc/python_fast.cpp): the
+wrapper first tries the op's direct entry point in ``myops._C`` (csrc/python/fast.cpp): the
 same dispatcher call without ``torch.ops``' Python-side argument matching, which costs more
 than a small op itself. That entry point returns NotImplemented for anything else (tensor
 subclasses, FakeTensor, an active ``__torch_function__`` mode), and under torch.compile the

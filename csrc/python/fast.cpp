@@ -4,17 +4,18 @@
 // the op boxed: ~1.5 us per call on a CPU, more than a whole torch.add on 10^3 elements. The
 // typed wrappers in python/myops/ops.py try these entry points first: each takes exact
 // torch.Tensor arguments (and plain ints / a dtype / a Python number where the op has them),
-// calls the op through the dispatcher unboxed (GIL released unless the call is small and on
+// calls the op through the dispatcher unboxed (the C++ API, myops/ops.h) (GIL released unless the call is small and on
 // the CPU) and returns the result. Anything else (a Tensor subclass, FakeTensor, an active
 // __torch_function__ mode, another argument form) returns NotImplemented and the wrapper
 // takes torch.ops.myops.<op>, so behaviour never depends on which path ran: the same
 // dispatcher call (autograd, dispatch modes, device kernels) happens either way.
 #include <ATen/PythonTorchFunctionTLS.h>
-#include <ATen/core/dispatch/Dispatcher.h>
 #include <pybind11/pybind11.h>
 #include <torch/csrc/Dtype.h>
 #include <torch/csrc/Exceptions.h>
 #include <torch/csrc/autograd/python_variable.h>
+
+#include "myops/ops.h"
 
 #include <utility>
 
@@ -22,12 +23,6 @@ namespace myops {
 namespace {
 
 using at::Tensor;
-
-// Looked up once per op: callers keep the handle in a function-local static.
-template <class Sig>
-c10::TypedOperatorHandle<Sig> handle(const char* name) {
-  return c10::Dispatcher::singleton().findSchemaOrThrow(name, "").typed<Sig>();
-}
 
 // The first N arguments as exact torch.Tensor (or Parameter) objects, no torch-function mode.
 bool plain_tensors(PyObject* const* args, Py_ssize_t n) {
@@ -97,107 +92,86 @@ PyObject* tensors_only(PyObject* const* args, Py_ssize_t nargs, F&& f) {
   return run(args, std::forward<F>(f), std::make_index_sequence<N>{});
 }
 
-using Unary = Tensor(const Tensor&);
-using Binary = Tensor(const Tensor&, const Tensor&);
-using WithScalar = Tensor(const Tensor&, const Tensor&, const c10::Scalar&);
-using Ternary = Tensor(const Tensor&, const Tensor&, const Tensor&);
-
-#define MYOPS_FAST_UNARY(name)                                                        \
-  PyObject* py_##name(PyObject*, PyObject* const* args, Py_ssize_t nargs) {           \
-    HANDLE_TH_ERRORS                                                                  \
-    static const auto op = handle<Unary>("myops::" #name);                           \
-    return tensors_only<1>(args, nargs, [](const Tensor& a) { return op.call(a); });  \
-    END_HANDLE_TH_ERRORS                                                              \
+// Each entry point calls the C++ API (myops/ops.h, in libmyops): a dispatcher call through a
+// typed handle found once.
+#define MYOPS_FAST_UNARY(name)                                                       \
+  PyObject* py_##name(PyObject*, PyObject* const* args, Py_ssize_t nargs) {          \
+    HANDLE_TH_ERRORS                                                                 \
+    return tensors_only<1>(args, nargs, [](const Tensor& a) { return myops::name(a); }); \
+    END_HANDLE_TH_ERRORS                                                             \
   }
-#define MYOPS_FAST_BINARY(name)                                                                              \
-  PyObject* py_##name(PyObject*, PyObject* const* args, Py_ssize_t nargs) {                                  \
-    HANDLE_TH_ERRORS                                                                                         \
-    static const auto op = handle<Binary>("myops::" #name);                                                 \
-    return tensors_only<2>(args, nargs, [](const Tensor& a, const Tensor& b) { return op.call(a, b); });     \
-    END_HANDLE_TH_ERRORS                                                                                     \
+#define MYOPS_FAST_BINARY(name)                                                                            \
+  PyObject* py_##name(PyObject*, PyObject* const* args, Py_ssize_t nargs) {                                \
+    HANDLE_TH_ERRORS                                                                                       \
+    return tensors_only<2>(args, nargs, [](const Tensor& a, const Tensor& b) { return myops::name(a, b); }); \
+    END_HANDLE_TH_ERRORS                                                                                   \
   }
-// add / sub with alpha=1, addcmul with value=1
-#define MYOPS_FAST_WITH_ONE(name, N, Sig, ...)                                        \
-  PyObject* py_##name(PyObject*, PyObject* const* args, Py_ssize_t nargs) {           \
-    HANDLE_TH_ERRORS                                                                  \
-    static const auto op = handle<Sig>("myops::" #name);                             \
-    return tensors_only<N>(args, nargs, __VA_ARGS__);                                 \
-    END_HANDLE_TH_ERRORS                                                              \
+#define MYOPS_FAST_TERNARY(name)                                                                          \
+  PyObject* py_##name(PyObject*, PyObject* const* args, Py_ssize_t nargs) {                               \
+    HANDLE_TH_ERRORS                                                                                      \
+    return tensors_only<3>(args, nargs,                                                                   \
+                           [](const Tensor& a, const Tensor& b, const Tensor& c) { return myops::name(a, b, c); }); \
+    END_HANDLE_TH_ERRORS                                                                                  \
   }
 
 MYOPS_FAST_UNARY(relu)
 MYOPS_FAST_UNARY(silu)
 MYOPS_FAST_UNARY(sigmoid)
 MYOPS_FAST_UNARY(nonzero)
+MYOPS_FAST_UNARY(gelu)  // approximate='none'
+MYOPS_FAST_BINARY(add)  // alpha=1
+MYOPS_FAST_BINARY(sub)  // alpha=1
 MYOPS_FAST_BINARY(mul)
 MYOPS_FAST_BINARY(div)
 MYOPS_FAST_BINARY(maximum)
 MYOPS_FAST_BINARY(minimum)
-MYOPS_FAST_WITH_ONE(add, 2, WithScalar, [](const Tensor& a, const Tensor& b) { return op.call(a, b, 1); })
-MYOPS_FAST_WITH_ONE(sub, 2, WithScalar, [](const Tensor& a, const Tensor& b) { return op.call(a, b, 1); })
-MYOPS_FAST_WITH_ONE(where, 3, Ternary,
-                    [](const Tensor& c, const Tensor& a, const Tensor& b) { return op.call(c, a, b); })
-MYOPS_FAST_WITH_ONE(clamp, 3, Ternary,
-                    [](const Tensor& x, const Tensor& lo, const Tensor& hi) { return op.call(x, lo, hi); })
-MYOPS_FAST_WITH_ONE(addcmul, 3, Tensor(const Tensor&, const Tensor&, const Tensor&, const c10::Scalar&),
-                    [](const Tensor& a, const Tensor& b, const Tensor& c) { return op.call(a, b, c, 1); })
-MYOPS_FAST_WITH_ONE(max_pool2d_add, 2,
-                    Tensor(const Tensor&, const Tensor&, c10::IntArrayRef, c10::IntArrayRef, c10::IntArrayRef, bool),
-                    [](const Tensor& a, const Tensor& b) { return op.call(a, b, {3, 3}, {2, 2}, {1, 1}, false); })
+MYOPS_FAST_BINARY(max_pool2d_add)  // kernel 3x3, stride 2, padding 1, no ceil_mode
+MYOPS_FAST_TERNARY(where)
+MYOPS_FAST_TERNARY(clamp)
+MYOPS_FAST_TERNARY(addcmul)  // value=1
 #undef MYOPS_FAST_UNARY
 #undef MYOPS_FAST_BINARY
-#undef MYOPS_FAST_WITH_ONE
-
-// gelu(x) with approximate='none'
-PyObject* py_gelu(PyObject*, PyObject* const* args, Py_ssize_t nargs) {
-  HANDLE_TH_ERRORS
-  static const auto op = handle<Tensor(const Tensor&, c10::string_view)>("myops::gelu");
-  return tensors_only<1>(args, nargs, [](const Tensor& a) { return op.call(a, "none"); });
-  END_HANDLE_TH_ERRORS
-}
+#undef MYOPS_FAST_TERNARY
 
 // cast(x, dtype)
 PyObject* py_cast(PyObject*, PyObject* const* args, Py_ssize_t nargs) {
   HANDLE_TH_ERRORS
-  static const auto op = handle<Tensor(const Tensor&, c10::ScalarType)>("myops::cast");
   if (nargs != 2 || !THPDtype_Check(args[1]) || !plain_tensors(args, 1)) Py_RETURN_NOTIMPLEMENTED;
   const auto dtype = reinterpret_cast<THPDtype*>(args[1])->scalar_type;
-  return run(args, [dtype](const Tensor& a) { return op.call(a, dtype); }, std::make_index_sequence<1>{});
+  return run(args, [dtype](const Tensor& a) { return myops::cast(a, dtype); }, std::make_index_sequence<1>{});
   END_HANDLE_TH_ERRORS
 }
 
 // mul_scalar(x, number)
 PyObject* py_mul_scalar(PyObject*, PyObject* const* args, Py_ssize_t nargs) {
   HANDLE_TH_ERRORS
-  static const auto op = handle<Tensor(const Tensor&, const c10::Scalar&)>("myops::mul_scalar");
   c10::Scalar s;
   if (nargs != 2 || !as_scalar(args[1], &s) || !plain_tensors(args, 1)) Py_RETURN_NOTIMPLEMENTED;
-  return run(args, [&s](const Tensor& a) { return op.call(a, s); }, std::make_index_sequence<1>{});
+  return run(args, [&s](const Tensor& a) { return myops::mul_scalar(a, s); }, std::make_index_sequence<1>{});
   END_HANDLE_TH_ERRORS
 }
 
 // diagonal(x, offset, dim1, dim2)
 PyObject* py_diagonal(PyObject*, PyObject* const* args, Py_ssize_t nargs) {
   HANDLE_TH_ERRORS
-  static const auto op = handle<Tensor(const Tensor&, int64_t, int64_t, int64_t)>("myops::diagonal");
   int64_t v[3];
   if (nargs != 4 || !as_int(args[1], &v[0]) || !as_int(args[2], &v[1]) || !as_int(args[3], &v[2]) ||
       !plain_tensors(args, 1)) {
     Py_RETURN_NOTIMPLEMENTED;
   }
-  return run(args, [&v](const Tensor& a) { return op.call(a, v[0], v[1], v[2]); }, std::make_index_sequence<1>{});
+  return run(args, [&v](const Tensor& a) { return myops::diagonal(a, v[0], v[1], v[2]); },
+             std::make_index_sequence<1>{});
   END_HANDLE_TH_ERRORS
 }
 
 // nonzero_static(x, size, fill_value)
 PyObject* py_nonzero_static(PyObject*, PyObject* const* args, Py_ssize_t nargs) {
   HANDLE_TH_ERRORS
-  static const auto op = handle<Tensor(const Tensor&, c10::SymInt, int64_t)>("myops::nonzero_static");
   int64_t size, fill;
   if (nargs != 3 || !as_int(args[1], &size) || !as_int(args[2], &fill) || !plain_tensors(args, 1)) {
     Py_RETURN_NOTIMPLEMENTED;
   }
-  return run(args, [size, fill](const Tensor& a) { return op.call(a, c10::SymInt(size), fill); },
+  return run(args, [size, fill](const Tensor& a) { return myops::nonzero_static(a, size, fill); },
              std::make_index_sequence<1>{});
   END_HANDLE_TH_ERRORS
 }

@@ -1,0 +1,80 @@
+// The myops C++ API: one typed function per op.
+//
+// Each function calls the registered op `myops::<name>` through the PyTorch dispatcher (a typed
+// handle looked up once), exactly as `torch.ops.myops.<name>` does from Python: the CPU or CUDA
+// kernel is chosen by the inputs' device, autograd records the backward when an input requires
+// a gradient, and dispatch modes / tracing see the op. Nothing here needs Python.
+//
+// Link the CMake target myops::myops (libmyops.so):
+//   find_package(myops CONFIG REQUIRED)        # with CMAKE_PREFIX_PATH from myops.cmake_prefix_path
+//   target_link_libraries(app PRIVATE myops::myops)
+// Loading libmyops.so registers every op, so a program that only runs a TorchScript or
+// AOTInductor model using myops needs to link it and call nothing.
+#pragma once
+
+#include <ATen/core/Tensor.h>
+#include <c10/core/Scalar.h>
+#include <c10/core/ScalarType.h>
+#include <c10/util/ArrayRef.h>
+#include <c10/util/string_view.h>
+
+#include <cstdint>
+
+// Linux only (as the package): the functions are exported whatever -fvisibility the caller uses.
+#define MYOPS_API __attribute__((visibility("default")))
+
+namespace myops {
+
+using at::Tensor;
+
+// ---- nonzero family ----------------------------------------------------------------------
+
+// == torch::nonzero(self): int64 [nnz, self.dim()], torch's values and strides.
+MYOPS_API Tensor nonzero(const Tensor& self);
+// == torch::nonzero_static(self, size, fill_value): int64 [size, self.dim()], no host sync on CUDA.
+MYOPS_API Tensor nonzero_static(const Tensor& self, int64_t size, int64_t fill_value = -1);
+
+// ---- elementwise: unary ------------------------------------------------------------------
+
+MYOPS_API Tensor relu(const Tensor& self);
+// approximate: "none" or "tanh", as torch::gelu.
+MYOPS_API Tensor gelu(const Tensor& self, c10::string_view approximate = "none");
+MYOPS_API Tensor silu(const Tensor& self);
+MYOPS_API Tensor sigmoid(const Tensor& self);
+// == self * other (a number), torch's promotion for a Python scalar.
+MYOPS_API Tensor mul_scalar(const Tensor& self, const c10::Scalar& other);
+// == self.to(dtype) as a new tensor.
+MYOPS_API Tensor cast(const Tensor& self, c10::ScalarType dtype);
+
+// ---- elementwise: binary (broadcasting, type promotion) -----------------------------------
+
+MYOPS_API Tensor add(const Tensor& self, const Tensor& other, const c10::Scalar& alpha = 1);
+MYOPS_API Tensor sub(const Tensor& self, const Tensor& other, const c10::Scalar& alpha = 1);
+MYOPS_API Tensor mul(const Tensor& self, const Tensor& other);
+MYOPS_API Tensor div(const Tensor& self, const Tensor& other);
+MYOPS_API Tensor maximum(const Tensor& self, const Tensor& other);
+MYOPS_API Tensor minimum(const Tensor& self, const Tensor& other);
+
+// ---- elementwise: ternary (broadcasting) --------------------------------------------------
+
+// == torch::where(condition, self, other)
+MYOPS_API Tensor where(const Tensor& condition, const Tensor& self, const Tensor& other);
+MYOPS_API Tensor addcmul(const Tensor& self, const Tensor& tensor1, const Tensor& tensor2,
+                         const c10::Scalar& value = 1);
+// == torch::clamp(self, min, max) with tensor bounds.
+MYOPS_API Tensor clamp(const Tensor& self, const Tensor& min, const Tensor& max);
+
+// ---- max_pool2d_add ----------------------------------------------------------------------
+
+// == torch::max_pool2d(self, kernel_size, stride, padding, /*dilation=*/1, ceil_mode) + other,
+// in one pass.
+MYOPS_API Tensor max_pool2d_add(const Tensor& self, const Tensor& other, at::IntArrayRef kernel_size = {3, 3},
+                                at::IntArrayRef stride = {2, 2}, at::IntArrayRef padding = {1, 1},
+                                bool ceil_mode = false);
+
+// ---- diagonal ----------------------------------------------------------------------------
+
+// == torch::diagonal(self, offset, dim1, dim2) as a new contiguous tensor.
+MYOPS_API Tensor diagonal(const Tensor& self, int64_t offset = 0, int64_t dim1 = 0, int64_t dim2 = 1);
+
+}  // namespace myops

@@ -1,0 +1,79 @@
+// The C++ API (include/myops/ops.h): each function calls its op through the dispatcher with a
+// typed handle found once, as torchvision's C++ ops do, so the caller gets the CPU/CUDA choice,
+// autograd and dispatch modes exactly as torch.ops.myops.<op> gives them from Python.
+#include "myops/ops.h"
+
+#include <ATen/core/dispatch/Dispatcher.h>
+
+namespace myops {
+namespace {
+
+template <class Sig>
+c10::TypedOperatorHandle<Sig> handle(const char* name) {
+  return c10::Dispatcher::singleton().findSchemaOrThrow(name, "").typed<Sig>();
+}
+
+using Unary = Tensor(const Tensor&);
+using Binary = Tensor(const Tensor&, const Tensor&);
+using WithScalar = Tensor(const Tensor&, const Tensor&, const c10::Scalar&);
+using Ternary = Tensor(const Tensor&, const Tensor&, const Tensor&);
+
+}  // namespace
+
+// One function per op: `static const auto op` is looked up on the first call (thread-safe).
+#define MYOPS_CALL(name, Sig, ...)                          \
+  static const auto op = handle<Sig>("myops::" #name); \
+  return op.call(__VA_ARGS__)
+
+Tensor nonzero(const Tensor& self) { MYOPS_CALL(nonzero, Unary, self); }
+Tensor nonzero_static(const Tensor& self, int64_t size, int64_t fill_value) {
+  MYOPS_CALL(nonzero_static, Tensor(const Tensor&, c10::SymInt, int64_t), self, c10::SymInt(size), fill_value);
+}
+
+Tensor relu(const Tensor& self) { MYOPS_CALL(relu, Unary, self); }
+Tensor gelu(const Tensor& self, c10::string_view approximate) {
+  MYOPS_CALL(gelu, Tensor(const Tensor&, c10::string_view), self, approximate);
+}
+Tensor silu(const Tensor& self) { MYOPS_CALL(silu, Unary, self); }
+Tensor sigmoid(const Tensor& self) { MYOPS_CALL(sigmoid, Unary, self); }
+Tensor mul_scalar(const Tensor& self, const c10::Scalar& other) {
+  MYOPS_CALL(mul_scalar, Tensor(const Tensor&, const c10::Scalar&), self, other);
+}
+Tensor cast(const Tensor& self, c10::ScalarType dtype) {
+  MYOPS_CALL(cast, Tensor(const Tensor&, c10::ScalarType), self, dtype);
+}
+
+Tensor add(const Tensor& self, const Tensor& other, const c10::Scalar& alpha) {
+  MYOPS_CALL(add, WithScalar, self, other, alpha);
+}
+Tensor sub(const Tensor& self, const Tensor& other, const c10::Scalar& alpha) {
+  MYOPS_CALL(sub, WithScalar, self, other, alpha);
+}
+Tensor mul(const Tensor& self, const Tensor& other) { MYOPS_CALL(mul, Binary, self, other); }
+Tensor div(const Tensor& self, const Tensor& other) { MYOPS_CALL(div, Binary, self, other); }
+Tensor maximum(const Tensor& self, const Tensor& other) { MYOPS_CALL(maximum, Binary, self, other); }
+Tensor minimum(const Tensor& self, const Tensor& other) { MYOPS_CALL(minimum, Binary, self, other); }
+
+Tensor where(const Tensor& condition, const Tensor& self, const Tensor& other) {
+  MYOPS_CALL(where, Ternary, condition, self, other);
+}
+Tensor addcmul(const Tensor& self, const Tensor& tensor1, const Tensor& tensor2, const c10::Scalar& value) {
+  MYOPS_CALL(addcmul, Tensor(const Tensor&, const Tensor&, const Tensor&, const c10::Scalar&), self, tensor1, tensor2,
+             value);
+}
+Tensor clamp(const Tensor& self, const Tensor& min, const Tensor& max) { MYOPS_CALL(clamp, Ternary, self, min, max); }
+
+Tensor max_pool2d_add(const Tensor& self, const Tensor& other, at::IntArrayRef kernel_size, at::IntArrayRef stride,
+                      at::IntArrayRef padding, bool ceil_mode) {
+  MYOPS_CALL(max_pool2d_add,
+             Tensor(const Tensor&, const Tensor&, at::IntArrayRef, at::IntArrayRef, at::IntArrayRef, bool), self,
+             other, kernel_size, stride, padding, ceil_mode);
+}
+
+Tensor diagonal(const Tensor& self, int64_t offset, int64_t dim1, int64_t dim2) {
+  MYOPS_CALL(diagonal, Tensor(const Tensor&, int64_t, int64_t, int64_t), self, offset, dim1, dim2);
+}
+
+#undef MYOPS_CALL
+
+}  // namespace myops
