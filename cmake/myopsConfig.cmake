@@ -29,7 +29,8 @@ if(NOT TARGET myops::myops)
     IMPORTED_SONAME "libmyops.so"
     INTERFACE_INCLUDE_DIRECTORIES "${_myops_pkg}/include"
     INTERFACE_LINK_LIBRARIES "${TORCH_LIBRARIES}"
-    INTERFACE_LINK_OPTIONS "LINKER:--no-as-needed")
+    INTERFACE_LINK_OPTIONS "LINKER:--no-as-needed"
+    INTERFACE_COMPILE_FEATURES cxx_std_20)  # torch 2.14's headers need C++20
 endif()
 
 set(myops_INCLUDE_DIRS "${_myops_pkg}/include")

@@ -1,0 +1,96 @@
+// myops from C++: the C++ API (myops/ops.h) and an AOTInductor model that uses myops ops, in a
+// process with no Python. Exits non-zero on any mismatch, or if libpython is mapped.
+//
+//   myops_example [package.pt2]
+//
+// The package (optional) is torch._inductor.aoti_compile_and_package of
+//   forward(x, other) = relu(myops.max_pool2d_add(x, other)) + 1
+// on CPU inputs x [2, 3, 9, 9] float32, other [2, 3, 5, 5] float32 (tests/test_cpp.py makes it).
+#include <ATen/ATen.h>
+#include <myops/ops.h>
+#include <torch/csrc/inductor/aoti_package/model_package_loader.h>
+
+#include <fstream>
+#include <iostream>
+#include <string>
+#include <vector>
+
+namespace {
+
+int failures = 0;
+
+void check(bool ok, const std::string& what) {
+  std::cout << (ok ? "ok    " : "FAILED") << "  " << what << std::endl;
+  if (!ok) ++failures;
+}
+
+// Exact equality: values, dtype, shape and strides.
+bool same(const at::Tensor& a, const at::Tensor& b) {
+  return a.scalar_type() == b.scalar_type() && a.sizes() == b.sizes() && a.strides() == b.strides() &&
+         at::equal(a, b);
+}
+
+// True when a libpython shared object is mapped into this process.
+bool libpython_mapped() {
+  std::ifstream maps("/proc/self/maps");
+  std::string line;
+  while (std::getline(maps, line)) {
+    if (line.find("libpython") != std::string::npos) {
+      std::cout << "mapped: " << line << std::endl;
+      return true;
+    }
+  }
+  return false;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  at::manual_seed(0);
+
+  // nonzero: == at::nonzero (values, shape, strides)
+  at::Tensor x = at::randn({4, 7, 5});
+  at::Tensor mask = x > 0.3;
+  check(same(myops::nonzero(mask), at::nonzero(mask)), "myops::nonzero == at::nonzero");
+  check(same(myops::nonzero_static(mask, 17, -1), at::nonzero_static(mask, 17, -1)),
+        "myops::nonzero_static == at::nonzero_static");
+
+  // max_pool2d_add: == at::max_pool2d(...) + other (defaults: 3x3, stride 2, padding 1)
+  at::Tensor feat = at::randn({2, 8, 15, 13});
+  at::Tensor skip = at::randn({2, 1, 8, 7});
+  at::Tensor ref = at::max_pool2d(feat, {3, 3}, {2, 2}, {1, 1}) + skip;
+  check(same(myops::max_pool2d_add(feat, skip), ref), "myops::max_pool2d_add == at::max_pool2d + other");
+  check(same(myops::max_pool2d_add(feat, skip, {2, 2}, {2, 2}, {0, 0}, true),
+             at::max_pool2d(feat, {2, 2}, {2, 2}, {0, 0}, {1, 1}, true) + skip),
+        "myops::max_pool2d_add(2x2, ceil_mode) == at::max_pool2d + other");
+
+  // elementwise and diagonal through the same API
+  at::Tensor a = at::randn({3, 1, 6});
+  at::Tensor b = at::randn({4, 6});
+  check(same(myops::add(a, b, 2), at::add(a, b, 2)), "myops::add(alpha=2) == at::add");
+  check(same(myops::relu(a), at::relu(a)), "myops::relu == at::relu");
+  check(same(myops::diagonal(x, 1, 0, 2), at::diagonal(x, 1, 0, 2).contiguous()), "myops::diagonal == at::diagonal");
+
+  // autograd: the dispatcher records myops' backward
+  at::Tensor leaf = at::randn({2, 3, 9, 9}).requires_grad_(true);
+  myops::max_pool2d_add(leaf, at::zeros({1})).sum().backward();
+  at::Tensor leaf2 = leaf.detach().clone().requires_grad_(true);
+  at::max_pool2d(leaf2, {3, 3}, {2, 2}, {1, 1}).sum().backward();
+  check(leaf.grad().defined() && at::equal(leaf.grad(), leaf2.grad()), "myops::max_pool2d_add backward == at::max_pool2d's");
+
+  // An AOTInductor package of a model that calls myops ops
+  if (argc > 1) {
+    torch::inductor::AOTIModelPackageLoader loader(argv[1]);
+    at::Tensor in = at::randn({2, 3, 9, 9});
+    at::Tensor other = at::randn({2, 3, 5, 5});
+    std::vector<at::Tensor> out = loader.run({in, other});
+    at::Tensor expect = at::relu(at::max_pool2d(in, {3, 3}, {2, 2}, {1, 1}) + other) + 1;
+    check(out.size() == 1 && out[0].sizes() == expect.sizes() && at::allclose(out[0], expect, 0, 0),
+          std::string("AOTInductor package ") + argv[1]);
+  }
+
+  check(!libpython_mapped(), "no libpython in this process");
+  std::cout << (failures ? "FAILED: " + std::to_string(failures) + " check(s)" : std::string("all checks passed"))
+            << std::endl;
+  return failures ? 1 : 0;
+}
