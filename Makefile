@@ -1,10 +1,12 @@
 # make test   set everything up (venv, pinned deps, build) and run the whole pytest suite
 # make demo   set everything up and run the demo (myops vs torch, parity + speed, a detector)
 # make bench  set everything up and run every benchmark family on every device present
+# make package-check  sdist -> CPU wheel -> fresh venv -> smoke test + C++ test (.ci/check_package)
 #
 # PYTHON=python3 make test   use an existing interpreter that already has torch (no venv,
 #                            nothing downloaded): e.g. on a GPU machine.
 # FORCE_CPU=1 make build     CPU kernels only (fast local iteration).
+# FORCE_CUDA=1 make build    CUDA kernels or an error that says why they cannot be built.
 
 SHELL := /bin/bash
 VENV ?= .venv
@@ -16,16 +18,16 @@ else
   DEPS :=
 endif
 
-# Compile (and link) the CUDA kernels whenever a CUDA toolkit is present, even with no GPU
-# (CI): one architecture keeps the build short. On a machine with a GPU setup.py targets the
-# GPU it sees unless TORCH_CUDA_ARCH_LIST says otherwise.
-export FORCE_CUDA ?= 1
+# setup.py compiles (and links) the CUDA kernels whenever torch has CUDA and a matching CUDA
+# toolkit is present, even with no GPU (then for sm_90 only, unless TORCH_CUDA_ARCH_LIST says
+# otherwise); with a GPU it targets the GPUs it sees. FORCE_CUDA=1 makes a missing toolkit an
+# error (CI), FORCE_CPU=1 skips the CUDA kernels.
 export MAX_JOBS ?= $(shell nproc 2>/dev/null || echo 2)
 
-SOURCES := setup.py $(shell find csrc -type f 2>/dev/null)
+SOURCES := setup.py $(shell find csrc cmake -type f 2>/dev/null)
 STAMP := build/.myops-built
 
-.PHONY: test demo bench build deps clean
+.PHONY: test demo bench build deps clean package-check
 
 test: $(STAMP)
 	$(PY) -m pytest tests -q
@@ -37,6 +39,9 @@ bench: $(STAMP)
 	$(PY) benchmarks/runner.py --out benchmarks/results
 
 build: $(STAMP)
+
+package-check: $(DEPS)
+	.ci/check_package $(PY)
 
 deps: $(DEPS)
 
@@ -52,4 +57,5 @@ $(STAMP): $(DEPS) $(SOURCES)
 	mkdir -p build && touch $@
 
 clean:
-	rm -rf build python/myops/*.so python/myops/_build_config.py *.egg-info python/*.egg-info
+	rm -rf build dist python/myops/*.so python/myops/lib python/myops/include python/myops/share \
+	  python/myops/_build_config.py *.egg-info python/*.egg-info

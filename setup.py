@@ -137,7 +137,8 @@ LOCAL_TAG = ("cu" + torch.version.cuda.replace(".", "")) if WITH_CUDA else "cpu"
 VERSION = BASE_VERSION if "sdist" in sys.argv else f"{BASE_VERSION}+{LOCAL_TAG}"
 TORCH_BASE_VERSION = torch.__version__.split("+")[0]
 
-# Recorded so that `import myops` can tell the user when the installed torch differs from the
+# Written into the package by build_ext as myops/_build_config.py (never by other commands:
+# `setup.py sdist` must not overwrite the in-tree build's record). Recorded so that `import myops` can tell the user when the installed torch differs from the
 # one this build was compiled against, and so `myops.show_config()` can print it.
 config = {
     "version": VERSION,
@@ -149,8 +150,6 @@ config = {
     "debug": DEBUG,
     "nvcc": CUDA_HOME if WITH_CUDA else None,
 }
-with open(os.path.join(ROOT, "python", "myops", "_build_config.py"), "w") as f:
-    f.write("# Written by setup.py at build time. Do not edit.\nBUILD_CONFIG = %r\n" % (config,))
 
 # ---- sources and flags -------------------------------------------------------------------
 
@@ -246,6 +245,8 @@ class BuildMyops(BuildExtension):
         if self.in_tree:
             self.mkpath(os.path.join(pkg_dir, "lib"))  # the in-place copy of libmyops.so goes there
         super().run()
+        with open(os.path.join(pkg_dir, "_build_config.py"), "w") as f:
+            f.write("# Written by setup.py at build time. Do not edit.\nBUILD_CONFIG = %r\n" % (config,))
         self.copy_tree(os.path.join(ROOT, "csrc", "include"), os.path.join(pkg_dir, "include"))
         self.copy_tree(os.path.join(ROOT, "cmake"), os.path.join(pkg_dir, "share", "cmake", "myops"))
 

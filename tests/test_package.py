@@ -1,0 +1,89 @@
+"""The package around the ops: version, build record, docstrings of torch.ops.myops, vmap of a
+dynamic-shape op, the import-time checks."""
+import io
+import re
+import subprocess
+import sys
+
+import pytest
+import torch
+
+import myops
+
+
+def test_version_has_the_build_tag():
+    tag = "cu" + myops.BUILD_CONFIG["torch_cuda_version"].replace(".", "") if myops.BUILD_CONFIG["with_cuda"] else "cpu"
+    assert myops.__version__ == f"0.1.0+{tag}"
+    assert re.fullmatch(r"\d+\.\d+\.\d+\+(cpu|cu\d+)", myops.__version__)
+
+
+def test_show_config_names_the_build():
+    buf = io.StringIO()
+    cfg = myops.show_config(file=buf)
+    text = buf.getvalue()
+    assert myops.__version__ in text and cfg["torch_version"] in text
+    assert "libmyops.so" in text and myops.cmake_prefix_path in text
+    if not cfg["with_cuda"]:
+        assert cfg["why_no_cuda"] and cfg["why_no_cuda"] in text
+
+
+@pytest.mark.parametrize(
+    "name", ["nonzero", "nonzero_static", "relu", "gelu", "add", "where", "clamp", "max_pool2d_add", "diagonal"]
+)
+def test_registered_ops_have_docstrings(name):
+    packet = getattr(torch.ops.myops, name)
+    assert packet.__doc__ == getattr(myops, name).__doc__
+    assert packet.default.__doc__ == getattr(myops, name).__doc__
+    assert len(packet.__doc__) > 40
+
+
+def test_vmap_of_nonzero_is_a_clear_error():
+    x = torch.randn(3, 5)
+    with pytest.raises(RuntimeError, match="vmap: We do not support batching operators that can output dynamic shape"):
+        torch.func.vmap(torch.nonzero)(x)  # torch's own message, for comparison
+    with pytest.raises(RuntimeError, match=r"dynamic shape\. Attempted to vmap over myops::nonzero"):
+        torch.func.vmap(myops.nonzero)(x)
+    with pytest.raises(RuntimeError, match="dynamic shape"):
+        torch.func.vmap(torch.ops.myops.nonzero)(x)
+
+
+def test_vmap_of_nonzero_static_matches_a_loop():
+    x = torch.randn(4, 6) > 0
+    with pytest.warns(UserWarning, match="batching rule"):
+        got = torch.func.vmap(lambda t: myops.nonzero_static(t, size=4))(x)
+    want = torch.stack([torch.nonzero_static(t, size=4) for t in x])
+    assert torch.equal(got, want)
+
+
+def _import_myops(code, **env):
+    import os
+
+    e = dict(os.environ, **env)
+    return subprocess.run([sys.executable, "-c", "import myops\n" + code], capture_output=True, text=True, env=e)
+
+
+def test_import_warns_when_a_gpu_has_no_kernels():
+    """A CPU-only build imported on a machine with a GPU warns (pip -q hides the build output)."""
+    code = (
+        "import warnings, torch\n"
+        "myops.BUILD_CONFIG['with_cuda'] = False\n"
+        "torch.cuda.is_available = lambda: True\n"
+        "with warnings.catch_warnings(record=True) as w:\n"
+        "    warnings.simplefilter('always')\n"
+        "    myops._warn_if_gpu_without_kernels()\n"
+        "print('|'.join(str(x.message) for x in w))\n"
+    )
+    r = _import_myops(code)
+    assert r.returncode == 0, r.stderr
+    if torch.version.cuda is None:
+        assert r.stdout.strip() == ""
+    else:
+        assert "built without CUDA kernels" in r.stdout and "FORCE_CUDA=1" in r.stdout
+    r = _import_myops(code, MYOPS_NO_CPU_BUILD_WARNING="1")
+    assert r.returncode == 0 and r.stdout.strip() == "", r.stdout + r.stderr
+
+
+def test_import_refuses_another_torch_release():
+    code = "import torch\ntorch.__version__ = '2.0.0'\nmyops._check_torch_version()\n"
+    r = _import_myops(code)
+    assert r.returncode != 0 and "myops was built against torch" in r.stderr
