@@ -1,6 +1,7 @@
 """The package around the ops: version, build record, docstrings of torch.ops.myops, vmap of a
 dynamic-shape op, the import-time checks."""
 import io
+import os
 import re
 import subprocess
 import sys
@@ -56,8 +57,6 @@ def test_vmap_of_nonzero_static_matches_a_loop():
 
 
 def _import_myops(code, **env):
-    import os
-
     e = dict(os.environ, **env)
     return subprocess.run([sys.executable, "-c", "import myops\n" + code], capture_output=True, text=True, env=e)
 
@@ -87,3 +86,22 @@ def test_import_refuses_another_torch_release():
     code = "import torch\ntorch.__version__ = '2.0.0'\nmyops._check_torch_version()\n"
     r = _import_myops(code)
     assert r.returncode != 0 and "myops was built against torch" in r.stderr
+
+
+SETUP = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "setup.py")
+
+
+@pytest.mark.skipif(not os.path.exists(SETUP), reason="not in a source tree")
+def test_force_cuda_without_a_toolkit_is_an_error():
+    """FORCE_CUDA=1 never falls back to a silent CPU build; without it the CPU build says why."""
+    env = dict(os.environ, CUDA_HOME="/nonexistent/cuda", FORCE_CUDA="1")
+    env.pop("FORCE_CPU", None)
+    r = subprocess.run([sys.executable, SETUP, "--version"], capture_output=True, text=True, env=env, cwd=os.path.dirname(SETUP))
+    assert r.returncode != 0
+    reason = "a CPU-only build" if torch.version.cuda is None else "/nonexistent/cuda"
+    assert "FORCE_CUDA=1 but the CUDA kernels cannot be built" in r.stderr and reason in r.stderr, r.stderr
+
+    env.pop("FORCE_CUDA")
+    r = subprocess.run([sys.executable, SETUP, "--version"], capture_output=True, text=True, env=env, cwd=os.path.dirname(SETUP))
+    assert r.returncode == 0, r.stderr
+    assert "WARNING: building the CPU kernels only" in r.stderr and r.stdout.strip().endswith("0.1.0+cpu"), r.stdout + r.stderr
