@@ -244,6 +244,10 @@ class BuildMyops(BuildExtension):
         self.in_tree = bool(self.inplace or getattr(self, "editable_mode", False))
         if self.in_tree:
             self.mkpath(os.path.join(pkg_dir, "lib"))  # the in-place copy of libmyops.so goes there
+        # Always hand the build to ninja (it recompiles only what changed, or what a changed
+        # command line needs) and relink: setuptools' own check compares source dates only and
+        # would keep a CPU-only libmyops when the next build adds the CUDA sources.
+        self.force = True
         super().run()
         with open(os.path.join(pkg_dir, "_build_config.py"), "w") as f:
             f.write("# Written by setup.py at build time. Do not edit.\nBUILD_CONFIG = %r\n" % (config,))
