@@ -248,6 +248,10 @@ class BuildMyops(BuildExtension):
         # command line needs) and relink: setuptools' own check compares source dates only and
         # would keep a CPU-only libmyops when the next build adds the CUDA sources.
         self.force = True
+        if getattr(self, "editable_mode", False):
+            # pip install -e builds in a fresh temporary directory each time: keep the objects
+            # in build/ so that ninja rebuilds only what changed.
+            self.build_temp = os.path.join(ROOT, "build", "editable-temp")
         super().run()
         with open(os.path.join(pkg_dir, "_build_config.py"), "w") as f:
             f.write("# Written by setup.py at build time. Do not edit.\nBUILD_CONFIG = %r\n" % (config,))
