@@ -16,6 +16,7 @@
 // No Python here: the override works in a process that has no interpreter.
 #include "common/aten_override.h"
 
+#include <ATen/Version.h>
 #include <ATen/ops/add_cpu_dispatch.h>
 #include <ATen/ops/addcmul_cpu_dispatch.h>
 #include <ATen/ops/clamp_cpu_dispatch.h>
@@ -226,6 +227,15 @@ std::vector<int64_t> stats(bool this_thread) {
 struct CpuBackend {
   static constexpr c10::DispatchKey key = c10::DispatchKey::CPU;
   static constexpr c10::DeviceType device = c10::DeviceType::CPU;
+  // myops fuses a * b + c on every CPU (std::fma); torch does in its AVX2 / AVX-512 kernels,
+  // not in its baseline ones (an older CPU, or ATEN_CPU_CAPABILITY=default).
+  static bool fuses_like_torch() {
+    static const bool fused = [] {
+      const std::string cap = at::get_cpu_capability();
+      return cap == "AVX2" || cap == "AVX512";
+    }();
+    return fused;
+  }
   MYOPS_OVERRIDE_TORCH_KERNELS(at::cpu)
 };
 

@@ -146,6 +146,7 @@ inline auto route(Op op, bool supported, Mine&& mine, Theirs&& theirs) -> declty
 // The overriding kernels for one backend. B provides:
 //   static constexpr c10::DispatchKey key;          // CPU or CUDA
 //   static constexpr c10::DeviceType device;        // the device type of that key
+//   static bool fuses_like_torch();                  // torch's kernels fuse a * b + c (FMA) as myops'
 //   static at::Tensor nonzero(const at::Tensor&) ... // torch's kernels (at::cpu:: / at::cuda::)
 template <class B>
 struct Kernels {
@@ -200,10 +201,15 @@ struct Kernels {
 
   static at::Tensor addcmul(const at::Tensor& self, const at::Tensor& t1, const at::Tensor& t2,
                             const c10::Scalar& value) {
-    // value != 1 on half/bfloat16: the rounding of value * t1 * t2 is not pinned down yet
-    bool ok = on(self) && on(t1) && on(t2) && !value.isComplex() &&
-              (is_one(value) || !(reduced_float(self.scalar_type()) || reduced_float(t1.scalar_type()) ||
-                                  reduced_float(t2.scalar_type())));
+    // Floating addcmul is self + value * t1 * t2 with the add fused (an FMA), as torch's vector
+    // kernels compute it: routed where torch's are those (B::fuses_like_torch). value != 1 on
+    // half/bfloat16 stays torch's: the rounding of value * t1 * t2 there is not pinned down.
+    const bool any_float = at::isFloatingType(self.scalar_type()) || at::isFloatingType(t1.scalar_type()) ||
+                           at::isFloatingType(t2.scalar_type());
+    const bool any_reduced =
+        reduced_float(self.scalar_type()) || reduced_float(t1.scalar_type()) || reduced_float(t2.scalar_type());
+    bool ok = on(self) && on(t1) && on(t2) && !value.isComplex() && (!any_float || B::fuses_like_torch()) &&
+              (is_one(value) || !any_reduced);
     return route(
         kAddcmul, ok,
         [&] {
@@ -232,10 +238,13 @@ struct Kernels {
   static bool binary_ok(const at::Tensor& self, const at::Tensor& other) {
     return operand(self) && operand(other) && any_on({&self, &other});
   }
-  // alpha other than 1 on half/bfloat16: left to torch until its rounding is pinned down
+  // alpha other than 1: integral results only. On floating types torch fuses a + alpha * b
+  // in its vector loop but not in its scalar one (a wrapped-number operand), and rounds
+  // alpha * b first for half/bfloat16 scalars: left to torch.
   static bool alpha_ok(const at::Tensor& self, const at::Tensor& other, const c10::Scalar& alpha) {
     if (is_one(alpha)) return true;
-    return !alpha.isComplex() && !reduced_float(self.scalar_type()) && !reduced_float(other.scalar_type());
+    return alpha.isIntegral(/*includeBool=*/true) && !at::isFloatingType(self.scalar_type()) &&
+           !at::isFloatingType(other.scalar_type());
   }
 
   using BinarySig = at::Tensor(const at::Tensor&, const at::Tensor&);

@@ -26,6 +26,8 @@ namespace {
 struct CudaBackend {
   static constexpr c10::DispatchKey key = c10::DispatchKey::CUDA;
   static constexpr c10::DeviceType device = c10::DeviceType::CUDA;
+  // nvcc contracts torch's a * b + c into an FMA, as myops' kernels compute it
+  static bool fuses_like_torch() { return true; }
   MYOPS_OVERRIDE_TORCH_KERNELS(at::cuda)
 };
 
