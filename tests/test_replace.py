@@ -98,7 +98,7 @@ CALLS = [
     ("mul", lambda x, y: torch.mul(x, 3)),
     ("mul", lambda x, y: x.bfloat16() * 0.1),
     ("div", lambda x, y: x / (y.abs() + 1)),
-    ("div", lambda x, y: x.int() / 3),
+    ("div", lambda x, y: x.int() / (y.int().abs() + 1)),
     ("maximum", lambda x, y: torch.maximum(x, y)),
     ("minimum", lambda x, y: torch.minimum(x, y.mT.contiguous().mT)),
     ("addcmul", lambda x, y: torch.addcmul(x, y, y, value=0.5)),
@@ -185,7 +185,9 @@ def test_binary_sweep_bit_exact(device, op):
             else:
                 assert_same(actual, expected)
             routed += stats.routed[op]
-    assert routed > 0.6 * calls  # most combinations are served by myops (the rest: bool sub, ...)
+    # most combinations are served by myops (the rest: bool sub, ...; on CUDA, division by a CPU
+    # scalar, which torch computes as a multiply by the reciprocal)
+    assert routed > (0.35 if op == "div" and device != "cpu" else 0.6) * calls
 
 
 @pytest.mark.parametrize("device", DEVICES)

@@ -188,8 +188,7 @@ struct Kernels {
   // ---- ternary ------------------------------------------------------------------------------
 
   static at::Tensor where(const at::Tensor& condition, const at::Tensor& self, const at::Tensor& other) {
-    bool ok = operand(condition) && condition.scalar_type() == at::kBool && operand(self) && operand(other) &&
-              any_on({&condition, &self, &other});
+    bool ok = on(condition) && condition.scalar_type() == at::kBool && operand(self) && operand(other);
     return route(
         kWhere, ok,
         [&] {
@@ -271,8 +270,10 @@ struct Kernels {
   }
 
   static at::Tensor div(const at::Tensor& self, const at::Tensor& other) {
+    // torch's CUDA kernel divides by a CPU scalar as a multiply by its reciprocal: left to torch
+    const bool ok = binary_ok(self, other) && !(kCuda && other.is_cpu());
     return route(
-        kDiv, binary_ok(self, other), [&] { return MYOPS_OVERRIDE_CALL("div", BinarySig, self, other); },
+        kDiv, ok, [&] { return MYOPS_OVERRIDE_CALL("div", BinarySig, self, other); },
         [&] { return B::div(self, other); });
   }
 
