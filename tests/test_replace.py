@@ -12,7 +12,7 @@ import torch
 import torch.nn.functional as F
 
 import myops
-from helpers import ALL_DTYPES, DEVICES, assert_same, rand, with_layout
+from helpers import ALL_DTYPES, DEVICES, assert_same, cuda_only, rand, with_layout
 from myops.replace import ALL_OPS, DEFAULT_OPS
 
 APPROXIMATE = {"gelu", "silu", "sigmoid"}
@@ -246,6 +246,23 @@ def test_special_values(device, dtype):
         assert_same(actual.isnan() if actual.is_floating_point() else torch.zeros_like(actual, dtype=torch.bool), nan)
         assert_same(actual.masked_fill(nan, 0), expected.masked_fill(nan, 0))
         assert actual.stride() == expected.stride()
+
+
+@cuda_only
+def test_cuda_with_cpu_scalars():
+    """CPU scalars beside CUDA tensors (Python numbers, 0-d CPU tensors) are routed as torch
+    takes them, except a CPU divisor: torch's CUDA div multiplies by its reciprocal."""
+    x = torch.randn(5, 7, device="cuda")
+    s = torch.tensor(2.5)
+    calls = [lambda: x * 3.5, lambda: 1.5 - x, lambda: x + s, lambda: torch.where(x > 0, x, 0.5),
+             lambda: torch.maximum(x, s), lambda: x / 3, lambda: x / s]
+    expected = [f() for f in calls]
+    with myops.replace_torch_ops() as stats:
+        actual = [f() for f in calls]
+    for a, e in zip(actual, expected):
+        assert_same(a, e)
+    assert all(stats.routed[k] == 1 for k in ("mul", "add", "where", "maximum")), stats
+    assert stats.routed["div"] == 0 and stats.handed_back["div"] == 2, stats
 
 
 # ---- what stays torch's ----------------------------------------------------------------------
