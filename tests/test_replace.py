@@ -92,6 +92,8 @@ CALLS = [
     ("add", lambda x, y: 1.5 + x),
     ("add", lambda x, y: x.int() + y[0, 0].long()),
     ("add", lambda x, y: torch.add(x.long(), y.long(), alpha=3)),
+    ("add", lambda x, y: torch.add(x, y, alpha=1.0)),
+    ("sub", lambda x, y: torch.sub(x.short(), y.short(), alpha=2)),
     ("sub", lambda x, y: x - y),
     ("sub", lambda x, y: 2 - x.half()),
     ("mul", lambda x, y: x * y[..., :1]),

@@ -102,8 +102,7 @@ inline bool myops_dtype(at::ScalarType s) {
 
 inline bool reduced_float(at::ScalarType s) { return s == at::kHalf || s == at::kBFloat16; }
 
-// A plain strided tensor of a myops dtype (no lazy negation) on device type
-// `dev`; with `cpu_scalar_ok`, a 0-d CPU tensor (a wrapped Python number) is accepted beside
+// A plain strided tensor of a myops dtype (no lazy negation) on device type `dev`; with `cpu_scalar_ok`, a 0-d CPU tensor (a wrapped Python number) is accepted beside
 // tensors on another device, as torch's TensorIterator accepts it.
 inline bool plain(const at::Tensor& t, c10::DeviceType dev, bool cpu_scalar_ok = false) {
   if (!t.defined() || t.layout() != c10::kStrided || !myops_dtype(t.scalar_type()) || t.is_neg()) {
@@ -113,7 +112,9 @@ inline bool plain(const at::Tensor& t, c10::DeviceType dev, bool cpu_scalar_ok =
   return d == dev || (cpu_scalar_ok && d == c10::DeviceType::CPU && t.dim() == 0);
 }
 
-inline bool is_one(const c10::Scalar& s) { return s.isIntegral(/*includeBool=*/false) && s.toLong() == 1; }
+inline bool is_one(const c10::Scalar& s) {
+  return (s.isIntegral(/*includeBool=*/false) && s.toLong() == 1) || (s.isFloatingPoint() && s.toDouble() == 1.0);
+}
 
 // Runs `mine` (the myops op) when routing is on for `op` and `supported`, else `theirs`
 // (torch's kernel for this backend). See the file comment.
