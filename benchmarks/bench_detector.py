@@ -4,7 +4,8 @@ An unmodified `fasterrcnn_resnet50_fpn` (random weights, eval, no_grad) runs on 
 and under `myops.enable()`, which routes torch's own aten calls (nonzero, where, + - * /,
 relu, clamp, ...) to the myops kernels from C++. The myops call includes enabling and
 disabling (registering and deregistering the kernels) each run. DESIGN.md §5: never slower
-than torch (ratio >= 1.0).
+than torch (ratio >= 1.0). Then its box stages alone (RPN box decoding and proposal filtering,
+the ROI heads' post-processing), where the routed ops are a visible share of the time.
 """
 import torch
 
@@ -12,7 +13,7 @@ import myops
 from runner import Case
 
 
-def build(device, size=320, n_images=2):
+def model_and_images(device, size=320, n_images=2):
     """The model and its input images (random weights: nothing is downloaded)."""
     import torchvision
 
@@ -22,6 +23,12 @@ def build(device, size=320, n_images=2):
     ).eval().to(device)
     g = torch.Generator().manual_seed(1)
     images = [torch.rand(3, size, size, generator=g).to(device) for _ in range(n_images)]
+    return model, images
+
+
+def build(device, size=320, n_images=2):
+    """run_torch(), run_myops(): one forward pass on torch's kernels, and under myops.enable()."""
+    model, images = model_and_images(device, size, n_images)
 
     def run_torch():
         with torch.no_grad():
@@ -32,6 +39,54 @@ def build(device, size=320, n_images=2):
             return model(images)
 
     return run_torch, run_myops
+
+
+def stages(device, size=320):
+    """The detector's box stages alone, where the routed ops (nonzero, where, + - * /, clamp)
+    are a visible share of the time: RPN box decoding + proposal filtering, and the ROI
+    heads' post-processing, on the inputs they get in one run of the model above."""
+    model, images = model_and_images(device, size)
+    captured = {}
+
+    def capture(obj, name):
+        orig = getattr(obj, name)
+
+        def wrapper(*args, **kwargs):
+            captured[name] = (orig, args, kwargs)
+            return orig(*args, **kwargs)
+
+        setattr(obj, name, wrapper)
+
+    capture(model.rpn, "filter_proposals")
+    capture(model.rpn.box_coder, "decode")
+    capture(model.roi_heads, "postprocess_detections")
+    with torch.no_grad():
+        model(images)
+    out = {}
+    for name, (fn, args, kwargs) in captured.items():
+        def call(fn=fn, args=args, kwargs=kwargs):
+            with torch.no_grad():
+                return fn(*args, **kwargs)
+        out[name] = call
+    return out
+
+
+def repeated(call, seconds=0.02):
+    """`call` looped so one run lasts about `seconds` (a stage can take well under a
+    millisecond: enabling once around the loop then costs little beside it)."""
+    import time
+
+    call()
+    t0 = time.perf_counter()
+    call()
+    n = max(1, int(seconds / max(time.perf_counter() - t0, 1e-6)))
+
+    def loop():
+        for _ in range(n):
+            r = call()
+        return r
+
+    return loop, n
 
 
 def identical(a, b):
@@ -50,7 +105,17 @@ def cases(device, quick):
     run_torch, run_myops = build(device, size)
     if not identical(run_myops(), run_torch()):
         raise AssertionError("detections under myops.enable() differ from torch's")
-    return [
+    out = [
         Case(label="fasterrcnn_resnet50_fpn", sub_label=f"2 images {size}x{size}, eval, enable()",
              myops=run_myops, torch={"torch": run_torch}, target=1.0)
     ]
+    for name, call in stages(device, size).items():
+        loop, n = repeated(call)
+
+        def enabled(loop=loop):
+            with myops.enable():
+                return loop()
+
+        out.append(Case(label="fasterrcnn stage", sub_label=f"{name} x{n}, enable()", myops=enabled,
+                        torch={"torch": loop}))
+    return out
