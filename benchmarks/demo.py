@@ -1,22 +1,22 @@
 """`make demo`: myops against torch on every device present.
 
 For each device: one table row per op (shape, dtype, exact or max error against torch, myops
-time, torch time, ratio torch/myops), then a torchvision Faster R-CNN run with and without
-myops.replace_torch_ops() (time, detections equal or not). The same tables are written as
+time, torch time, ratio torch/myops), then an unmodified torchvision Faster R-CNN on torch's
+kernels and under myops.enable() (the dispatcher drop-in): times interleaved, medians, the ratio,
+detections equal or not, and the calls routed per run. The same tables are written as
 markdown to the file named by --out (default: demo-results.md).
 """
 import argparse
 import datetime
 import os
 import sys
-import time
 
 import torch
 import torch.nn.functional as F
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
-from runner import device_name, fmt_time, measure  # noqa: E402
+from runner import device_name, fmt_time, measure, measure_interleaved  # noqa: E402
 
 import myops  # noqa: E402
 
@@ -92,41 +92,24 @@ def op_table(device):
     return rows
 
 
-def detector(device):
-    import torchvision
+def detector(device, reps=7):
+    """The detector on torch's kernels and under myops.enable(): their runs interleaved
+    (torch, myops, torch, ...), median of each, so a neighbour's load lands on both alike."""
+    from bench_detector import build, identical, routed_per_run
 
-    torch.manual_seed(0)
-    model = torchvision.models.detection.fasterrcnn_resnet50_fpn(
-        weights=None, weights_backbone=None, box_score_thresh=0.0, min_size=320, max_size=320
-    ).eval().to(device)
-    images = [torch.rand(3, 320, 320, device=device) for _ in range(2)]
-
-    def run():
-        with torch.no_grad():
-            out = model(images)
-        if device != "cpu":
-            torch.cuda.synchronize()
-        return out
-
-    run()  # warm-up
-    t0 = time.perf_counter()
-    ref = run()
-    t_torch = time.perf_counter() - t0
-    with myops.replace_torch_ops() as stats:
-        run()
-        t0 = time.perf_counter()
-        out = run()
-        t_myops = time.perf_counter() - t0
-    equal = all(torch.equal(a[k], b[k]) for a, b in zip(out, ref) for k in ("boxes", "scores", "labels"))
-    ndet = sum(len(o["boxes"]) for o in ref)
-    routed = ", ".join(f"{k} {v // 2}" for k, v in sorted(stats.routed.items()))
+    run_torch, run_myops = build(device)
+    equal = identical(run_myops(), run_torch())
+    t_torch, t_myops = measure_interleaved([run_torch, run_myops], device, min_time=1e6, max_reps=reps)
+    routed, back = routed_per_run(run_torch)
+    ndet = sum(len(o["boxes"]) for o in run_torch())
     return [
         "fasterrcnn_resnet50_fpn, 2 images 320x320",
         fmt_time(t_torch),
         fmt_time(t_myops),
+        f"{t_torch / t_myops:.2f}x",
         "equal" if equal else "DIFFERENT",
         str(ndet),
-        routed,
+        ", ".join(f"{k} {v}" for k, v in routed.items()) + (f"; handed back: {back}" if back else ""),
     ]
 
 
@@ -155,8 +138,8 @@ def main():
             print("  detector ...", flush=True)
             row = detector(device)
             print("  " + " | ".join(row), flush=True)
-            md += ["| model | torch | with myops | detections | count | calls routed per run |",
-                   "|---|---|---|---|---|---|", "| " + " | ".join(row) + " |", ""]
+            md += ["| model | torch | myops.enable() | ratio | detections | count | calls routed per run |",
+                   "|---|---|---|---|---|---|---|", "| " + " | ".join(row) + " |", ""]
     text = "\n".join(md)
     with open(args.out, "w") as f:
         f.write(text + "\n")

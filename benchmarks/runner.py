@@ -28,7 +28,7 @@ import torch
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
-FAMILIES = ["nonzero", "elementwise", "max_pool2d_add", "diagonal", "latency"]
+FAMILIES = ["nonzero", "elementwise", "max_pool2d_add", "diagonal", "latency", "detector"]
 
 
 @dataclasses.dataclass

@@ -1,0 +1,38 @@
+// The CUDA backend of the aten drop-in (csrc/common/aten_override.h): the same overriding
+// kernels on the CUDA key, handing back to torch's CUDA kernels (at::cuda::*, defined in
+// libtorch_cuda). Compiled only in a CUDA build; adds itself to the registry at load time.
+#include "common/aten_override.h"
+
+#include <ATen/ops/add_cuda_dispatch.h>
+#include <ATen/ops/addcmul_cuda_dispatch.h>
+#include <ATen/ops/clamp_cuda_dispatch.h>
+#include <ATen/ops/div_cuda_dispatch.h>
+#include <ATen/ops/gelu_cuda_dispatch.h>
+#include <ATen/ops/maximum_cuda_dispatch.h>
+#include <ATen/ops/minimum_cuda_dispatch.h>
+#include <ATen/ops/mul_cuda_dispatch.h>
+#include <ATen/ops/nonzero_cuda_dispatch.h>
+#include <ATen/ops/nonzero_static_cuda_dispatch.h>
+#include <ATen/ops/relu_cuda_dispatch.h>
+#include <ATen/ops/sigmoid_cuda_dispatch.h>
+#include <ATen/ops/silu_cuda_dispatch.h>
+#include <ATen/ops/sub_cuda_dispatch.h>
+#include <ATen/ops/where_cuda_dispatch.h>
+
+namespace myops {
+namespace aten_override {
+namespace {
+
+struct CudaBackend {
+  static constexpr c10::DispatchKey key = c10::DispatchKey::CUDA;
+  static constexpr c10::DeviceType device = c10::DeviceType::CUDA;
+  // nvcc contracts torch's a * b + c into an FMA, as myops' kernels compute it
+  static bool fuses_like_torch() { return true; }
+  MYOPS_OVERRIDE_TORCH_KERNELS(at::cuda)
+};
+
+[[maybe_unused]] const bool cuda_added = add_backend(c10::DispatchKey::CUDA, &Kernels<CudaBackend>::register_op);
+
+}  // namespace
+}  // namespace aten_override
+}  // namespace myops
