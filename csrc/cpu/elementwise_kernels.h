@@ -19,6 +19,7 @@
 #include "common/elementwise_host.h"
 #include "common/elementwise_ops.h"
 #include "common/uint_of.h"
+#include "cpu/cpu_isa.h"
 
 #ifndef MYOPS_CPU_ENTRY
 #error "define MYOPS_CPU_ENTRY before including cpu/elementwise_kernels.h"
@@ -47,7 +48,7 @@ struct VecOf {
 struct VRelu {
   Relu f;
   template <class V>
-  V operator()(V a) const {
+  C10_ALWAYS_INLINE V operator()(V a) const {
     return V::blendv(a, V(0), a < V(0));
   }
 };
@@ -101,7 +102,7 @@ int64_t relu16_row(const T* in, T* out, int64_t n) {
 //  - 1 / d: the hardware reciprocal estimate (rcp: 12 bits, rcp14: 14 bits) and one Newton
 //    step (within 1-2 ulp of the division);
 //  - erf: the same formula as at::vec's erf (Abramowitz & Stegun 7.1.26, about 1e-7
-//    absolute error) with the exp and the reciprocal above.
+//    absolute error) with the exp and the reciprocal above, in gelu's form (v_phi).
 // These stay well inside the suite's tolerance against torch (4 ulp or 3e-6 relative in
 // float32, 1 ulp of half / bfloat16). double keeps the library's functions.
 #if defined(CPU_CAPABILITY_AVX2) || defined(CPU_CAPABILITY_AVX512)
@@ -123,6 +124,14 @@ inline VFloat vrcp(const VFloat& d) {
   return _mm512_mul_ps(t, _mm512_fnmadd_ps(d, t, _mm512_set1_ps(2.f)));  // Newton: t (2 - d t)
 }
 inline VFloat vabs(const VFloat& x) { return _mm512_abs_ps(x); }
+// x < below ? x * 0 : r (-0, or NaN at -inf, as torch's formulas give far out on the left)
+C10_ALWAYS_INLINE VFloat v_neg_tail(const VFloat& r, const VFloat& x, float below) {
+  return _mm512_mask_mul_ps(r, _mm512_cmp_ps_mask(x, _mm512_set1_ps(below), _CMP_LT_OQ), x, _mm512_setzero_ps());
+}
+// x's sign bit set ? q : 1 - q
+inline VFloat v_phi_select(const VFloat& q, const VFloat& x) {
+  return _mm512_mask_sub_ps(q, ~_mm512_movepi32_mask(_mm512_castps_si512(x)), _mm512_set1_ps(1.f), q);
+}
 inline VFloat vcopysign(const VFloat& mag, const VFloat& sgn) {  // |mag| with sgn's sign
   return _mm512_or_ps(mag, _mm512_and_ps(sgn, _mm512_set1_ps(-0.f)));
 }
@@ -140,13 +149,22 @@ inline VFloat vrcp(const VFloat& d) {
   return _mm256_mul_ps(t, _mm256_fnmadd_ps(d, t, _mm256_set1_ps(2.f)));
 }
 inline VFloat vabs(const VFloat& x) { return _mm256_andnot_ps(_mm256_set1_ps(-0.f), x); }
+C10_ALWAYS_INLINE VFloat v_neg_tail(const VFloat& r, const VFloat& x, float below) {
+  return _mm256_blendv_ps(r, _mm256_mul_ps(x, _mm256_setzero_ps()),
+                          _mm256_cmp_ps(x, _mm256_set1_ps(below), _CMP_LT_OQ));
+}
+inline VFloat v_phi_select(const VFloat& q, const VFloat& x) {
+  return _mm256_blendv_ps(_mm256_sub_ps(_mm256_set1_ps(1.f), q), q, x);
+}
 inline VFloat vcopysign(const VFloat& mag, const VFloat& sgn) {
   return _mm256_or_ps(mag, _mm256_and_ps(sgn, _mm256_set1_ps(-0.f)));
 }
 #endif
 
-inline VFloat vexp(VFloat x) {
-  x = vmax_c(vmin_c(x, 88.0f), -87.33654f);
+template <bool kLe0 = false>  // kLe0: x <= 0 (or NaN) is known, no upper clamp
+C10_ALWAYS_INLINE VFloat vexp(VFloat x) {
+  if constexpr (!kLe0) x = vmin_c(x, 88.0f);
+  x = vmax_c(x, -87.33654f);
   const VFloat n = vround(x * VFloat(1.44269504088896341f));
   VFloat r = vfnmadd(n, VFloat(0.693359375f), x);  // x - n ln2, ln2 in two parts
   r = vfnmadd(n, VFloat(-2.12194440e-4f), r);
@@ -159,23 +177,26 @@ inline VFloat vexp(VFloat x) {
   return p * vpow2(n);
 }
 
-// erf(x); NaN in, NaN out
-inline VFloat verf(const VFloat& x) {
-  // |x| capped at 16 (erf is 1.0f from about 3.9 on): keeps the reciprocal finite at +-inf;
-  // a NaN x stays NaN (vmin_c passes it through)
-  const VFloat ax = vmin_c(vabs(x), 16.f);
-  const VFloat t = vrcp(vfmadd(VFloat(0.3275911f), ax, VFloat(1.f)));
-  VFloat r = vfmadd(VFloat(1.061405429f), t, VFloat(-1.453152027f));
-  r = vfmadd(r, t, VFloat(1.421413741f));
-  r = vfmadd(r, t, VFloat(-0.284496736f));
-  r = vfmadd(r, t, VFloat(0.254829592f));
-  const VFloat e = vexp(VFloat(0.f) - ax * ax);
-  return vcopysign(vfnmadd(r * t, e, VFloat(1.f)), x);  // 1 - r t e = erf(|x|)
+// Phi(x) = 0.5 (1 + erf(x / sqrt 2)), gelu's factor. With z = |x| / sqrt 2, A&S 7.1.26 gives
+// q = 0.5 erfc(z) = t P(t) exp(-z^2) (P's coefficients halved), and Phi = 1 - q for x >= 0, q
+// for x < 0: no cancellation for negative x (torch's 1 + erf(...) has it; the difference is
+// far inside the tolerance). NaN in, NaN out.
+C10_ALWAYS_INLINE VFloat v_phi(const VFloat& x) {
+  // z capped at 16 (erfc(z) is below float's range from about 10 on): keeps the reciprocal
+  // finite at +-inf; a NaN x stays NaN (vmin_c passes it through)
+  const VFloat z = vmin_c(vabs(x) * VFloat(float(M_SQRT1_2)), 16.f);
+  const VFloat t = vrcp(vfmadd(VFloat(0.3275911f), z, VFloat(1.f)));
+  VFloat p = vfmadd(VFloat(0.5f * 1.061405429f), t, VFloat(0.5f * -1.453152027f));
+  p = vfmadd(p, t, VFloat(0.5f * 1.421413741f));
+  p = vfmadd(p, t, VFloat(0.5f * -0.284496736f));
+  p = vfmadd(p, t, VFloat(0.5f * 0.254829592f));
+  const VFloat q = (p * t) * vexp<true>(vfnmadd(z, z, VFloat(0.f)));
+  return v_phi_select(q, x);
 }
 #endif
 
 template <class V>
-inline V v_gelu(const V& x, bool tanh_approx) {
+C10_ALWAYS_INLINE V v_gelu(const V& x, bool tanh_approx) {
   using T = typename V::value_type;
   if (tanh_approx) {
     const V kBeta(T(M_SQRT2 * M_2_SQRTPI * 0.5));
@@ -187,37 +208,35 @@ inline V v_gelu(const V& x, bool tanh_approx) {
   return x * V(T(0.5)) * (V(T(1)) + (x * V(T(M_SQRT1_2))).erf());
 }
 template <class V>
-inline V v_sigmoid(const V& x) {
+C10_ALWAYS_INLINE V v_sigmoid(const V& x) {
   using T = typename V::value_type;
   return V(T(1)) / (V(T(1)) + x.neg().exp());
 }
 template <class V>
-inline V v_silu(const V& x) {
+C10_ALWAYS_INLINE V v_silu(const V& x) {
   using T = typename V::value_type;
   return x / (V(T(1)) + x.neg().exp());
 }
 
 #ifdef MYOPS_EW_FAST_MATH
-// Large negative x: torch's formulas give -0 (NaN at -inf: -inf * 0); the reciprocal of a
-// huge 1 + exp(-x) may be a denormal instead of 0, so those lanes take x * 0.
-inline VFloat v_neg_tail(const VFloat& r, const VFloat& x, float below) {
-  return VFloat::blendv(r, x * VFloat(0.f), x < VFloat(below));
-}
+// Large negative x: torch's formulas give -0 there (NaN at -inf: -inf * 0); ours may give a
+// denormal factor instead of 0 (rcp14 of a huge 1 + exp(-x), or a tiny erfc), so those lanes
+// take x * 0 (v_neg_tail).
 template <>
-inline VFloat v_gelu(const VFloat& x, bool tanh_approx) {
+C10_ALWAYS_INLINE VFloat v_gelu(const VFloat& x, bool tanh_approx) {
   if (tanh_approx) {
     // 0.5 x (1 + tanh(u)) = x / (1 + exp(-2u)), u = sqrt(2/pi) (x + 0.044715 x^3)
     const VFloat u2 = (x + VFloat(0.044715f) * x * x * x) * VFloat(float(-2.0 * M_SQRT2 * M_2_SQRTPI * 0.5));
     return v_neg_tail(x * vrcp(VFloat(1.f) + vexp(u2)), x, -10.f);
   }
-  return x * VFloat(0.5f) * (VFloat(1.f) + verf(x * VFloat(float(M_SQRT1_2))));
+  return v_neg_tail(x * v_phi(x), x, -10.f);
 }
 template <>
-inline VFloat v_sigmoid(const VFloat& x) {
+C10_ALWAYS_INLINE VFloat v_sigmoid(const VFloat& x) {
   return vrcp(VFloat(1.f) + vexp(VFloat(0.f) - x));
 }
 template <>
-inline VFloat v_silu(const VFloat& x) {
+C10_ALWAYS_INLINE VFloat v_silu(const VFloat& x) {
   return v_neg_tail(x * vrcp(VFloat(1.f) + vexp(VFloat(0.f) - x)), x, -80.f);
 }
 #endif
@@ -225,7 +244,7 @@ inline VFloat v_silu(const VFloat& x) {
 struct VGelu {
   Gelu f;
   template <class V>
-  V operator()(V x) const {
+  C10_ALWAYS_INLINE V operator()(V x) const {
     return v_gelu(x, f.tanh_approx);
   }
 };
@@ -237,7 +256,7 @@ struct VecOf<Gelu> {
 struct VSigmoid {
   Sigmoid f;
   template <class V>
-  V operator()(V x) const {
+  C10_ALWAYS_INLINE V operator()(V x) const {
     return v_sigmoid(x);
   }
 };
@@ -249,7 +268,7 @@ struct VecOf<Sigmoid> {
 struct VSilu {
   Silu f;
   template <class V>
-  V operator()(V x) const {
+  C10_ALWAYS_INLINE V operator()(V x) const {
     return v_silu(x);
   }
 };
@@ -263,7 +282,7 @@ template <typename C>
 struct VAdd {
   Add<C> f;
   template <class V>
-  V operator()(V a, V b) const {
+  C10_ALWAYS_INLINE V operator()(V a, V b) const {
     return at::vec::fmadd(V(f.alpha), b, a);
   }
 };
@@ -276,7 +295,7 @@ template <typename C>
 struct VAddcmul {
   Addcmul<C> f;
   template <class V>
-  V operator()(V a, V b, V c) const {
+  C10_ALWAYS_INLINE V operator()(V a, V b, V c) const {
     return at::vec::fmadd(V(f.value) * b, c, a);
   }
 };
@@ -288,7 +307,7 @@ struct VecOf<Addcmul<C>> {
 struct VPlus {
   Plus f;
   template <class V>
-  V operator()(V a, V b) const {
+  C10_ALWAYS_INLINE V operator()(V a, V b) const {
     return a + b;
   }
 };
@@ -300,7 +319,7 @@ struct VecOf<Plus> {
 struct VMul {
   Mul f;
   template <class V>
-  V operator()(V a, V b) const {
+  C10_ALWAYS_INLINE V operator()(V a, V b) const {
     return a * b;
   }
 };
@@ -312,7 +331,7 @@ struct VecOf<Mul> {
 struct VDiv {
   Div f;
   template <class V>
-  V operator()(V a, V b) const {
+  C10_ALWAYS_INLINE V operator()(V a, V b) const {
     return a / b;
   }
 };
@@ -324,7 +343,7 @@ struct VecOf<Div> {
 struct VMaximum {
   Maximum f;
   template <class V>
-  V operator()(V a, V b) const {
+  C10_ALWAYS_INLINE V operator()(V a, V b) const {
     return at::vec::maximum(a, b);
   }
 };
@@ -336,7 +355,7 @@ struct VecOf<Maximum> {
 struct VMinimum {
   Minimum f;
   template <class V>
-  V operator()(V a, V b) const {
+  C10_ALWAYS_INLINE V operator()(V a, V b) const {
     return at::vec::minimum(a, b);
   }
 };
@@ -348,7 +367,7 @@ struct VecOf<Minimum> {
 struct VClamp {
   Clamp f;
   template <class V>
-  V operator()(V x, V lo, V hi) const {
+  C10_ALWAYS_INLINE V operator()(V x, V lo, V hi) const {
     return at::vec::minimum(at::vec::maximum(x, lo), hi);
   }
 };
@@ -361,7 +380,7 @@ template <class F, typename C>
 struct VBindLeft {
   BindLeft<F, C> b;
   template <class V>
-  V operator()(V x) const {
+  C10_ALWAYS_INLINE V operator()(V x) const {
     return typename VecOf<F>::type{b.f}(V(b.s), x);
   }
 };
@@ -374,7 +393,7 @@ template <class F, typename C>
 struct VBindRight {
   BindRight<F, C> b;
   template <class V>
-  V operator()(V x) const {
+  C10_ALWAYS_INLINE V operator()(V x) const {
     return typename VecOf<F>::type{b.f}(x, V(b.s));
   }
 };
@@ -383,6 +402,46 @@ struct VecOf<BindRight<F, C>> {
   using type = typename std::conditional<std::is_same<typename VecOf<F>::type, NoVec>::value, NoVec,
                                          VBindRight<F, C>>::type;
 };
+
+// ---- bfloat16 gelu / silu / sigmoid with the AVX512-BF16 conversion ----------------------------
+// In the AVX-512 build, on CPUs with AVX512-BF16 (and unless MYOPS_CPU_ISA asks for less), the
+// float results of these three ops are rounded to bfloat16 by vcvtne2ps2bf16 (one instruction
+// per 32 values) instead of at::vec's integer rounding sequence; widening is a shift. Same
+// round-to-nearest-even bits for every normal result, NaN written as 0xffff like the software
+// path; the instruction flushes float denormal results (|r| < 1.2e-38) to zero where the
+// software rounding keeps a bfloat16 denormal: inside the ops' tolerance, which is why the exact
+// ops (add, relu, ...) never take this path. The function carries its own target attribute, so
+// the rest of the build runs on AVX-512 CPUs without BF16.
+#if defined(CPU_CAPABILITY_AVX512) && defined(MYOPS_EW_HW_BF16) && defined(__GNUC__)
+#define MYOPS_EW_HAVE_HW_BF16 1
+inline bool hw_bf16() {
+  static const bool ok = cpu_isa() >= CpuIsa::Avx512Bf16;
+  return ok;
+}
+template <class T, class VF>
+constexpr bool kHwBf16 = std::is_same<T, c10::BFloat16>::value &&
+    (std::is_same<VF, VGelu>::value || std::is_same<VF, VSilu>::value || std::is_same<VF, VSigmoid>::value);
+
+template <class VF>
+__attribute__((target("avx512bf16,avx512f,avx512bw,avx512vl,avx512dq,avx2,fma,f16c")))
+int64_t bf16_unary_hw(const c10::BFloat16* in, c10::BFloat16* out, int64_t n, const VF& vf) {
+  int64_t i = 0;
+  const __m512i all_ones = _mm512_set1_epi32(-1);
+  for (; i + 32 <= n; i += 32) {
+    const __m512i raw = _mm512_loadu_si512(in + i);
+    const __m512 lo = _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32(_mm512_castsi512_si256(raw)), 16));
+    const __m512 hi = _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32(_mm512_extracti64x4_epi64(raw, 1)), 16));
+    const __m512 rlo = vf(Vectorized<float>(lo));
+    const __m512 rhi = vf(Vectorized<float>(hi));
+    __m512i r = (__m512i)_mm512_cvtne2ps_pbh(rhi, rlo);  // rlo in the low half
+    const __mmask32 nan = static_cast<__mmask32>(_mm512_cmp_ps_mask(rlo, rlo, _CMP_UNORD_Q)) |
+                          (static_cast<__mmask32>(_mm512_cmp_ps_mask(rhi, rhi, _CMP_UNORD_Q)) << 16);
+    r = _mm512_mask_mov_epi16(r, nan, all_ones);
+    _mm512_storeu_si512(out + i, r);
+  }
+  return i;
+}
+#endif
 
 // ---- storage-type adaptors ------------------------------------------------------------------
 
@@ -651,6 +710,11 @@ struct CpuLoop {
       }
     }
     (void)stream;
+#ifdef MYOPS_EW_HAVE_HW_BF16
+    if constexpr (kHwBf16<T, VF>) {
+      if (hw_bf16()) i = bf16_unary_hw(in[0], out, n, vf);
+    }
+#endif
     if constexpr (std::is_same<VF, VRelu>::value && sizeof(T) == 2) {
       i = relu16_row(in[0], out, n);
     } else if constexpr (std::is_same<T, float>::value || std::is_same<T, double>::value) {
