@@ -1,9 +1,11 @@
 #pragma once
-// The CPU elementwise loops, compiled twice: by elementwise.cpp for the compiler's baseline
-// (Vectorized<T> without SIMD: plain loops the compiler vectorizes) and by
-// elementwise_avx2.cpp with AVX2/FMA/F16C enabled (Vectorized<T> on 256-bit registers, SLEEF
-// math, hardware half conversions), chosen at run time by CPU support. Include only after
-// defining MYOPS_CPU_ENTRY (the name of the entry point this copy defines).
+// The CPU elementwise loops, compiled three times: by elementwise.cpp for the compiler's
+// baseline (Vectorized<T> without SIMD: plain loops the compiler vectorizes), by
+// elementwise_avx2.cpp with AVX2/FMA/F16C enabled (Vectorized<T> on 256-bit registers,
+// hardware half conversions, the inline float math below) and by elementwise_avx512.cpp for
+// the floating dtypes on 512-bit registers (plus the AVX512-BF16 rounding of bfloat16 gelu /
+// silu / sigmoid); elementwise.cpp picks one at run time (cpu/cpu_isa.h, MYOPS_CPU_ISA).
+// Include only after defining MYOPS_CPU_ENTRY (the name of the entry point this copy defines).
 #include <ATen/Dispatch_v2.h>
 #include <ATen/Parallel.h>
 #include <ATen/cpu/vec/functional.h>
