@@ -179,6 +179,26 @@ C10_ALWAYS_INLINE VFloat vexp(VFloat x) {
   return p * vpow2(n);
 }
 
+// exp(x) for x <= 0 (or NaN). AVX-512: the same polynomial, scaled by 2^n with vscalefps,
+// which needs no clamp and underflows to exactly 0 (so gelu(-inf) = -inf * 0 = NaN, as
+// torch's, with no extra select); AVX2: vexp.
+C10_ALWAYS_INLINE VFloat vexp_neg(const VFloat& x) {
+#if defined(CPU_CAPABILITY_AVX512)
+  const VFloat n = vround(x * VFloat(1.44269504088896341f));
+  VFloat r = vfnmadd(n, VFloat(0.693359375f), x);
+  r = vfnmadd(n, VFloat(-2.12194440e-4f), r);
+  VFloat p = vfmadd(VFloat(1.9875691500e-4f), r, VFloat(1.3981999507e-3f));
+  p = vfmadd(p, r, VFloat(8.3334519073e-3f));
+  p = vfmadd(p, r, VFloat(4.1665795894e-2f));
+  p = vfmadd(p, r, VFloat(1.6666665459e-1f));
+  p = vfmadd(p, r, VFloat(5.0000001201e-1f));
+  p = vfmadd(p, r * r, r + VFloat(1.f));
+  return _mm512_scalef_ps(p, n);
+#else
+  return vexp<true>(x);
+#endif
+}
+
 // Phi(x) = 0.5 (1 + erf(x / sqrt 2)), gelu's factor. With z = |x| / sqrt 2, A&S 7.1.26 gives
 // q = 0.5 erfc(z) = t P(t) exp(-z^2) (P's coefficients halved), and Phi = 1 - q for x >= 0, q
 // for x < 0: no cancellation for negative x (torch's 1 + erf(...) has it; the difference is
@@ -192,7 +212,7 @@ C10_ALWAYS_INLINE VFloat v_phi(const VFloat& x) {
   p = vfmadd(p, t, VFloat(0.5f * 1.421413741f));
   p = vfmadd(p, t, VFloat(0.5f * -0.284496736f));
   p = vfmadd(p, t, VFloat(0.5f * 0.254829592f));
-  const VFloat q = (p * t) * vexp<true>(vfnmadd(z, z, VFloat(0.f)));
+  const VFloat q = (p * t) * vexp_neg(vfnmadd(z, z, VFloat(0.f)));
   return v_phi_select(q, x);
 }
 #endif
@@ -231,7 +251,11 @@ C10_ALWAYS_INLINE VFloat v_gelu(const VFloat& x, bool tanh_approx) {
     const VFloat u2 = (x + VFloat(0.044715f) * x * x * x) * VFloat(float(-2.0 * M_SQRT2 * M_2_SQRTPI * 0.5));
     return v_neg_tail(x * vrcp(VFloat(1.f) + vexp(u2)), x, -10.f);
   }
+#if defined(CPU_CAPABILITY_AVX512)
+  return x * v_phi(x);  // Phi underflows to 0 far out on the left (vexp_neg)
+#else
   return v_neg_tail(x * v_phi(x), x, -10.f);
+#endif
 }
 template <>
 C10_ALWAYS_INLINE VFloat v_sigmoid(const VFloat& x) {
