@@ -53,6 +53,38 @@ def cases(device, quick):
                     out.append(Case("cast", f"[2^{e}] f32->{tname}", lambda x=x, to=to: myops.cast(x, to),
                                     {"torch": lambda x=x, to=to: x.to(to)}, bytes=n * (4 + 2), numel=n,
                                     target=_target(device, n * 6, n, cast_to_half=True)))
+    # every op of issue #19 at 2^16, 2^20 and 2^22 elements in each float dtype (the AVX2 and
+    # AVX-512 builds are compared with `runner.py --cpu-isa avx2 avx512`)
+    for e in (16, 20, 22):
+        n = 1 << e
+        for dname, dt in DTYPES.items():
+            g = torch.Generator().manual_seed(e)
+            x = torch.randn(n, generator=g).to(device, dt)
+            y = torch.randn(n, generator=g).to(device, dt)
+            z = torch.randn(n, generator=g).to(device, dt)
+            lo, hi = torch.minimum(y, z), torch.maximum(y, z)
+            m = torch.rand(n, generator=g).to(device) > 0.5
+            es = x.element_size()
+            tag = f"[2^{e}] {dname}"
+            more = [
+                ("gelu tanh", lambda x=x: myops.gelu(x, approximate="tanh"),
+                 lambda x=x: F.gelu(x, approximate="tanh"), 2),
+                ("silu", lambda x=x: myops.silu(x), lambda x=x: F.silu(x), 2),
+                ("sigmoid", lambda x=x: myops.sigmoid(x), lambda x=x: torch.sigmoid(x), 2),
+                ("addcmul", lambda x=x, y=y, z=z: myops.addcmul(x, y, z, value=0.5),
+                 lambda x=x, y=y, z=z: torch.addcmul(x, y, z, value=0.5), 4),
+                ("clamp", lambda x=x, lo=lo, hi=hi: myops.clamp(x, lo, hi),
+                 lambda x=x, lo=lo, hi=hi: torch.clamp(x, lo, hi), 4),
+                ("where", lambda m=m, x=x, y=y: myops.where(m, x, y), lambda m=m, x=x, y=y: torch.where(m, x, y), 3),
+            ]
+            if dname != "f32" and e != 22 and quick:
+                # the quick list above has relu / add / gelu on half and bfloat16 at 2^22 only
+                more += [("relu", lambda x=x: myops.relu(x), lambda x=x: torch.relu(x), 2),
+                         ("add", lambda x=x, y=y: myops.add(x, y), lambda x=x, y=y: torch.add(x, y), 3),
+                         ("gelu", lambda x=x: myops.gelu(x), lambda x=x: F.gelu(x), 2)]
+            for label, my, ref, streams in more:
+                nbytes = streams * n * es + (n if label == "where" else 0) - (n * es if label == "where" else 0)
+                out.append(Case(label, tag, my, {"torch": ref}, bytes=nbytes, numel=n))
     # broadcast [32,64,56,56] + [1,64,1,1]
     for dname, dt in DTYPES.items():
         if quick and dname == "bf16":

@@ -16,7 +16,7 @@ import torch.nn.functional as F
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
-from runner import device_name, fmt_time, measure, measure_interleaved  # noqa: E402
+from runner import cpu_builds, cpu_model, device_name, fmt_time, measure, measure_interleaved  # noqa: E402
 
 import myops  # noqa: E402
 
@@ -130,8 +130,13 @@ def main():
     for device in devices:
         name = device_name(device)
         print(f"\n== {device}: {name}", flush=True)
-        md += [f"## {device}: {name}", "", "| op | shape | dtype | vs torch | myops | torch | ratio |",
-               "|---|---|---|---|---|---|---|"]
+        md += [f"## {device}: {name}", ""]
+        if device == "cpu":  # which CPU builds ran (MYOPS_CPU_ISA / ATEN_CPU_CAPABILITY pick them)
+            mine, theirs = cpu_builds()
+            line = f"CPU {cpu_model()}: myops CPU build `{mine}`, torch CPU capability `{theirs}`"
+            print("  " + line, flush=True)
+            md += [line, ""]
+        md += ["| op | shape | dtype | vs torch | myops | torch | ratio |", "|---|---|---|---|---|---|---|"]
         md += ["| " + " | ".join(r) + " |" for r in op_table(device)]
         md.append("")
         if not args.no_detector:

@@ -9,6 +9,14 @@ floor and, on CUDA, peak memory.
 
     python benchmarks/runner.py --family nonzero --device cpu cuda --quick
     python benchmarks/runner.py --out benchmarks/results/   # every family, every device
+    python benchmarks/runner.py --family elementwise --cpu-isa avx2 avx512 --out benchmarks/results/
+
+Every CPU report names the myops CPU build that ran (baseline / avx2 / avx512 / avx512_bf16:
+torch.ops.myops._cpu_isa()), torch's own CPU capability and the CPU model. --cpu-isa runs the
+CPU families once per myops build, each in a fresh process with MYOPS_CPU_ISA=<build> and torch
+held to the matching level (ATEN_CPU_CAPABILITY=avx2 + ONEDNN_MAX_CPU_ISA=AVX2 for avx2,
+ATEN_CPU_CAPABILITY=avx512 for the AVX-512 builds, default for baseline), as on a machine whose
+best ISA is that one, and writes one report per build plus a side-by-side table.
 """
 import argparse
 import dataclasses
@@ -130,6 +138,40 @@ def device_name(device):
     return f"{cpu} ({torch.get_num_threads()} threads)"
 
 
+def cpu_model():
+    """The CPU's model name from /proc/cpuinfo (or what platform knows)."""
+    try:
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                if line.startswith("model name"):
+                    return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or platform.machine()
+
+
+def cpu_builds():
+    """(myops CPU build that runs, torch's CPU capability): recorded in every CPU report."""
+    try:
+        mine = torch.ops.myops._cpu_isa()
+    except Exception as e:  # a bad MYOPS_CPU_ISA: say so in the report
+        mine = f"error: {e}".splitlines()[0]
+    try:
+        theirs = torch.backends.cpu.get_cpu_capability()
+    except Exception:
+        theirs = "unknown"
+    return mine, theirs
+
+
+# torch held to the ISA of each myops build (see the module docstring)
+TORCH_ENV_FOR_ISA = {
+    "baseline": {"ATEN_CPU_CAPABILITY": "default"},
+    "avx2": {"ATEN_CPU_CAPABILITY": "avx2", "ONEDNN_MAX_CPU_ISA": "AVX2"},
+    "avx512": {"ATEN_CPU_CAPABILITY": "avx512"},
+    "avx512_bf16": {"ATEN_CPU_CAPABILITY": "avx512"},
+}
+
+
 def git_commit():
     try:
         return subprocess.check_output(
@@ -231,6 +273,13 @@ def markdown(rows, meta):
         "",
         f"- date: {meta['date']}; torch {meta['torch']} (CUDA {meta['torch_cuda']}); commit {meta['commit']}",
         f"- device: `{meta['device']}` — {meta['device_name']}",
+    ]
+    if meta.get("cpu_isa"):
+        out.append(f"- CPU: {meta.get('cpu_model', '?')}; myops CPU build `{meta['cpu_isa']}`, torch CPU capability "
+                   f"`{meta.get('torch_cpu_capability', '?')}`" + (f" ({meta['env']})" if meta.get("env") else ""))
+    if meta.get("note"):
+        out.append(f"- {meta['note']}")
+    out += [
         f"- measured copy bandwidth: {meta['copy_GBps']:.1f} GB/s (read + write, 256 MiB); floor = bytes ÷ that. "
         "A case whose data fits in the caches can beat that floor (over 100%)",
         "- ratio = torch time ÷ myops time, measured in the same run (> 1: myops is faster)",
@@ -289,7 +338,14 @@ def main(argv=None):
     p.add_argument("--out", default=None, help="folder for <device>-<date>.md and .json")
     p.add_argument("--render", nargs="+", default=None, metavar="JSON",
                    help="only rewrite the .md (and plots) of earlier runs from their .json")
+    p.add_argument("--cpu-isa", nargs="+", default=None, metavar="BUILD",
+                   help="run the CPU benchmarks once per myops CPU build (baseline avx2 avx512 avx512_bf16), "
+                        "torch held to the same ISA, and write a side-by-side table")
+    p.add_argument("--tag", default=None, help=argparse.SUPPRESS)  # file name part, set by --cpu-isa
+    p.add_argument("--note", default=None, help="a line for the report's header (e.g. the host)")
     args = p.parse_args(argv)
+    if args.cpu_isa:
+        return run_cpu_isas(args)
     if args.render:
         for path in args.render:
             with open(path) as f:
@@ -320,7 +376,17 @@ def main(argv=None):
             "copy_GBps": bw / 1e9,
             "quick": args.quick,
         }
-        print(f"== {device}: {meta['device_name']}, copy bandwidth {bw / 1e9:.1f} GB/s", flush=True)
+        if device == "cpu":
+            meta["cpu_model"] = cpu_model()
+            meta["cpu_isa"], meta["torch_cpu_capability"] = cpu_builds()
+            meta["env"] = " ".join(f"{k}={os.environ[k]}" for k in
+                                   ("MYOPS_CPU_ISA", "ATEN_CPU_CAPABILITY", "ONEDNN_MAX_CPU_ISA", "OMP_NUM_THREADS")
+                                   if os.environ.get(k))
+        if args.note:
+            meta["note"] = args.note
+        print(f"== {device}: {meta['device_name']}, copy bandwidth {bw / 1e9:.1f} GB/s"
+              + (f"; myops CPU build {meta['cpu_isa']}, torch {meta['torch_cpu_capability']}" if device == "cpu" else ""),
+              flush=True)
         rows = []
         for fam in families:
             try:
@@ -333,6 +399,8 @@ def main(argv=None):
         if args.out:
             os.makedirs(args.out, exist_ok=True)
             tag = "cpu" if device == "cpu" else meta["device_name"].replace(" ", "-")
+            if device == "cpu" and args.tag:
+                tag = f"cpu-{args.tag}"
             stem = os.path.join(args.out, f"{tag}-{meta['date']}")
             with open(stem + ".md", "w") as f:
                 f.write(md + "\n")
@@ -349,6 +417,69 @@ def main(argv=None):
         else:
             print(md)
     return written
+
+
+def run_cpu_isas(args):
+    """--cpu-isa: one fresh process per myops CPU build (MYOPS_CPU_ISA, torch held to the same ISA
+    before it is imported), then one table with every build's ratio side by side."""
+    out = args.out or os.path.join(HERE, "results")
+    jsons = []
+    for isa in args.cpu_isa:
+        env = dict(os.environ, MYOPS_CPU_ISA=isa, **TORCH_ENV_FOR_ISA.get(isa, {}))
+        env.pop("MYOPS_CPU_BASELINE", None)
+        if "ONEDNN_MAX_CPU_ISA" not in TORCH_ENV_FOR_ISA.get(isa, {}):
+            env.pop("ONEDNN_MAX_CPU_ISA", None)
+        cmd = [sys.executable, os.path.abspath(__file__), "--device", "cpu", "--out", out, "--tag", isa]
+        cmd += ["--family"] + (args.family or FAMILIES)
+        if args.quick:
+            cmd.append("--quick")
+        if args.note:
+            cmd += ["--note", args.note]
+        print(f"### myops CPU build {isa}: " + " ".join(f"{k}={env[k]}" for k in sorted(TORCH_ENV_FOR_ISA.get(isa, {}))),
+              flush=True)
+        subprocess.run(cmd, env=env, check=True)
+        jsons.append(os.path.join(out, f"cpu-{isa}-{datetime.date.today().isoformat()}.json"))
+    path = os.path.join(out, f"cpu-builds-{datetime.date.today().isoformat()}.md")
+    with open(path, "w") as f:
+        f.write(side_by_side(jsons) + "\n")
+    print(f"wrote {path}")
+    return [path]
+
+
+def side_by_side(jsons):
+    """One row per case, one ratio column (torch ÷ myops, first baseline) per CPU build."""
+    runs = []
+    for path in jsons:
+        with open(path) as f:
+            runs.append(json.load(f))
+    isas = [r["meta"].get("cpu_isa", "?") for r in runs]
+    m0 = runs[0]["meta"]
+    out = [f"# myops CPU builds side by side — {m0.get('cpu_model', m0['device_name'])}", "",
+           f"- date: {m0['date']}; torch {m0['torch']}; commit {m0['commit']}"]
+    if m0.get("note"):
+        out.append(f"- {m0['note']}")
+    for r in runs:
+        m = r["meta"]
+        out.append(f"- `{m.get('cpu_isa')}`: myops CPU build `{m.get('cpu_isa')}` against torch at "
+                   f"`{m.get('torch_cpu_capability')}` ({m.get('env', '')})")
+    out += ["- ratio = torch time ÷ myops time, each build against torch held to the same ISA, samples "
+            "interleaved in one process (> 1: myops is faster)", ""]
+    keys, rows = [], {}
+    for k, r in enumerate(runs):
+        for row in r["rows"]:
+            key = (row["family"], row["label"], row["sub_label"])
+            if key not in rows:
+                keys.append(key)
+                rows[key] = [None] * len(runs)
+            rows[key][k] = next(iter(row["baselines"].values()))["ratio"]
+    head = ["family", "op", "case"] + [f"ratio `{i}`" for i in isas]
+    out += ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    for key in keys:
+        cells = list(key) + [("-" if v is None else (f"**{v:.2f}x**" if v < 1.0 else f"{v:.2f}x")) for v in rows[key]]
+        out.append("| " + " | ".join(cells) + " |")
+    below = {i: sum(1 for key in keys if rows[key][k] is not None and rows[key][k] < 1.0) for k, i in enumerate(isas)}
+    out += ["", "Cases below 1.0× (bold): " + ", ".join(f"`{i}` {n} of {len(keys)}" for i, n in below.items()), ""]
+    return "\n".join(out)
 
 
 if __name__ == "__main__":

@@ -668,44 +668,144 @@ def test_cast_backward_dtype():
     assert not myops.cast(x, torch.int32).requires_grad
 
 
-_BASELINE_SCRIPT = r"""
-import torch, myops
+# Run in a subprocess with MYOPS_CPU_ISA set: every build's results are compared with torch's
+# (so with each other): bit for bit on the exact ops, within the suite's tolerance on gelu,
+# silu and sigmoid. Sizes cover the vector loops, their tails, broadcast and strided rows, and a
+# streamed (> 16 MiB) output.
+_BUILD_SCRIPT = r"""
+import sys, torch, myops
 import torch.nn.functional as F
+want = sys.argv[1]
+assert torch.ops.myops._cpu_isa() == want, (torch.ops.myops._cpu_isa(), want)
 torch.manual_seed(0)
+
+def ulp_ok(got, ref, dt):
+    # the suite's compare(): 4 ulp (float32/64) or 1 ulp (half/bfloat16), or 3e-6 * max(1, |ref|)
+    assert torch.equal(got.isnan(), ref.isnan()), dt
+    ok = got.isnan() | (got == ref)
+    bits = {torch.float32: torch.int32, torch.float64: torch.int64, torch.float16: torch.int16,
+            torch.bfloat16: torch.int16}[dt]
+    def ordered(t):
+        i = t.view(bits).long()
+        return torch.where(i < 0, -(i & ((1 << (8 * t.element_size() - 1)) - 1)), i)
+    ulps = 1 if dt in (torch.float16, torch.bfloat16) else 4
+    ok |= (ordered(got) - ordered(ref)).abs() <= ulps
+    ok |= (got.double() - ref.double()).abs() <= 3e-6 * ref.double().abs().clamp(min=1)
+    assert ok.all(), (dt, got[~ok][:4], ref[~ok][:4])
+
+specials = torch.tensor([float("nan"), float("inf"), -float("inf"), -0.0, 0.0, 1e-40, -1e-40, -100.0,
+                         -88.5, -30.0, 30.0, 100.0])
 for dt in (torch.float32, torch.float64, torch.float16, torch.bfloat16, torch.int32, torch.uint8):
-    x = (torch.randn(4, 37, 5) * 8).to(dt)
-    y = (torch.randn(37, 1) * 8).to(dt)
-    c = torch.rand(4, 37, 5) > 0.5
-    xt = x.transpose(0, 2)
-    for got, want in [
-        (myops.add(x, y), torch.add(x, y)),
-        (myops.mul(xt, y[:4, 0]), torch.mul(xt, y[:4, 0])),
-        (myops.maximum(x[1:], y), torch.maximum(x[1:], y)),
-        (myops.where(c, x, y), torch.where(c, x, y)),
-        (myops.cast(xt, torch.float16), xt.to(torch.float16)),
-        (myops.clamp(x, y, y + 3), torch.clamp(x, y, y + 3)),
-    ]:
-        assert torch.equal(got, want) and got.stride() == want.stride(), dt
-    if dt.is_floating_point:
-        assert torch.equal(myops.relu(xt), torch.relu(xt)), dt
-        for got, want in [(myops.gelu(x), F.gelu(x)), (myops.silu(xt), F.silu(xt)),
-                          (myops.sigmoid(x[1:]), torch.sigmoid(x[1:]))]:
-            tol = 1e-5 if dt in (torch.float32, torch.float64) else 1e-2
-            assert torch.allclose(got.double(), want.double(), rtol=tol, atol=tol), dt
+    for n in (1, 37, 4 * 37 * 5, 70001):
+        x = (torch.randn(n) * 8).to(dt)
+        if dt.is_floating_point and n > 20:
+            x[3:3 + len(specials)] = specials.to(dt)
+        y = (torch.randn(n) * 8).to(dt)
+        z = (torch.randn(n) * 8).to(dt)
+        c = torch.rand(n) > 0.5
+        x3, y2 = x[: n - n % 37].view(-1, 37), y[:37]
+        exact = [
+            (lambda: myops.add(x, y), lambda: torch.add(x, y)),
+            (lambda: myops.add(x3, y2[None]), lambda: torch.add(x3, y2[None])),
+            (lambda: myops.mul(x3.t(), y2[:, None]), lambda: torch.mul(x3.t(), y2[:, None])),
+            (lambda: myops.maximum(x[1:], y[:-1]), lambda: torch.maximum(x[1:], y[:-1])),
+            (lambda: myops.minimum(x, y), lambda: torch.minimum(x, y)),
+            (lambda: myops.where(c, x, y), lambda: torch.where(c, x, y)),
+            (lambda: myops.cast(x, torch.float16), lambda: x.to(torch.float16)),
+            (lambda: myops.cast(x, torch.bfloat16), lambda: x.to(torch.bfloat16)),
+            (lambda: myops.cast(x, torch.float32), lambda: x.to(torch.float32)),
+            (lambda: myops.clamp(x, y, y + 3), lambda: torch.clamp(x, y, y + 3)),
+        ]
+        if dt != torch.uint8:
+            exact.append((lambda: myops.sub(x, y), lambda: torch.sub(x, y)))
+        if dt != torch.uint8:
+            exact.append((lambda: myops.relu(x[1:]), lambda: torch.relu(x[1:])))
+        for my, ref in exact:
+            got, want_ = my(), ref()
+            assert got.dtype == want_.dtype and got.stride() == want_.stride(), dt
+            assert torch.equal(got, want_) or (got.is_floating_point() and torch.equal(got.isnan(), want_.isnan())
+                                               and torch.equal(got.nan_to_num(), want_.nan_to_num())), (dt, n)
+        if dt.is_floating_point:
+            # fused like torch's vector loops; for half/bfloat16 compared with torch on float copies
+            up = (lambda t: t.float()) if dt in (torch.float16, torch.bfloat16) else (lambda t: t)
+            for got, ref in [(myops.add(x, y, alpha=3), torch.add(up(x), up(y), alpha=3).to(dt)),
+                             (myops.addcmul(x, y, z, value=0.5), torch.addcmul(up(x), up(y), up(z), value=0.5).to(dt))]:
+                if dt in (torch.float16, torch.bfloat16):
+                    ulp_ok(got, ref, dt)
+                else:
+                    assert torch.equal(got.nan_to_num(), ref.nan_to_num()), dt
+            gelu_ref = F.gelu(x)
+            gelu_ref = torch.where(x == float("inf"), x, gelu_ref)  # torch's CPU vector erf: NaN at +inf
+            for got, ref in [(myops.gelu(x), gelu_ref),
+                             (myops.gelu(x, approximate="tanh"), F.gelu(x, approximate="tanh")),
+                             (myops.silu(x[1:]), F.silu(x[1:])), (myops.sigmoid(x), torch.sigmoid(x))]:
+                ulp_ok(got, ref, dt)
+    if dt == torch.float32:
+        big = torch.randn((1 << 22) + 37)  # 16 MiB outputs: streamed stores
+        assert torch.equal(myops.add(big[1:], big[:-1]), torch.add(big[1:], big[:-1]))
+        ulp_ok(myops.sigmoid(big[3:]), torch.sigmoid(big[3:]), dt)
 print("ok")
 """
 
 
-def test_cpu_baseline_build():
-    # The CPU loops are built for the baseline, AVX2 and (gelu/silu/sigmoid) AVX-512, picked at
-    # run time; the suite above runs the best build this CPU has, this runs the baseline one.
-    import os
+def _cpu_builds():
+    """The CPU builds this machine can run (cpu/cpu_isa.h), best last."""
     import subprocess
     import sys
 
-    env = dict(os.environ, MYOPS_CPU_BASELINE="1")
-    res = subprocess.run([sys.executable, "-c", _BASELINE_SCRIPT], env=env, capture_output=True, text=True)
-    assert res.returncode == 0 and res.stdout.strip() == "ok", res.stderr[-2000:]
+    order = ["baseline", "avx2", "avx512", "avx512_bf16"]
+    best = subprocess.run([sys.executable, "-c", "import torch, myops; print(torch.ops.myops._cpu_isa())"],
+                          capture_output=True, text=True, env=_env_without_isa()).stdout.strip()
+    return order[: order.index(best) + 1] if best in order else ["baseline"]
+
+
+def _env_without_isa(**extra):
+    import os
+
+    env = {k: v for k, v in os.environ.items() if k not in ("MYOPS_CPU_ISA", "MYOPS_CPU_BASELINE")}
+    env.update(extra)
+    return env
+
+
+@pytest.mark.parametrize("isa", ["baseline", "avx2", "avx512", "avx512_bf16"])
+def test_cpu_build(isa):
+    # The CPU loops are built for the baseline, AVX2 and (floating dtypes) AVX-512, picked at run
+    # time; MYOPS_CPU_ISA forces one. The suite above runs the best build this CPU has; this runs
+    # each build the CPU can run against torch. A build is skipped only where the CPU lacks it.
+    import subprocess
+    import sys
+
+    if isa not in _cpu_builds():
+        pytest.skip(f"this CPU cannot run the {isa} build")
+    res = subprocess.run([sys.executable, "-c", _BUILD_SCRIPT, isa], env=_env_without_isa(MYOPS_CPU_ISA=isa),
+                         capture_output=True, text=True)
+    assert res.returncode == 0 and res.stdout.strip() == "ok", res.stderr[-3000:]
+
+
+def test_cpu_isa_switch():
+    # MYOPS_CPU_BASELINE=1 is an alias of MYOPS_CPU_ISA=baseline; a bad value or a build the CPU
+    # cannot run is a RuntimeError at the first CPU call, naming the variable; unset: the best.
+    import subprocess
+    import sys
+
+    def isa_of(**env):
+        code = ("import torch, myops\ntry:\n    print(torch.ops.myops._cpu_isa())\nexcept RuntimeError as e:\n"
+                "    print('error:', e)\ntry:\n    myops.relu(torch.ones(3))\nexcept RuntimeError as e:\n"
+                "    print('error:', e)\n")
+        res = subprocess.run([sys.executable, "-c", code], env=_env_without_isa(**env), capture_output=True, text=True)
+        assert res.returncode == 0, res.stderr[-2000:]
+        return res.stdout.strip().splitlines()
+
+    builds = _cpu_builds()
+    assert isa_of() == [builds[-1]]
+    assert isa_of(MYOPS_CPU_BASELINE="1") == ["baseline"]
+    assert isa_of(MYOPS_CPU_ISA="AVX2" if "avx2" in builds else "baseline") == [builds[min(1, len(builds) - 1)]]
+    out = isa_of(MYOPS_CPU_ISA="sse9")
+    assert len(out) == 2 and all(o.startswith("error:") and "MYOPS_CPU_ISA='sse9' is not a CPU build" in o
+                                 for o in out), out
+    if builds[-1] != "avx512_bf16":
+        out = isa_of(MYOPS_CPU_ISA="avx512_bf16")
+        assert len(out) == 2 and all("which this CPU cannot run" in o for o in out), out
 
 
 @pytest.mark.parametrize("device", DEVICES)

@@ -1,11 +1,18 @@
 // Elementwise ops on CPU: the shared front ends (common/elementwise_ops.h) plan each call;
 // the loops (cpu/elementwise_kernels.h: the shared functors over the merged iteration space,
-// at::parallel_for, at::vec::Vectorized) run in the AVX2 build (elementwise_avx2.cpp) when the
-// CPU supports it, else in the baseline build compiled here; on CPUs with AVX-512 the ops on
-// floating dtypes (all but cast and where) run in the AVX-512 build (elementwise_avx512.cpp).
+// at::parallel_for, at::vec::Vectorized) run in the build cpu_isa() picks (cpu/cpu_isa.h):
+// the AVX2 build (elementwise_avx2.cpp), else the baseline build compiled here; at the AVX-512
+// level the ops on floating dtypes (all but cast and where) run in the AVX-512 build
+// (elementwise_avx512.cpp), the rest in the AVX2 build. This file also chooses the level once
+// per process (MYOPS_CPU_ISA) and registers myops::_cpu_isa() -> str, which names it.
 #include <torch/library.h>
 
+#include <algorithm>
+#include <cctype>
 #include <cstdlib>
+#include <string>
+
+#include "cpu/cpu_isa.h"
 
 #define MYOPS_CPU_ENTRY run_cpu_baseline
 #include "cpu/elementwise_kernels.h"
@@ -18,32 +25,76 @@ void run_cpu_avx512(EwKind kind, const EwPlan& p, const EwParams& prm);  // elem
 
 namespace {
 
-// MYOPS_CPU_BASELINE=1 in the environment forces the baseline build (to test it).
-bool forced_baseline() {
-  static const bool forced = std::getenv("MYOPS_CPU_BASELINE") != nullptr;
-  return forced;
-}
-
-bool cpu_has_avx2() {
-#if defined(__x86_64__) || defined(__i386__)
-  static const bool ok = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") &&
-                         __builtin_cpu_supports("f16c") && !forced_baseline();
-  return ok;
+// The best level this CPU can run.
+CpuIsa cpu_supported() {
+#if (defined(__x86_64__) || defined(__i386__)) && defined(__GNUC__)
+  __builtin_cpu_init();
+  if (!(__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") && __builtin_cpu_supports("f16c"))) {
+    return CpuIsa::Baseline;
+  }
+  if (!(__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
+        __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512dq"))) {
+    return CpuIsa::Avx2;
+  }
+  return __builtin_cpu_supports("avx512bf16") ? CpuIsa::Avx512Bf16 : CpuIsa::Avx512;
 #else
-  return false;
+  return CpuIsa::Baseline;
 #endif
 }
 
-bool cpu_has_avx512() {
-#if defined(__x86_64__) || defined(__i386__)
-  static const bool ok = cpu_has_avx2() && __builtin_cpu_supports("avx512f") &&
-                         __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512vl") &&
-                         __builtin_cpu_supports("avx512dq");
-  return ok;
-#else
-  return false;
-#endif
+CpuIsa choose_isa() {
+  const CpuIsa best = cpu_supported();
+  const char* env = std::getenv("MYOPS_CPU_ISA");
+  if (env == nullptr || *env == '\0') {
+    return std::getenv("MYOPS_CPU_BASELINE") != nullptr ? CpuIsa::Baseline : best;
+  }
+  std::string v(env);
+  std::transform(v.begin(), v.end(), v.begin(), [](unsigned char c) { return std::tolower(c); });
+  CpuIsa want;
+  if (v == "baseline" || v == "default") {
+    want = CpuIsa::Baseline;
+  } else if (v == "avx2") {
+    want = CpuIsa::Avx2;
+  } else if (v == "avx512") {
+    want = CpuIsa::Avx512;
+  } else if (v == "avx512_bf16") {
+    want = CpuIsa::Avx512Bf16;
+  } else {
+    TORCH_CHECK(false, "myops: MYOPS_CPU_ISA='", env,
+                "' is not a CPU build; expected one of baseline, avx2, avx512, avx512_bf16 (or unset: "
+                "the best this CPU runs, here ", cpu_isa_name(best), ")");
+  }
+  TORCH_CHECK(want <= best, "myops: MYOPS_CPU_ISA='", env, "' asks for the ", cpu_isa_name(want),
+              " build, which this CPU cannot run (the best it runs is ", cpu_isa_name(best), ")");
+  return want;
 }
+
+}  // namespace
+
+const char* cpu_isa_name(CpuIsa isa) {
+  switch (isa) {
+    case CpuIsa::Baseline:
+      return "baseline";
+    case CpuIsa::Avx2:
+      return "avx2";
+    case CpuIsa::Avx512:
+      return "avx512";
+    case CpuIsa::Avx512Bf16:
+      return "avx512_bf16";
+  }
+  return "unknown";
+}
+
+// Read once; a bad value throws here on every call (a static whose initializer throws is
+// initialized again at the next call).
+CpuIsa cpu_isa() {
+  static const CpuIsa isa = choose_isa();
+  return isa;
+}
+
+namespace {
+
+std::string cpu_isa_op() { return cpu_isa_name(cpu_isa()); }
 
 // What the AVX-512 build covers: every op but cast and where, on the floating dtypes.
 bool in_avx512_build(ew::EwKind kind, at::ScalarType dt) {
@@ -54,9 +105,10 @@ struct CpuBackend {
   static at::Tensor cast(const at::Tensor& t, at::ScalarType dt) { return ew::Ops<CpuBackend>::cast(t, dt); }
 
   static void run(ew::EwKind kind, const ew::EwPlan& p, const ew::EwParams& prm) {
-    if (in_avx512_build(kind, p.dtype) && cpu_has_avx512()) {
+    const CpuIsa isa = cpu_isa();
+    if (isa >= CpuIsa::Avx512 && in_avx512_build(kind, p.dtype)) {
       ew::run_cpu_avx512(kind, p, prm);
-    } else if (cpu_has_avx2()) {
+    } else if (isa >= CpuIsa::Avx2) {
       ew::run_cpu_avx2(kind, p, prm);
     } else {
       ew::run_cpu_baseline(kind, p, prm);
@@ -68,3 +120,7 @@ struct CpuBackend {
 }  // namespace myops
 
 TORCH_LIBRARY_IMPL(myops, CPU, m) { myops::ew::register_all<myops::CpuBackend>(m); }
+
+// Not an op on tensors: which CPU build runs (for benchmarks, demos and bug reports), from
+// Python (torch.ops.myops._cpu_isa()) or C++ (through the dispatcher).
+TORCH_LIBRARY_FRAGMENT(myops, m) { m.def("_cpu_isa() -> str", &myops::cpu_isa_op); }

@@ -62,6 +62,7 @@ static_assert(at::vec::Vectorized<float>::size() == 16, "myops: the AVX-512 buil
 
 #define MYOPS_CPU_ENTRY run_cpu_avx512
 #define MYOPS_EW_FLOAT_ONLY
+#define MYOPS_EW_HW_BF16  // bfloat16 gelu / silu / sigmoid: vcvtne2ps2bf16 where the CPU has it
 #include "cpu/elementwise_kernels.h"
 #pragma GCC pop_options
 

@@ -1,9 +1,11 @@
 #pragma once
-// The CPU elementwise loops, compiled twice: by elementwise.cpp for the compiler's baseline
-// (Vectorized<T> without SIMD: plain loops the compiler vectorizes) and by
-// elementwise_avx2.cpp with AVX2/FMA/F16C enabled (Vectorized<T> on 256-bit registers, SLEEF
-// math, hardware half conversions), chosen at run time by CPU support. Include only after
-// defining MYOPS_CPU_ENTRY (the name of the entry point this copy defines).
+// The CPU elementwise loops, compiled three times: by elementwise.cpp for the compiler's
+// baseline (Vectorized<T> without SIMD: plain loops the compiler vectorizes), by
+// elementwise_avx2.cpp with AVX2/FMA/F16C enabled (Vectorized<T> on 256-bit registers,
+// hardware half conversions, the inline float math below) and by elementwise_avx512.cpp for
+// the floating dtypes on 512-bit registers (plus the AVX512-BF16 rounding of bfloat16 gelu /
+// silu / sigmoid); elementwise.cpp picks one at run time (cpu/cpu_isa.h, MYOPS_CPU_ISA).
+// Include only after defining MYOPS_CPU_ENTRY (the name of the entry point this copy defines).
 #include <ATen/Dispatch_v2.h>
 #include <ATen/Parallel.h>
 #include <ATen/cpu/vec/functional.h>
@@ -19,6 +21,7 @@
 #include "common/elementwise_host.h"
 #include "common/elementwise_ops.h"
 #include "common/uint_of.h"
+#include "cpu/cpu_isa.h"
 
 #ifndef MYOPS_CPU_ENTRY
 #error "define MYOPS_CPU_ENTRY before including cpu/elementwise_kernels.h"
@@ -47,7 +50,7 @@ struct VecOf {
 struct VRelu {
   Relu f;
   template <class V>
-  V operator()(V a) const {
+  C10_ALWAYS_INLINE V operator()(V a) const {
     return V::blendv(a, V(0), a < V(0));
   }
 };
@@ -56,53 +59,219 @@ struct VecOf<Relu> {
   using type = VRelu;
 };
 
-// erf for gelu: the library's vector erf ...
-template <class V>
-inline V gelu_erf(const V& x) {
-  return x.erf();
+// relu on half / bfloat16 without widening to float: on the storage bits read as int16, the
+// values relu sends to 0 (negative, nonzero, not NaN: -inf included) are exactly those in
+// [-32767, bits of -inf]; -0.0 (-32768) and negative NaNs (above -inf) pass unchanged, as in
+// the scalar functor. Returns how many leading elements it wrote.
+template <typename T>
+int64_t relu16_row(const T* in, T* out, int64_t n) {
+#if defined(CPU_CAPABILITY_AVX2) || defined(CPU_CAPABILITY_AVX512)
+  static_assert(sizeof(T) == 2, "16-bit types only");
+  constexpr int16_t kNegInf = std::is_same<T, c10::BFloat16>::value ? int16_t(-128) : int16_t(-1024);
+  int64_t i = 0;
+#if defined(CPU_CAPABILITY_AVX512)
+  const __m512i lim = _mm512_set1_epi16(kNegInf + 1), minus0 = _mm512_set1_epi16(-32768);
+  for (; i + 32 <= n; i += 32) {
+    const __m512i v = _mm512_loadu_si512(in + i);
+    const __mmask32 zero = _mm512_cmpgt_epi16_mask(lim, v) & _mm512_cmpgt_epi16_mask(v, minus0);
+    _mm512_storeu_si512(out + i, _mm512_maskz_mov_epi16(~zero, v));
+  }
+#else
+  const __m256i lim = _mm256_set1_epi16(kNegInf + 1), minus0 = _mm256_set1_epi16(-32768);
+  for (; i + 16 <= n; i += 16) {
+    const __m256i v = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(in + i));
+    const __m256i zero = _mm256_and_si256(_mm256_cmpgt_epi16(lim, v), _mm256_cmpgt_epi16(v, minus0));
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(out + i), _mm256_andnot_si256(zero, v));
+  }
+#endif
+  return i;
+#else
+  (void)in;
+  (void)out;
+  (void)n;
+  return 0;
+#endif
 }
 
+// ---- fast float math for the SIMD builds ------------------------------------------------------
+// gelu, silu and sigmoid on float (and on half / bfloat16, which compute in float) spend their
+// time in exp, erf and a division. at::vec calls SLEEF (an out-of-line call per vector) and
+// divides; PyTorch's own kernels do the same, or call oneDNN's JIT kernels, which inline a
+// polynomial exp and replace the division. So do we, in both SIMD builds (256 and 512 bits):
+//  - exp: Cody-Waite reduction by ln 2 in two parts and Cephes' degree-6 polynomial
+//    (about 1 ulp), inline; the input clamped to [-87.34, 88] (NaN passes through) so that
+//    1 + exp(-x) stays finite and the scale 2^n a normal number;
+//  - 1 / d: the hardware reciprocal estimate (rcp: 12 bits, rcp14: 14 bits) and one Newton
+//    step (within 1-2 ulp of the division);
+//  - erf: the same formula as at::vec's erf (Abramowitz & Stegun 7.1.26, about 1e-7
+//    absolute error) with the exp and the reciprocal above, in gelu's form (v_phi).
+// These stay well inside the suite's tolerance against torch (4 ulp or 3e-6 relative in
+// float32, 1 ulp of half / bfloat16). double keeps the library's functions.
+#if defined(CPU_CAPABILITY_AVX2) || defined(CPU_CAPABILITY_AVX512)
+#define MYOPS_EW_FAST_MATH 1
+using VFloat = Vectorized<float>;
 #if defined(CPU_CAPABILITY_AVX512)
-// ... except for float in the AVX-512 build: the same formula as at::vec's erf (Abramowitz &
-// Stegun 7.1.26, about 1e-7 absolute error) with its two slow steps made cheap: the
-// reciprocal by rcp14 and one Newton step (within an ulp of the division) and exp(-x^2) by
-// the library's inline exp_u20 instead of a call to SLEEF's expf (both far below the
-// formula's own error). For float gelu PyTorch's CPU build calls oneDNN's JIT kernel, which
-// takes the same shortcuts.
-inline Vectorized<float> gelu_erf(const Vectorized<float>& x) {
-  using V = Vectorized<float>;
-  const __m512 one = _mm512_set1_ps(1.f);
-  const __m512 xv = x;
-  const __m512 sign = _mm512_and_ps(xv, _mm512_set1_ps(-0.f));
-  // |x| capped at 16 (erf is 1.0f from about 3.9 on): keeps rcp/Newton finite at +-inf; a
-  // NaN x becomes 16 here (min returns its second operand) and stays NaN through gelu's x * ...
-  const __m512 ax = _mm512_min_ps(_mm512_abs_ps(xv), _mm512_set1_ps(16.f));
-  const __m512 d = _mm512_fmadd_ps(_mm512_set1_ps(0.3275911f), ax, one);
-  __m512 t = _mm512_rcp14_ps(d);
-  t = _mm512_mul_ps(t, _mm512_fnmadd_ps(d, t, _mm512_set1_ps(2.f)));  // Newton: t (2 - d t)
-  __m512 r = _mm512_fmadd_ps(_mm512_set1_ps(1.061405429f), t, _mm512_set1_ps(-1.453152027f));
-  r = _mm512_fmadd_ps(r, t, _mm512_set1_ps(1.421413741f));
-  r = _mm512_fmadd_ps(r, t, _mm512_set1_ps(-0.284496736f));
-  r = _mm512_fmadd_ps(r, t, _mm512_set1_ps(0.254829592f));
-  const __m512 e = V(_mm512_sub_ps(_mm512_setzero_ps(), _mm512_mul_ps(ax, ax))).exp_u20();
-  const __m512 y = _mm512_fnmadd_ps(_mm512_mul_ps(r, t), e, one);  // 1 - r t e = erf(|x|)
-  return V(_mm512_xor_ps(y, sign));
+inline VFloat vfmadd(const VFloat& a, const VFloat& b, const VFloat& c) { return _mm512_fmadd_ps(a, b, c); }
+inline VFloat vfnmadd(const VFloat& a, const VFloat& b, const VFloat& c) { return _mm512_fnmadd_ps(a, b, c); }
+// min / max with a constant; a NaN x is returned unchanged (the second operand wins)
+inline VFloat vmin_c(const VFloat& x, float c) { return _mm512_min_ps(_mm512_set1_ps(c), x); }
+inline VFloat vmax_c(const VFloat& x, float c) { return _mm512_max_ps(_mm512_set1_ps(c), x); }
+inline VFloat vround(const VFloat& x) { return _mm512_roundscale_ps(x, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC); }
+// 2^n for an integral n in [-126, 127]
+inline VFloat vpow2(const VFloat& n) {
+  return _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_add_epi32(_mm512_cvtps_epi32(n), _mm512_set1_epi32(127)), 23));
+}
+inline VFloat vrcp(const VFloat& d) {
+  const __m512 t = _mm512_rcp14_ps(d);
+  return _mm512_mul_ps(t, _mm512_fnmadd_ps(d, t, _mm512_set1_ps(2.f)));  // Newton: t (2 - d t)
+}
+inline VFloat vabs(const VFloat& x) { return _mm512_abs_ps(x); }
+// x < below ? x * 0 : r (-0, or NaN at -inf, as torch's formulas give far out on the left)
+C10_ALWAYS_INLINE VFloat v_neg_tail(const VFloat& r, const VFloat& x, float below) {
+  return _mm512_mask_mul_ps(r, _mm512_cmp_ps_mask(x, _mm512_set1_ps(below), _CMP_LT_OQ), x, _mm512_setzero_ps());
+}
+// x's sign bit set ? q : 1 - q
+inline VFloat v_phi_select(const VFloat& q, const VFloat& x) {
+  return _mm512_mask_sub_ps(q, ~_mm512_movepi32_mask(_mm512_castps_si512(x)), _mm512_set1_ps(1.f), q);
+}
+inline VFloat vcopysign(const VFloat& mag, const VFloat& sgn) {  // |mag| with sgn's sign
+  return _mm512_or_ps(mag, _mm512_and_ps(sgn, _mm512_set1_ps(-0.f)));
+}
+#else
+inline VFloat vfmadd(const VFloat& a, const VFloat& b, const VFloat& c) { return _mm256_fmadd_ps(a, b, c); }
+inline VFloat vfnmadd(const VFloat& a, const VFloat& b, const VFloat& c) { return _mm256_fnmadd_ps(a, b, c); }
+inline VFloat vmin_c(const VFloat& x, float c) { return _mm256_min_ps(_mm256_set1_ps(c), x); }
+inline VFloat vmax_c(const VFloat& x, float c) { return _mm256_max_ps(_mm256_set1_ps(c), x); }
+inline VFloat vround(const VFloat& x) { return _mm256_round_ps(x, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC); }
+inline VFloat vpow2(const VFloat& n) {
+  return _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_add_epi32(_mm256_cvtps_epi32(n), _mm256_set1_epi32(127)), 23));
+}
+inline VFloat vrcp(const VFloat& d) {
+  const __m256 t = _mm256_rcp_ps(d);
+  return _mm256_mul_ps(t, _mm256_fnmadd_ps(d, t, _mm256_set1_ps(2.f)));
+}
+inline VFloat vabs(const VFloat& x) { return _mm256_andnot_ps(_mm256_set1_ps(-0.f), x); }
+C10_ALWAYS_INLINE VFloat v_neg_tail(const VFloat& r, const VFloat& x, float below) {
+  return _mm256_blendv_ps(r, _mm256_mul_ps(x, _mm256_setzero_ps()),
+                          _mm256_cmp_ps(x, _mm256_set1_ps(below), _CMP_LT_OQ));
+}
+inline VFloat v_phi_select(const VFloat& q, const VFloat& x) {
+  return _mm256_blendv_ps(_mm256_sub_ps(_mm256_set1_ps(1.f), q), q, x);
+}
+inline VFloat vcopysign(const VFloat& mag, const VFloat& sgn) {
+  return _mm256_or_ps(mag, _mm256_and_ps(sgn, _mm256_set1_ps(-0.f)));
+}
+#endif
+
+template <bool kLe0 = false>  // kLe0: x <= 0 (or NaN) is known, no upper clamp
+C10_ALWAYS_INLINE VFloat vexp(VFloat x) {
+  if constexpr (!kLe0) x = vmin_c(x, 88.0f);
+  x = vmax_c(x, -87.33654f);
+  const VFloat n = vround(x * VFloat(1.44269504088896341f));
+  VFloat r = vfnmadd(n, VFloat(0.693359375f), x);  // x - n ln2, ln2 in two parts
+  r = vfnmadd(n, VFloat(-2.12194440e-4f), r);
+  VFloat p = vfmadd(VFloat(1.9875691500e-4f), r, VFloat(1.3981999507e-3f));
+  p = vfmadd(p, r, VFloat(8.3334519073e-3f));
+  p = vfmadd(p, r, VFloat(4.1665795894e-2f));
+  p = vfmadd(p, r, VFloat(1.6666665459e-1f));
+  p = vfmadd(p, r, VFloat(5.0000001201e-1f));
+  p = vfmadd(p, r * r, r + VFloat(1.f));
+  return p * vpow2(n);
+}
+
+// exp(x) for x <= 0 (or NaN). AVX-512: the same polynomial, scaled by 2^n with vscalefps,
+// which needs no clamp and underflows to exactly 0 (so gelu(-inf) = -inf * 0 = NaN, as
+// torch's, with no extra select); AVX2: vexp.
+C10_ALWAYS_INLINE VFloat vexp_neg(const VFloat& x) {
+#if defined(CPU_CAPABILITY_AVX512)
+  const VFloat n = vround(x * VFloat(1.44269504088896341f));
+  VFloat r = vfnmadd(n, VFloat(0.693359375f), x);
+  r = vfnmadd(n, VFloat(-2.12194440e-4f), r);
+  VFloat p = vfmadd(VFloat(1.9875691500e-4f), r, VFloat(1.3981999507e-3f));
+  p = vfmadd(p, r, VFloat(8.3334519073e-3f));
+  p = vfmadd(p, r, VFloat(4.1665795894e-2f));
+  p = vfmadd(p, r, VFloat(1.6666665459e-1f));
+  p = vfmadd(p, r, VFloat(5.0000001201e-1f));
+  p = vfmadd(p, r * r, r + VFloat(1.f));
+  return _mm512_scalef_ps(p, n);
+#else
+  return vexp<true>(x);
+#endif
+}
+
+// Phi(x) = 0.5 (1 + erf(x / sqrt 2)), gelu's factor. With z = |x| / sqrt 2, A&S 7.1.26 gives
+// q = 0.5 erfc(z) = t P(t) exp(-z^2) (P's coefficients halved), and Phi = 1 - q for x >= 0, q
+// for x < 0: no cancellation for negative x (torch's 1 + erf(...) has it; the difference is
+// far inside the tolerance). NaN in, NaN out.
+C10_ALWAYS_INLINE VFloat v_phi(const VFloat& x) {
+  // z capped at 16 (erfc(z) is below float's range from about 10 on): keeps the reciprocal
+  // finite at +-inf; a NaN x stays NaN (vmin_c passes it through)
+  const VFloat z = vmin_c(vabs(x) * VFloat(float(M_SQRT1_2)), 16.f);
+  const VFloat t = vrcp(vfmadd(VFloat(0.3275911f), z, VFloat(1.f)));
+  VFloat p = vfmadd(VFloat(0.5f * 1.061405429f), t, VFloat(0.5f * -1.453152027f));
+  p = vfmadd(p, t, VFloat(0.5f * 1.421413741f));
+  p = vfmadd(p, t, VFloat(0.5f * -0.284496736f));
+  p = vfmadd(p, t, VFloat(0.5f * 0.254829592f));
+  const VFloat q = (p * t) * vexp_neg(vfnmadd(z, z, VFloat(0.f)));
+  return v_phi_select(q, x);
+}
+#endif
+
+template <class V>
+C10_ALWAYS_INLINE V v_gelu(const V& x, bool tanh_approx) {
+  using T = typename V::value_type;
+  if (tanh_approx) {
+    const V kBeta(T(M_SQRT2 * M_2_SQRTPI * 0.5));
+    const V kKappa(T(0.044715));
+    V x_cube = x * x * x;
+    V inner = kBeta * (x + kKappa * x_cube);
+    return V(T(0.5)) * x * (V(T(1)) + inner.tanh());
+  }
+  return x * V(T(0.5)) * (V(T(1)) + (x * V(T(M_SQRT1_2))).erf());
+}
+template <class V>
+C10_ALWAYS_INLINE V v_sigmoid(const V& x) {
+  using T = typename V::value_type;
+  return V(T(1)) / (V(T(1)) + x.neg().exp());
+}
+template <class V>
+C10_ALWAYS_INLINE V v_silu(const V& x) {
+  using T = typename V::value_type;
+  return x / (V(T(1)) + x.neg().exp());
+}
+
+#ifdef MYOPS_EW_FAST_MATH
+// Large negative x: torch's formulas give -0 there (NaN at -inf: -inf * 0); ours may give a
+// denormal factor instead of 0 (rcp14 of a huge 1 + exp(-x), or a tiny erfc), so those lanes
+// take x * 0 (v_neg_tail).
+template <>
+C10_ALWAYS_INLINE VFloat v_gelu(const VFloat& x, bool tanh_approx) {
+  if (tanh_approx) {
+    // 0.5 x (1 + tanh(u)) = x / (1 + exp(-2u)), u = sqrt(2/pi) (x + 0.044715 x^3)
+    const VFloat u2 = (x + VFloat(0.044715f) * x * x * x) * VFloat(float(-2.0 * M_SQRT2 * M_2_SQRTPI * 0.5));
+    return v_neg_tail(x * vrcp(VFloat(1.f) + vexp(u2)), x, -10.f);
+  }
+#if defined(CPU_CAPABILITY_AVX512)
+  return x * v_phi(x);  // Phi underflows to 0 far out on the left (vexp_neg)
+#else
+  return v_neg_tail(x * v_phi(x), x, -10.f);
+#endif
+}
+template <>
+C10_ALWAYS_INLINE VFloat v_sigmoid(const VFloat& x) {
+  return vrcp(VFloat(1.f) + vexp(VFloat(0.f) - x));
+}
+template <>
+C10_ALWAYS_INLINE VFloat v_silu(const VFloat& x) {
+  return v_neg_tail(x * vrcp(VFloat(1.f) + vexp(VFloat(0.f) - x)), x, -80.f);
 }
 #endif
 
 struct VGelu {
   Gelu f;
   template <class V>
-  V operator()(V x) const {
-    using T = typename V::value_type;
-    if (f.tanh_approx) {
-      const V kBeta(T(M_SQRT2 * M_2_SQRTPI * 0.5));
-      const V kKappa(T(0.044715));
-      V x_cube = x * x * x;
-      V inner = kBeta * (x + kKappa * x_cube);
-      return V(T(0.5)) * x * (V(T(1)) + inner.tanh());
-    }
-    return x * V(T(0.5)) * (V(T(1)) + gelu_erf(x * V(T(M_SQRT1_2))));
+  C10_ALWAYS_INLINE V operator()(V x) const {
+    return v_gelu(x, f.tanh_approx);
   }
 };
 template <>
@@ -113,9 +282,8 @@ struct VecOf<Gelu> {
 struct VSigmoid {
   Sigmoid f;
   template <class V>
-  V operator()(V x) const {
-    using T = typename V::value_type;
-    return V(T(1)) / (V(T(1)) + x.neg().exp());
+  C10_ALWAYS_INLINE V operator()(V x) const {
+    return v_sigmoid(x);
   }
 };
 template <>
@@ -126,9 +294,8 @@ struct VecOf<Sigmoid> {
 struct VSilu {
   Silu f;
   template <class V>
-  V operator()(V x) const {
-    using T = typename V::value_type;
-    return x / (V(T(1)) + x.neg().exp());
+  C10_ALWAYS_INLINE V operator()(V x) const {
+    return v_silu(x);
   }
 };
 template <>
@@ -136,10 +303,37 @@ struct VecOf<Silu> {
   using type = VSilu;
 };
 
+// a + alpha * b and self + value * t1 * t2, fused as the scalar functors are (same bits)
+template <typename C>
+struct VAdd {
+  Add<C> f;
+  template <class V>
+  C10_ALWAYS_INLINE V operator()(V a, V b) const {
+    return at::vec::fmadd(V(f.alpha), b, a);
+  }
+};
+template <typename C>
+struct VecOf<Add<C>> {
+  using type = VAdd<C>;
+};
+
+template <typename C>
+struct VAddcmul {
+  Addcmul<C> f;
+  template <class V>
+  C10_ALWAYS_INLINE V operator()(V a, V b, V c) const {
+    return at::vec::fmadd(V(f.value) * b, c, a);
+  }
+};
+template <typename C>
+struct VecOf<Addcmul<C>> {
+  using type = VAddcmul<C>;
+};
+
 struct VPlus {
   Plus f;
   template <class V>
-  V operator()(V a, V b) const {
+  C10_ALWAYS_INLINE V operator()(V a, V b) const {
     return a + b;
   }
 };
@@ -151,7 +345,7 @@ struct VecOf<Plus> {
 struct VMul {
   Mul f;
   template <class V>
-  V operator()(V a, V b) const {
+  C10_ALWAYS_INLINE V operator()(V a, V b) const {
     return a * b;
   }
 };
@@ -163,7 +357,7 @@ struct VecOf<Mul> {
 struct VDiv {
   Div f;
   template <class V>
-  V operator()(V a, V b) const {
+  C10_ALWAYS_INLINE V operator()(V a, V b) const {
     return a / b;
   }
 };
@@ -175,7 +369,7 @@ struct VecOf<Div> {
 struct VMaximum {
   Maximum f;
   template <class V>
-  V operator()(V a, V b) const {
+  C10_ALWAYS_INLINE V operator()(V a, V b) const {
     return at::vec::maximum(a, b);
   }
 };
@@ -187,7 +381,7 @@ struct VecOf<Maximum> {
 struct VMinimum {
   Minimum f;
   template <class V>
-  V operator()(V a, V b) const {
+  C10_ALWAYS_INLINE V operator()(V a, V b) const {
     return at::vec::minimum(a, b);
   }
 };
@@ -199,7 +393,7 @@ struct VecOf<Minimum> {
 struct VClamp {
   Clamp f;
   template <class V>
-  V operator()(V x, V lo, V hi) const {
+  C10_ALWAYS_INLINE V operator()(V x, V lo, V hi) const {
     return at::vec::minimum(at::vec::maximum(x, lo), hi);
   }
 };
@@ -212,7 +406,7 @@ template <class F, typename C>
 struct VBindLeft {
   BindLeft<F, C> b;
   template <class V>
-  V operator()(V x) const {
+  C10_ALWAYS_INLINE V operator()(V x) const {
     return typename VecOf<F>::type{b.f}(V(b.s), x);
   }
 };
@@ -225,7 +419,7 @@ template <class F, typename C>
 struct VBindRight {
   BindRight<F, C> b;
   template <class V>
-  V operator()(V x) const {
+  C10_ALWAYS_INLINE V operator()(V x) const {
     return typename VecOf<F>::type{b.f}(x, V(b.s));
   }
 };
@@ -234,6 +428,46 @@ struct VecOf<BindRight<F, C>> {
   using type = typename std::conditional<std::is_same<typename VecOf<F>::type, NoVec>::value, NoVec,
                                          VBindRight<F, C>>::type;
 };
+
+// ---- bfloat16 gelu / silu / sigmoid with the AVX512-BF16 conversion ----------------------------
+// In the AVX-512 build, on CPUs with AVX512-BF16 (and unless MYOPS_CPU_ISA asks for less), the
+// float results of these three ops are rounded to bfloat16 by vcvtne2ps2bf16 (one instruction
+// per 32 values) instead of at::vec's integer rounding sequence; widening is a shift. Same
+// round-to-nearest-even bits for every normal result, NaN written as 0xffff like the software
+// path; the instruction flushes float denormal results (|r| < 1.2e-38) to zero where the
+// software rounding keeps a bfloat16 denormal: inside the ops' tolerance, which is why the exact
+// ops (add, relu, ...) never take this path. The function carries its own target attribute, so
+// the rest of the build runs on AVX-512 CPUs without BF16.
+#if defined(CPU_CAPABILITY_AVX512) && defined(MYOPS_EW_HW_BF16) && defined(__GNUC__)
+#define MYOPS_EW_HAVE_HW_BF16 1
+inline bool hw_bf16() {
+  static const bool ok = cpu_isa() >= CpuIsa::Avx512Bf16;
+  return ok;
+}
+template <class T, class VF>
+constexpr bool kHwBf16 = std::is_same<T, c10::BFloat16>::value &&
+    (std::is_same<VF, VGelu>::value || std::is_same<VF, VSilu>::value || std::is_same<VF, VSigmoid>::value);
+
+template <class VF>
+__attribute__((target("avx512bf16,avx512f,avx512bw,avx512vl,avx512dq,avx2,fma,f16c")))
+int64_t bf16_unary_hw(const c10::BFloat16* in, c10::BFloat16* out, int64_t n, const VF& vf) {
+  int64_t i = 0;
+  const __m512i all_ones = _mm512_set1_epi32(-1);
+  for (; i + 32 <= n; i += 32) {
+    const __m512i raw = _mm512_loadu_si512(in + i);
+    const __m512 lo = _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32(_mm512_castsi512_si256(raw)), 16));
+    const __m512 hi = _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32(_mm512_extracti64x4_epi64(raw, 1)), 16));
+    const __m512 rlo = vf(Vectorized<float>(lo));
+    const __m512 rhi = vf(Vectorized<float>(hi));
+    __m512i r = (__m512i)_mm512_cvtne2ps_pbh(rhi, rlo);  // rlo in the low half
+    const __mmask32 nan = static_cast<__mmask32>(_mm512_cmp_ps_mask(rlo, rlo, _CMP_UNORD_Q)) |
+                          (static_cast<__mmask32>(_mm512_cmp_ps_mask(rhi, rhi, _CMP_UNORD_Q)) << 16);
+    r = _mm512_mask_mov_epi16(r, nan, all_ones);
+    _mm512_storeu_si512(out + i, r);
+  }
+  return i;
+}
+#endif
 
 // ---- storage-type adaptors ------------------------------------------------------------------
 
@@ -502,7 +736,14 @@ struct CpuLoop {
       }
     }
     (void)stream;
-    if constexpr (std::is_same<T, float>::value || std::is_same<T, double>::value) {
+#ifdef MYOPS_EW_HAVE_HW_BF16
+    if constexpr (kHwBf16<T, VF>) {
+      if (hw_bf16()) i = bf16_unary_hw(in[0], out, n, vf);
+    }
+#endif
+    if constexpr (std::is_same<VF, VRelu>::value && sizeof(T) == 2) {
+      i = relu16_row(in[0], out, n);
+    } else if constexpr (std::is_same<T, float>::value || std::is_same<T, double>::value) {
       for (; i + 2 * W <= n; i += 2 * W) {
         V r0 = vf(V::loadu(in[I] + i)...);
         V r1 = vf(V::loadu(in[I] + i + W)...);

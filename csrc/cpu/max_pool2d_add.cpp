@@ -20,6 +20,7 @@
 #include <cstdlib>
 
 #include "common/max_pool2d_add_shape.h"
+#include "cpu/cpu_isa.h"
 
 #define MYOPS_MP_CAP base
 #include "cpu/max_pool2d_add_kernels.h"
@@ -43,13 +44,11 @@ namespace {
 using max_pool2d_add::Backward;
 using max_pool2d_add::Forward;
 
-// The AVX2 build of the kernels runs when the CPU has AVX2 and FMA (checked once);
-// MYOPS_CPU_BASELINE=1 in the environment forces the baseline build (to test it).
+// The AVX2 build of the kernels runs at the AVX2 level and above (cpu/cpu_isa.h: the best the
+// CPU runs, or the build MYOPS_CPU_ISA / MYOPS_CPU_BASELINE=1 forces).
 bool use_avx2() {
 #ifdef MYOPS_MP_HAVE_AVX2
-  static const bool ok = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") &&
-                         std::getenv("MYOPS_CPU_BASELINE") == nullptr;
-  return ok;
+  return cpu_isa() >= CpuIsa::Avx2;
 #else
   return false;
 #endif
