@@ -10,6 +10,12 @@
 // As in elementwise_avx2.cpp, every header that is not SIMD code is included first, for the
 // baseline target; at::vec is compiled into its own namespace (CPU_CAPABILITY myops_avx512) so
 // that none of its inline functions can be merged with another build's copy.
+// GCC 12 reports every inlined use of its own AVX-512 intrinsics' deliberately uninitialized
+// "undefined" registers (`__m512 __Y = __Y;` in avx512fintrin.h) as -Wmaybe-uninitialized,
+// ~1,800 times: false positives from the compiler's header, not from this code.
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#endif
 #include <ATen/Dispatch_v2.h>
 #include <ATen/Parallel.h>
 #include <c10/util/BFloat16.h>
