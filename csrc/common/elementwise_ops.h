@@ -163,7 +163,12 @@ struct Ops {
   // ---- ternary ----------------------------------------------------------------------------
 
   static at::Tensor where(const at::Tensor& condition, const at::Tensor& self, const at::Tensor& other) {
-    check_in(condition, {at::kBool}, "where", "condition");
+    check_in(condition, {at::kBool, at::kByte}, "where", "condition");
+    if (condition.scalar_type() == at::kByte) {
+      // accepted as torch.where does (nonzero = true), with its deprecation warning
+      TORCH_WARN_ONCE("myops.where received a uint8 condition tensor. This behavior is deprecated and will be "
+                      "removed in a future version of PyTorch. Use a boolean condition instead.");
+    }
     check_in(self, all_dtypes(), "where", "self");
     check_in(other, all_dtypes(), "where", "other");
     auto dt = result_type_of({&self, &other});

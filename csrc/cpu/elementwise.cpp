@@ -9,6 +9,7 @@
 
 #define MYOPS_CPU_ENTRY run_cpu_baseline
 #include "cpu/elementwise_kernels.h"
+#include "cpu/add_alpha_torch_order.h"
 
 namespace myops {
 namespace ew {
@@ -54,7 +55,9 @@ struct CpuBackend {
   static at::Tensor cast(const at::Tensor& t, at::ScalarType dt) { return ew::Ops<CpuBackend>::cast(t, dt); }
 
   static void run(ew::EwKind kind, const ew::EwPlan& p, const ew::EwParams& prm) {
-    if (in_avx512_build(kind, p.dtype) && cpu_has_avx512()) {
+    if (ew::add_alpha_needs_torch_order(kind, p, prm)) {
+      ew::run_add_alpha_torch_order(p, prm);  // PyTorch's two precisions, element for element
+    } else if (in_avx512_build(kind, p.dtype) && cpu_has_avx512()) {
       ew::run_cpu_avx512(kind, p, prm);
     } else if (cpu_has_avx2()) {
       ew::run_cpu_avx2(kind, p, prm);

@@ -222,12 +222,41 @@ def _ew_out_strides(shape, ops):
 
 
 def _ew_preserve_strides(t):
-    """Strides of ``t.to(other_dtype)``."""
-    if _ew_is_dense(list(t.shape), list(t.stride())):
-        return list(t.stride())
-    if torch._prims_common.suggest_memory_format(t) == torch.channels_last:
-        return _ew_cl_strides(list(t.shape))
-    return _ew_contig_strides(list(t.shape))
+    """Strides of ``t.to(other_dtype)`` (empty_like with preserve_format): t's own strides when
+    it is dense, else ATen's infer_dense_strides (dense, in t's dim order by stride)."""
+    sizes, strides = list(t.shape), list(t.stride())
+    if _ew_is_dense(sizes, strides):
+        return strides
+    nd = len(sizes)
+    if nd == 0:
+        return []
+    perm = list(range(nd - 1, -1, -1))
+
+    def should_swap(d0, d1):
+        s0, s1 = strides[d0], strides[d1]
+        if s0 == 0 or s1 == 0:
+            return 0
+        if s0 < s1:
+            return -1
+        if s0 > s1:
+            return 1
+        return 1 if sizes[d0] > sizes[d1] else 0
+
+    for i in range(1, nd):
+        dim1 = i
+        for dim0 in range(i - 1, -1, -1):
+            c = should_swap(perm[dim0], perm[dim1])
+            if c > 0:
+                perm[dim0], perm[dim1] = perm[dim1], perm[dim0]
+                dim1 = dim0
+            elif c < 0:
+                break
+    out, cur = [0] * nd, 1
+    for d in perm:
+        out[d] = cur
+        if sizes[d] > 1:
+            cur *= sizes[d]
+    return out
 
 
 def _ew_cl_strides(shape):
@@ -388,7 +417,7 @@ def _minimum_fake(self, other):
 
 @register_fake("myops::where")
 def _where_fake(condition, self, other):
-    _ew_dtype(condition, (torch.bool,), "where", "condition")
+    _ew_dtype(condition, (torch.bool, torch.uint8), "where", "condition")
     _ew_dtype(self, _EW_ALL, "where", "self")
     _ew_dtype(other, _EW_ALL, "where", "other")
     dt = _ew_result_type(self, other)
