@@ -29,7 +29,7 @@ struct DiagonalGeometry {
 
 // Wraps a possibly negative dim; raises naming the op and the argument when out of range.
 inline int64_t diagonal_wrap_dim(int64_t dim, int64_t ndim, const char* op, const char* arg) {
-  TORCH_CHECK(dim >= -ndim && dim < ndim, "myops.", op, ": argument '", arg,
+  TORCH_CHECK_INDEX(dim >= -ndim && dim < ndim, "myops.", op, ": argument '", arg,
               "' must be in the range [", -ndim, ", ", ndim - 1, "] for a ", ndim,
               "-D tensor, got ", dim);
   return dim < 0 ? dim + ndim : dim;

@@ -122,9 +122,11 @@ struct Ops {
 
   static at::Tensor sub(const at::Tensor& self, const at::Tensor& other, const c10::Scalar& alpha) {
     auto dt = binary_dtype("sub", self, other);
-    TORCH_CHECK(self.scalar_type() != at::kBool && other.scalar_type() != at::kBool,
-                "myops.sub: arguments 'self' and 'other' must not be bool tensors (use logical_xor / "
-                "logical_not), got ", self.scalar_type(), " and ", other.scalar_type());
+    // NotImplementedError, as torch.sub raises for bool operands
+    TORCH_CHECK_NOT_IMPLEMENTED(self.scalar_type() != at::kBool && other.scalar_type() != at::kBool,
+                                "myops.sub: arguments 'self' and 'other' must not be bool tensors (use "
+                                "logical_xor / logical_not), got ", self.scalar_type(), " and ",
+                                other.scalar_type());
     check_alpha("sub", "alpha", dt, alpha);
     EwParams prm;
     prm.alpha = -alpha;

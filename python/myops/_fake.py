@@ -23,7 +23,7 @@ _NONZERO_CUDA_MAX_RANK = 64
 
 def _nonzero_checks(self, op):
     torch._check(
-        self.dtype in _NONZERO_DTYPES,
+        self.dtype in _NONZERO_DTYPES or self.dtype.is_complex,
         lambda: f"myops.{op}: argument 'self' must have dtype in {{bool, uint8, int8, int16, int32, "
         f"int64, float16, bfloat16, float32, float64}}, got {self.dtype}",
     )
@@ -481,6 +481,12 @@ def _pool2d_meta(self, kernel_size, stride, padding, ceil_mode, op):
     k = _pool_pair_arg(kernel_size, "kernel_size", op)
     s = _pool_pair_arg(stride, "stride", op, empty=k)
     p = _pool_pair_arg(padding, "padding", op)
+    for name, v in (("kernel_size", k), ("stride", s), ("padding", p)):
+        for x in v:
+            torch._check(
+                -(2**31) <= x < 2**31,
+                lambda: f"myops.{op}: argument '{name}' value {x} cannot be converted to type int without overflow",
+            )
     torch._check(k[0] > 0 and k[1] > 0, lambda: f"myops.{op}: argument 'kernel_size' must be positive, got {k}")
     torch._check(s[0] > 0 and s[1] > 0, lambda: f"myops.{op}: argument 'stride' must be positive, got {s}")
     torch._check(p[0] >= 0 and p[1] >= 0, lambda: f"myops.{op}: argument 'padding' must be non-negative, got {p}")
@@ -515,8 +521,9 @@ def _max_pool2d_add_fake(self, other, kernel_size=(3, 3), stride=(2, 2), padding
     )
     sizes, fmt = _pool2d_meta(self, kernel_size, stride, padding, ceil_mode, op)
     torch._check(
-        other.dtype in _POOL_FLOATS,
-        lambda: f"myops.{op}: argument 'other' must have dtype in {{Float, Double, Half, BFloat16}}, got {other.dtype}",
+        other.dtype in _POOL_FLOATS or not (other.dtype.is_floating_point or other.dtype.is_complex),
+        lambda: f"myops.{op}: argument 'other' must have dtype in {{Bool, Byte, Char, Short, Int, Long, Float, "
+        f"Double, Half, BFloat16}}, got {other.dtype}",
     )
     ok = other.dim() <= len(sizes) and all(
         other.shape[-i] == 1 or other.shape[-i] == sizes[-i] for i in range(1, other.dim() + 1)

@@ -461,15 +461,25 @@ def max_pool2d_add(
     ``kernel_size``, ``stride`` and ``padding`` take an int or two ints. Unlike
     ``F.max_pool2d`` (whose ``stride`` defaults to ``kernel_size``) the default stride is
     ``(2, 2)``, matching the default ``kernel_size=(3, 3), padding=(1, 1)`` fast path; pass
-    ``stride=None`` to get ``F.max_pool2d``'s behaviour (stride = kernel_size).
+    ``stride=None`` or ``[]`` to get ``F.max_pool2d``'s behaviour (stride = kernel_size).
+    ``other`` may be an integer or bool tensor or a Python number (the result keeps ``self``'s
+    floating dtype, as ``torch.result_type`` gives). Values past a C int raise torch's
+    overflow error. Twice differentiable (the second derivative gathers by the same argmax).
     Differentiable in ``self`` and ``other``.
     """
     if kernel_size is _K3 and stride is _S2 and padding is _P1 and ceil_mode is False and not _is_compiling():
         r = _fast.max_pool2d_add(self, other)
         if r is not NotImplemented:
             return r
+    if not isinstance(other, Tensor):
+        if not isinstance(other, (bool, int, float)):
+            raise TypeError(
+                f"myops.max_pool2d_add: argument 'other' must be a Tensor or a Python number, got {type(other).__name__}"
+            )
+        other = torch.tensor(other, device=self.device)  # 0-d: the result keeps self's dtype
     k = _pool_pair(kernel_size, "kernel_size")
-    s = k if stride is None else _pool_pair(stride, "stride")
+    # stride None or [] (as torch.ops.aten.max_pool2d): stride = kernel_size
+    s = k if stride is None or (not isinstance(stride, int) and len(stride) == 0) else _pool_pair(stride, "stride")
     return _ops.max_pool2d_add.default(self, other, k, s, _pool_pair(padding, "padding"), ceil_mode)
 
 
