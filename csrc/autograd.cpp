@@ -306,7 +306,9 @@ Tensor div_autograd(const Tensor& self, const Tensor& other) {
   return with_autograd<DivFn>(op_div(), self, other);
 }
 
-// maximum / minimum: the gradient goes to the winner; ties split it in half, as PyTorch does
+// maximum / minimum: the gradient goes to the winner; ties split it in half, as PyTorch does.
+// PyTorch masks out the loser (not "keeps the winner"), so where either operand is NaN both
+// get the full gradient.
 template <bool kMax>
 struct MinMaxFn : Function<MinMaxFn<kMax>> {
   static const c10::TypedOperatorHandle<BinarySig>& op() { return kMax ? op_maximum() : op_minimum(); }
@@ -320,15 +322,15 @@ struct MinMaxFn : Function<MinMaxFn<kMax>> {
     auto tie = at::eq(self, other);
     auto half = op_mul_scalar().call(g[0], 0.5);
     auto z = scalar_of(0, g[0]);
-    auto tie_part = op_where().call(tie, half, z);
+    auto kept = op_where().call(tie, half, g[0]);
     Tensor gs, go;
     if (ctx->needs_input_grad(0)) {
-      auto wins = kMax ? at::gt(self, other) : at::lt(self, other);
-      gs = reduce_like(op_where().call(wins, g[0], tie_part), self);
+      auto loses = kMax ? at::lt(self, other) : at::gt(self, other);
+      gs = reduce_like(op_where().call(loses, z, kept), self);
     }
     if (ctx->needs_input_grad(1)) {
-      auto wins = kMax ? at::gt(other, self) : at::lt(other, self);
-      go = reduce_like(op_where().call(wins, g[0], tie_part), other);
+      auto loses = kMax ? at::gt(self, other) : at::lt(self, other);
+      go = reduce_like(op_where().call(loses, z, kept), other);
     }
     return {gs, go};
   }

@@ -51,7 +51,8 @@ inline DiagonalGeometry diagonal_geometry(c10::IntArrayRef sizes, c10::IntArrayR
                                           int64_t offset, int64_t dim1, int64_t dim2,
                                           const char* op, const char* tensor_arg) {
   const int64_t ndim = static_cast<int64_t>(sizes.size());
-  TORCH_CHECK(ndim >= 2, "myops.", op, ": argument '", tensor_arg,
+  // IndexError, as torch.diagonal raises (its dim2 = 1 is out of range)
+  TORCH_CHECK_INDEX(ndim >= 2, "myops.", op, ": argument '", tensor_arg,
               "' must have at least 2 dims, got a ", ndim, "-D tensor");
   DiagonalGeometry g;
   g.dim1 = diagonal_wrap_dim(dim1, ndim, op, "dim1");

@@ -168,7 +168,7 @@ struct Ops {
     check_in(condition, {at::kBool, at::kByte}, "where", "condition");
     if (condition.scalar_type() == at::kByte) {
       // accepted as torch.where does (nonzero = true), with its deprecation warning
-      TORCH_WARN_ONCE("myops.where received a uint8 condition tensor. This behavior is deprecated and will be "
+      TORCH_WARN("myops.where received a uint8 condition tensor. This behavior is deprecated and will be "
                       "removed in a future version of PyTorch. Use a boolean condition instead.");
     }
     check_in(self, all_dtypes(), "where", "self");

@@ -560,13 +560,13 @@ def _max_pool2d_add_backward_fake(grad_output, self, kernel_size, stride, paddin
 def _diagonal_shape(sizes, offset, dim1, dim2, op, tensor_arg):
     """Output shape of the diagonal; repeats the checks of csrc/common/diagonal_shape.h."""
     ndim = len(sizes)
-    torch._check(
+    torch._check_index(  # IndexError, as the C++ check and torch.diagonal
         ndim >= 2,
         lambda: f"myops.{op}: argument '{tensor_arg}' must have at least 2 dims, got a {ndim}-D tensor",
     )
     wrapped = []
     for name, d in (("dim1", dim1), ("dim2", dim2)):
-        torch._check(
+        torch._check_index(
             -ndim <= d < ndim,
             lambda: f"myops.{op}: argument '{name}' must be in the range [{-ndim}, {ndim - 1}] "
             f"for a {ndim}-D tensor, got {d}",
