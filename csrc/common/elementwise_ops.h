@@ -183,10 +183,14 @@ struct Ops {
 
   static at::Tensor ternary(const char* op, EwKind kind, const at::Tensor& a, const at::Tensor& b,
                             const at::Tensor& c, c10::ArrayRef<const char*> names, const EwParams& prm) {
-    check_in(a, nonbool_dtypes(), op, names[0]);
-    check_in(b, nonbool_dtypes(), op, names[1]);
-    check_in(c, nonbool_dtypes(), op, names[2]);
+    check_in(a, all_dtypes(), op, names[0]);
+    check_in(b, all_dtypes(), op, names[1]);
+    check_in(c, all_dtypes(), op, names[2]);
     auto dt = result_type_of({&a, &b, &c});
+    // bool operands are fine when they promote to another dtype; a bool result is not (torch:
+    // NotImplementedError, "not implemented for 'Bool'")
+    TORCH_CHECK_NOT_IMPLEMENTED(dt != at::kBool, "myops.", op, ": not implemented for a bool result (arguments '",
+                                names[0], "', '", names[1], "' and '", names[2], "' are all bool)");
     auto dev = common_device(op, {&a, &b, &c}, names);
     auto p = make_plan(op, {a, b, c}, {dt, dt, dt}, dt, dev, dev.is_cpu(), cast_fn, names);
     if (p.numel) B::run(kind, p, prm);

@@ -428,8 +428,10 @@ def _where_fake(condition, self, other):
 
 def _ew_ternary(op, a, b, c, names):
     for t, n in zip((a, b, c), names):
-        _ew_dtype(t, _EW_NONBOOL, op, n)
+        _ew_dtype(t, _EW_ALL, op, n)
     dt = _ew_result_type(a, b, c)
+    if dt == torch.bool:
+        raise NotImplementedError(f"myops.{op}: not implemented for a bool result")
     return _ew_out(op, [a, b, c], [dt, dt, dt], dt, names)
 
 
@@ -560,10 +562,16 @@ def _max_pool2d_add_backward_fake(grad_output, self, kernel_size, stride, paddin
 def _diagonal_shape(sizes, offset, dim1, dim2, op, tensor_arg):
     """Output shape of the diagonal; repeats the checks of csrc/common/diagonal_shape.h."""
     ndim = len(sizes)
-    torch._check_index(  # IndexError, as the C++ check and torch.diagonal
-        ndim >= 2,
-        lambda: f"myops.{op}: argument '{tensor_arg}' must have at least 2 dims, got a {ndim}-D tensor",
-    )
+    if ndim < 2:  # torch's error types (see csrc/common/diagonal_shape.h)
+        n = max(ndim, 1)
+        torch._check(
+            not all(-n <= d < n for d in (dim1, dim2)),
+            lambda: f"myops.{op}: argument 'dim2' must refer to a different dim than 'dim1', got dim1={dim1} "
+            f"and dim2={dim2}",
+        )
+        torch._check_index(
+            False, lambda: f"myops.{op}: argument '{tensor_arg}' must have at least 2 dims, got a {ndim}-D tensor"
+        )
     wrapped = []
     for name, d in (("dim1", dim1), ("dim2", dim2)):
         torch._check_index(

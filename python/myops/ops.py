@@ -359,7 +359,8 @@ def _where_tensor(condition: Tensor, self: Union[Tensor, Number], other: Union[T
         # two numbers: the result dtype is theirs (bool, int64 or the default float dtype)
         c = max(_category(_natural(self)), _category(_natural(other)))
         dt = (torch.bool, torch.int64, torch.get_default_dtype())[c]
-        return _ops.where.default(condition, torch.tensor(self, dtype=dt), torch.tensor(other, dtype=dt))
+        # (torch checks both against it, floats included)
+        return _ops.where.default(condition, _number_as(self, dt), _number_as(other, dt))
     # the result dtype comes from self / other only (the condition does not promote); the
     # number is converted to it (checked for overflow, as torch's where does)
     dt = _scalar_result_type(like.dtype, other if like is self else self)
