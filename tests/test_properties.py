@@ -169,7 +169,12 @@ def assert_match(actual, expected, tol=None):
     assert actual.dtype == expected.dtype, f"dtype {actual.dtype} != {expected.dtype}"
     assert actual.shape == expected.shape, f"shape {tuple(actual.shape)} != {tuple(expected.shape)}"
     if actual.numel() > 1:
-        assert actual.stride() == expected.stride(), f"stride {actual.stride()} != {expected.stride()}"
+        # strides of size-1 dims are not compared: they never address memory, and torch's
+        # choice there depends on which overload ran (clamp with number bounds is a unary op
+        # in torch, a ternary one with 0-d tensors in myops)
+        sa = [st for st, n in zip(actual.stride(), actual.shape) if n != 1]
+        se = [st for st, n in zip(expected.stride(), expected.shape) if n != 1]
+        assert sa == se, f"stride {actual.stride()} != {expected.stride()}"
     a, e = actual.detach(), expected.detach()
     if not a.dtype.is_floating_point:
         assert torch.equal(a, e), f"values differ: {a} vs {e}"

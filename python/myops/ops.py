@@ -364,9 +364,11 @@ def _where_tensor(condition: Tensor, self: Union[Tensor, Number], other: Union[T
     # the result dtype comes from self / other only (the condition does not promote); the
     # number is converted to it (checked for overflow, as torch's where does)
     dt = _scalar_result_type(like.dtype, other if like is self else self)
+    # torch checks a float against a float32 / float64 result, not against float16 / bfloat16
+    floats = dt not in (torch.float16, torch.bfloat16)
     if like is self:
-        return _ops.where.default(condition, self, _number_as(other, dt, floats=False))
-    return _ops.where.default(condition, _number_as(self, dt, floats=False), other)
+        return _ops.where.default(condition, self, _number_as(other, dt, floats=floats))
+    return _ops.where.default(condition, _number_as(self, dt, floats=floats), other)
 
 
 def addcmul(self: Tensor, tensor1: Tensor, tensor2: Tensor, *, value: Number = 1) -> Tensor:
