@@ -9,8 +9,16 @@
 // derivative).
 #include <ATen/ExpandUtils.h>
 #include <ATen/core/dispatch/Dispatcher.h>
+#include <ATen/ops/add.h>
+#include <ATen/ops/gather.h>
 #include <ATen/ops/gelu_backward.h>
+#include <ATen/ops/max_pool2d_with_indices.h>
+#include <ATen/ops/mul.h>
+#include <ATen/ops/rsub.h>
 #include <ATen/ops/scalar_tensor.h>
+#include <ATen/ops/sigmoid.h>
+#include <ATen/ops/sigmoid_backward.h>
+#include <ATen/ops/silu_backward.h>
 #include <torch/autograd.h>
 #include <torch/library.h>
 
@@ -159,11 +167,13 @@ struct SiluFn : Function<SiluFn> {
   }
   static variable_list backward(AutogradContext* ctx, variable_list g) {
     auto x = ctx->get_saved_variables()[0];
-    auto s = op_sigmoid().call(x);
-    auto one = scalar_of(1, s);
-    // d/dx x*s(x) = s * (1 + x * (1 - s))
-    auto d = op_mul().call(s, op_add().call(one, op_mul().call(x, op_sub().call(one, s, 1)), 1));
-    return {op_mul().call(g[0], d)};
+    // torch's formula (derivatives.yaml): ATen's silu_backward (opmath inside), or its
+    // infinitely differentiable composite when the backward itself is being recorded
+    if (at::GradMode::is_enabled()) {
+      auto s = at::sigmoid(x);
+      return {at::mul(at::mul(g[0], s), at::add(at::mul(x, at::rsub(s, 1.0)), 1.0))};
+    }
+    return {at::silu_backward(g[0], x)};
   }
 };
 
@@ -178,9 +188,8 @@ struct SigmoidFn : Function<SigmoidFn> {
     return out;
   }
   static variable_list backward(AutogradContext* ctx, variable_list g) {
-    auto y = ctx->get_saved_variables()[0];
-    auto d = op_mul().call(y, op_sub().call(scalar_of(1, y), y, 1));
-    return {op_mul().call(g[0], d)};
+    // torch's formula: sigmoid_backward(grad, result), opmath inside, itself differentiable
+    return {at::sigmoid_backward(g[0], ctx->get_saved_variables()[0])};
   }
 };
 
@@ -297,7 +306,9 @@ Tensor div_autograd(const Tensor& self, const Tensor& other) {
   return with_autograd<DivFn>(op_div(), self, other);
 }
 
-// maximum / minimum: the gradient goes to the winner; ties split it in half, as PyTorch does
+// maximum / minimum: the gradient goes to the winner; ties split it in half, as PyTorch does.
+// PyTorch masks out the loser (not "keeps the winner"), so where either operand is NaN both
+// get the full gradient.
 template <bool kMax>
 struct MinMaxFn : Function<MinMaxFn<kMax>> {
   static const c10::TypedOperatorHandle<BinarySig>& op() { return kMax ? op_maximum() : op_minimum(); }
@@ -311,15 +322,15 @@ struct MinMaxFn : Function<MinMaxFn<kMax>> {
     auto tie = at::eq(self, other);
     auto half = op_mul_scalar().call(g[0], 0.5);
     auto z = scalar_of(0, g[0]);
-    auto tie_part = op_where().call(tie, half, z);
+    auto kept = op_where().call(tie, half, g[0]);
     Tensor gs, go;
     if (ctx->needs_input_grad(0)) {
-      auto wins = kMax ? at::gt(self, other) : at::lt(self, other);
-      gs = reduce_like(op_where().call(wins, g[0], tie_part), self);
+      auto loses = kMax ? at::lt(self, other) : at::gt(self, other);
+      gs = reduce_like(op_where().call(loses, z, kept), self);
     }
     if (ctx->needs_input_grad(1)) {
-      auto wins = kMax ? at::gt(other, self) : at::lt(other, self);
-      go = reduce_like(op_where().call(wins, g[0], tie_part), other);
+      auto loses = kMax ? at::gt(self, other) : at::lt(self, other);
+      go = reduce_like(op_where().call(loses, z, kept), other);
     }
     return {gs, go};
   }
@@ -380,7 +391,10 @@ Tensor addcmul_autograd(const Tensor& self, const Tensor& t1, const Tensor& t2, 
   return with_autograd<AddcmulFn>(op_addcmul(), self, t1, t2, value);
 }
 
-// PyTorch's clamp_backward_min_max
+// PyTorch's clamp gradient with tensor bounds: self gets the gradient where it lies within
+// [min, max] (NaN included), the bound it equals shares it half and half when min < max; min
+// gets it where self < min <= max, max where self > max >= min or where min > max (the result
+// is then max).
 struct ClampFn : Function<ClampFn> {
   static Tensor forward(AutogradContext* ctx, const Tensor& self, const Tensor& lo, const Tensor& hi) {
     ctx->save_for_backward({self, lo, hi});
@@ -390,15 +404,23 @@ struct ClampFn : Function<ClampFn> {
     auto saved = ctx->get_saved_variables();
     const auto &self = saved[0], &lo = saved[1], &hi = saved[2];
     auto z = scalar_of(0, g[0]);
+    auto half = op_mul_scalar().call(g[0], 0.5);
+    auto lo_lt_hi = at::lt(lo, hi);
     Tensor g0, g1, g2;
     if (ctx->needs_input_grad(0)) {
-      g0 = reduce_like(op_where().call(at::logical_and(at::ge(self, lo), at::le(self, hi)), g[0], z), self);
+      auto out = at::logical_or(at::lt(self, lo), at::gt(self, hi));
+      auto tie = at::logical_and(at::logical_or(at::eq(self, lo), at::eq(self, hi)), lo_lt_hi);
+      g0 = reduce_like(op_where().call(out, z, op_where().call(tie, half, g[0])), self);
     }
     if (ctx->needs_input_grad(1)) {
-      g1 = reduce_like(op_where().call(at::logical_and(at::lt(self, lo), at::lt(lo, hi)), g[0], z), lo);
+      auto wins = at::logical_and(at::lt(self, lo), at::le(lo, hi));
+      auto tie = at::logical_and(at::eq(self, lo), lo_lt_hi);
+      g1 = reduce_like(op_where().call(wins, g[0], op_where().call(tie, half, z)), lo);
     }
     if (ctx->needs_input_grad(2)) {
-      g2 = reduce_like(op_where().call(at::logical_or(at::gt(self, hi), at::lt(hi, lo)), g[0], z), hi);
+      auto wins = at::logical_or(at::logical_and(at::gt(self, hi), at::le(lo, hi)), at::gt(lo, hi));
+      auto tie = at::logical_and(at::eq(self, hi), lo_lt_hi);
+      g2 = reduce_like(op_where().call(wins, g[0], op_where().call(tie, half, z)), hi);
     }
     return {g0, g1, g2};
   }
@@ -438,6 +460,46 @@ struct MaxPool2dAddFn : Function<MaxPool2dAddFn> {
 Tensor max_pool2d_add_autograd(const Tensor& self, const Tensor& other, c10::IntArrayRef k, c10::IntArrayRef s,
                                c10::IntArrayRef p, bool ceil_mode) {
   return with_autograd<MaxPool2dAddFn>(op_max_pool2d_add(), self, other, k, s, p, ceil_mode);
+}
+
+// max_pool2d_add_backward scatters grad_output to each window's argmax of `self`: linear in
+// grad_output, so its gradient w.r.t. grad_output gathers the incoming gradient at the same
+// argmax (the indices of ATen's max_pool2d_with_indices, which picks the same element: ties
+// and NaN alike); w.r.t. `self` it is zero almost everywhere.
+struct MaxPool2dAddBackwardFn : Function<MaxPool2dAddBackwardFn> {
+  static Tensor forward(AutogradContext* ctx, const Tensor& grad_output, const Tensor& self, c10::IntArrayRef k,
+                        c10::IntArrayRef s, c10::IntArrayRef p, bool ceil_mode) {
+    ctx->save_for_backward({self});
+    ctx->saved_data["k"] = k;
+    ctx->saved_data["s"] = s;
+    ctx->saved_data["p"] = p;
+    ctx->saved_data["ceil"] = ceil_mode;
+    ctx->saved_data["go.dtype"] = static_cast<int64_t>(grad_output.scalar_type());
+    return below_autograd(op_max_pool2d_add_backward(), grad_output, self, k, s, p, ceil_mode);
+  }
+  static variable_list backward(AutogradContext* ctx, variable_list g) {
+    Tensor ggo;
+    if (ctx->needs_input_grad(0)) {
+      auto self = ctx->get_saved_variables()[0];
+      auto& d = ctx->saved_data;
+      Tensor idx;
+      {
+        at::AutoDispatchBelowADInplaceOrView no_grad;  // indices only
+        idx = std::get<1>(at::max_pool2d_with_indices(self.detach(), d["k"].toIntVector(), d["s"].toIntVector(),
+                                                      d["p"].toIntVector(), {1, 1}, d["ceil"].toBool()));
+      }
+      auto gi = g[0];
+      auto gathered = at::gather(gi.flatten(-2), -1, idx.flatten(-2)).view(idx.sizes());
+      auto dtype = static_cast<at::ScalarType>(d["go.dtype"].toInt());
+      ggo = gathered.scalar_type() == dtype ? gathered : op_cast().call(gathered, dtype);
+    }
+    return {ggo, Tensor(), Tensor(), Tensor(), Tensor(), Tensor()};
+  }
+};
+
+Tensor max_pool2d_add_backward_autograd(const Tensor& grad_output, const Tensor& self, c10::IntArrayRef k,
+                                        c10::IntArrayRef s, c10::IntArrayRef p, bool ceil_mode) {
+  return with_autograd<MaxPool2dAddBackwardFn>(op_max_pool2d_add_backward(), grad_output, self, k, s, p, ceil_mode);
 }
 
 // ---- diagonal ---------------------------------------------------------------------------------
@@ -504,5 +566,5 @@ TORCH_LIBRARY_IMPL(myops, Autograd, m) {
   // skips the boxed "not implemented" autograd fallback
   m.impl("nonzero", torch::CppFunction::makeFallthrough());
   m.impl("nonzero_static", torch::CppFunction::makeFallthrough());
-  // max_pool2d_add_backward has no formula (no double backward through max_pool2d_add)
+  m.impl("max_pool2d_add_backward", &max_pool2d_add_backward_autograd);
 }

@@ -261,13 +261,13 @@ def test_gradcheck(device):
 @pytest.mark.parametrize("device", DEVICES)
 def test_errors(device):
     x = rand((3, 4, 5), torch.float32, device)
-    with pytest.raises(RuntimeError, match=r"myops.diagonal: argument 'self' must have at least 2 dims, got a 1-D"):
+    with pytest.raises(IndexError, match=r"myops.diagonal: argument 'self' must have at least 2 dims, got a 1-D"):
         myops.diagonal(rand((5,), torch.float32, device))
-    with pytest.raises(RuntimeError, match=r"myops.diagonal: argument 'self' must have at least 2 dims, got a 0-D"):
+    with pytest.raises(IndexError, match=r"myops.diagonal: argument 'self' must have at least 2 dims, got a 0-D"):
         myops.diagonal(torch.tensor(1.0, device=device))
-    with pytest.raises(RuntimeError, match=r"myops.diagonal: argument 'dim1' must be in the range \[-3, 2\].*got 3"):
+    with pytest.raises(IndexError, match=r"myops.diagonal: argument 'dim1' must be in the range \[-3, 2\].*got 3"):
         myops.diagonal(x, 0, 3, 1)
-    with pytest.raises(RuntimeError, match=r"myops.diagonal: argument 'dim2' must be in the range \[-3, 2\].*got -4"):
+    with pytest.raises(IndexError, match=r"myops.diagonal: argument 'dim2' must be in the range \[-3, 2\].*got -4"):
         myops.diagonal(x, 0, 0, -4)
     for dim1, dim2 in [(1, 1), (0, -3), (-1, 2)]:
         with pytest.raises(RuntimeError, match=r"myops.diagonal: argument 'dim2' must refer to a different dim"):
@@ -277,7 +277,7 @@ def test_errors(device):
         myops.diagonal_backward(g.t(), [3, 4, 5], 0, 0, 1)
     with pytest.raises(RuntimeError, match=r"myops.diagonal_backward: argument 'input_sizes' must be non-negative"):
         myops.diagonal_backward(g, [3, -4, 5], 0, 0, 1)
-    with pytest.raises(RuntimeError, match=r"myops.diagonal_backward: argument 'input_sizes' must have at least 2 dims"):
+    with pytest.raises(IndexError, match=r"myops.diagonal_backward: argument 'input_sizes' must have at least 2 dims"):
         myops.diagonal_backward(g, [3], 0, 0, 1)
     with pytest.raises(RuntimeError, match=r"myops.diagonal_backward: argument 'dim2' must refer to a different dim"):
         myops.diagonal_backward(g, [3, 4, 5], 0, 1, -2)
@@ -307,7 +307,7 @@ def test_fake_errors_match(device):
         assert myops.diagonal(x, -9, 2, 0).shape == (4, 0)
         with pytest.raises(RuntimeError, match=r"myops.diagonal: argument 'dim2' must refer to a different dim"):
             myops.diagonal(x, 0, 1, -2)
-        with pytest.raises(RuntimeError, match=r"myops.diagonal: argument 'self' must have at least 2 dims"):
+        with pytest.raises(IndexError, match=r"myops.diagonal: argument 'self' must have at least 2 dims"):
             myops.diagonal(torch.empty(3, device=device))
         with pytest.raises(RuntimeError, match=r"myops.diagonal_backward: argument 'grad' must have the shape"):
             myops.diagonal_backward(torch.empty(3, 5, device=device), [3, 4, 5], 0, 0, 1)

@@ -29,7 +29,7 @@ struct DiagonalGeometry {
 
 // Wraps a possibly negative dim; raises naming the op and the argument when out of range.
 inline int64_t diagonal_wrap_dim(int64_t dim, int64_t ndim, const char* op, const char* arg) {
-  TORCH_CHECK(dim >= -ndim && dim < ndim, "myops.", op, ": argument '", arg,
+  TORCH_CHECK_INDEX(dim >= -ndim && dim < ndim, "myops.", op, ": argument '", arg,
               "' must be in the range [", -ndim, ", ", ndim - 1, "] for a ", ndim,
               "-D tensor, got ", dim);
   return dim < 0 ? dim + ndim : dim;
@@ -51,8 +51,16 @@ inline DiagonalGeometry diagonal_geometry(c10::IntArrayRef sizes, c10::IntArrayR
                                           int64_t offset, int64_t dim1, int64_t dim2,
                                           const char* op, const char* tensor_arg) {
   const int64_t ndim = static_cast<int64_t>(sizes.size());
-  TORCH_CHECK(ndim >= 2, "myops.", op, ": argument '", tensor_arg,
-              "' must have at least 2 dims, got a ", ndim, "-D tensor");
+  if (ndim < 2) {
+    // torch.diagonal wraps the dims (a 0-d tensor as if 1-D): dims that are in range are then
+    // the same dim (RuntimeError), others out of range (IndexError); same types here
+    const int64_t n = ndim > 0 ? ndim : 1;
+    const bool in_range = dim1 >= -n && dim1 < n && dim2 >= -n && dim2 < n;
+    TORCH_CHECK(!in_range, "myops.", op, ": argument 'dim2' must refer to a different dim than 'dim1', got dim1=",
+                dim1, " and dim2=", dim2, " (argument '", tensor_arg, "' is a ", ndim, "-D tensor)");
+    TORCH_CHECK_INDEX(false, "myops.", op, ": argument '", tensor_arg, "' must have at least 2 dims, got a ", ndim,
+                      "-D tensor");
+  }
   DiagonalGeometry g;
   g.dim1 = diagonal_wrap_dim(dim1, ndim, op, "dim1");
   g.dim2 = diagonal_wrap_dim(dim2, ndim, op, "dim2");

@@ -6,6 +6,7 @@
 // Used from .cpp files only (csrc/cpu/elementwise.cpp, csrc/cuda/elementwise_ops.cpp); the
 // .cu files see only the plain EwLaunch descriptor built from an EwPlan.
 #include <ATen/EmptyTensor.h>
+#include <ATen/ExpandUtils.h>
 #include <ATen/core/Tensor.h>
 #include <ATen/ops/empty.h>
 #include <ATen/ops/empty_strided.h>
@@ -188,12 +189,13 @@ inline std::vector<int64_t> output_strides(at::IntArrayRef shape, c10::ArrayRef<
   return st;
 }
 
-// Strides of `t.to(dtype)` (memory_format=preserve): the same strides when t is dense and
-// non-overlapping, else its suggested memory format.
+// Strides of `t.to(dtype)` (memory_format=preserve, i.e. empty_like): the same strides when t
+// is dense and non-overlapping, else dense strides in t's own dim order (infer_dense_strides:
+// TensorIterator's ordering applied to t alone).
 inline at::Tensor empty_preserve(const at::Tensor& t, at::ScalarType dtype, c10::Device dev) {
   auto opt = t.options().dtype(dtype).device(dev);
   if (t.is_non_overlapping_and_dense()) return at::empty_strided(t.sizes(), t.strides(), opt);
-  return at::empty(t.sizes(), opt.memory_format(t.suggest_memory_format()));
+  return at::empty_strided(t.sizes(), at::infer_dense_strides(t.sizes(), t.strides()), opt);
 }
 
 // Everything a kernel needs: output, inputs (already in the compute dtype, except where's
@@ -403,28 +405,44 @@ EwPlan make_plan(const char* op, c10::ArrayRef<at::Tensor> ins_in, c10::ArrayRef
   std::vector<int64_t> order(nd);
   std::iota(order.begin(), order.end(), 0);
   std::stable_sort(order.begin(), order.end(), [&](int64_t a, int64_t b) { return st[a] > st[b]; });
-  StridedShape<kMaxIn + 1> ss;
-  for (int64_t d : order) {
-    ss.sizes.push_back(shape[d]);
-    std::array<int64_t, kMaxIn + 1> a{};
-    a[0] = st[d];
+  auto merged = [&]() {
+    StridedShape<kMaxIn + 1> ss;
+    for (int64_t d : order) {
+      ss.sizes.push_back(shape[d]);
+      std::array<int64_t, kMaxIn + 1> a{};
+      a[0] = st[d];
+      for (int k = 0; k < p.nin; ++k) {
+        if (p.folded[k]) continue;
+        const auto& t = p.in[k];
+        int64_t kd = d - (nd - t.dim());
+        a[k + 1] = (kd < 0 || t.size(kd) == 1) ? 0 : t.stride(kd);
+      }
+      ss.strides.push_back(a);
+    }
+    ss.coalesce();
+    return ss;
+  };
+  auto ss = merged();
+  if (ss.dim() > MYOPS_MAX_DIMS) {
+    // More dims than the kernels' offset calculators hold (inputs strided differently in
+    // more than 16 dims): copy every input into the output's layout, which then merges
+    // into the output's own (dense) order. Rare; costs one copy per input.
     for (int k = 0; k < p.nin; ++k) {
       if (p.folded[k]) continue;
-      const auto& t = ins[k];
-      int64_t kd = d - (nd - t.dim());
-      a[k + 1] = (kd < 0 || t.size(kd) == 1) ? 0 : t.stride(kd);
+      auto c = at::empty_strided(shape, st, p.in[k].options());
+      c.copy_(p.in[k].expand(shape));
+      p.in[k] = c;
     }
-    ss.strides.push_back(a);
+    ss = merged();
   }
-  ss.coalesce();
   p.shape = std::move(ss);
   bool lin = p.shape.dim() == 1 && p.shape.strides[0][0] == 1;
   for (int k = 0; k < p.nin; ++k) {
     if (!p.folded[k]) lin &= p.shape.strides[0][k + 1] == 1;
   }
   p.linear = lin;
-  TORCH_CHECK(p.shape.dim() <= MYOPS_MAX_DIMS, "myops.", op, ": at most ", MYOPS_MAX_DIMS,
-              " dimensions after merging are supported, got ", p.shape.dim());
+  TORCH_CHECK(p.shape.dim() <= MYOPS_MAX_DIMS, "myops.", op, ": internal error: ", p.shape.dim(),
+              " dimensions after merging (at most ", MYOPS_MAX_DIMS, ")");
   return p;
 }
 

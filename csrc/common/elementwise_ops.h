@@ -122,9 +122,11 @@ struct Ops {
 
   static at::Tensor sub(const at::Tensor& self, const at::Tensor& other, const c10::Scalar& alpha) {
     auto dt = binary_dtype("sub", self, other);
-    TORCH_CHECK(self.scalar_type() != at::kBool && other.scalar_type() != at::kBool,
-                "myops.sub: arguments 'self' and 'other' must not be bool tensors (use logical_xor / "
-                "logical_not), got ", self.scalar_type(), " and ", other.scalar_type());
+    // NotImplementedError, as torch.sub raises for bool operands
+    TORCH_CHECK_NOT_IMPLEMENTED(self.scalar_type() != at::kBool && other.scalar_type() != at::kBool,
+                                "myops.sub: arguments 'self' and 'other' must not be bool tensors (use "
+                                "logical_xor / logical_not), got ", self.scalar_type(), " and ",
+                                other.scalar_type());
     check_alpha("sub", "alpha", dt, alpha);
     EwParams prm;
     prm.alpha = -alpha;
@@ -163,7 +165,12 @@ struct Ops {
   // ---- ternary ----------------------------------------------------------------------------
 
   static at::Tensor where(const at::Tensor& condition, const at::Tensor& self, const at::Tensor& other) {
-    check_in(condition, {at::kBool}, "where", "condition");
+    check_in(condition, {at::kBool, at::kByte}, "where", "condition");
+    if (condition.scalar_type() == at::kByte) {
+      // accepted as torch.where does (nonzero = true), with its deprecation warning
+      TORCH_WARN("myops.where received a uint8 condition tensor. This behavior is deprecated and will be "
+                      "removed in a future version of PyTorch. Use a boolean condition instead.");
+    }
     check_in(self, all_dtypes(), "where", "self");
     check_in(other, all_dtypes(), "where", "other");
     auto dt = result_type_of({&self, &other});
@@ -176,10 +183,14 @@ struct Ops {
 
   static at::Tensor ternary(const char* op, EwKind kind, const at::Tensor& a, const at::Tensor& b,
                             const at::Tensor& c, c10::ArrayRef<const char*> names, const EwParams& prm) {
-    check_in(a, nonbool_dtypes(), op, names[0]);
-    check_in(b, nonbool_dtypes(), op, names[1]);
-    check_in(c, nonbool_dtypes(), op, names[2]);
+    check_in(a, all_dtypes(), op, names[0]);
+    check_in(b, all_dtypes(), op, names[1]);
+    check_in(c, all_dtypes(), op, names[2]);
     auto dt = result_type_of({&a, &b, &c});
+    // bool operands are fine when they promote to another dtype; a bool result is not (torch:
+    // NotImplementedError, "not implemented for 'Bool'")
+    TORCH_CHECK_NOT_IMPLEMENTED(dt != at::kBool, "myops.", op, ": not implemented for a bool result (arguments '",
+                                names[0], "', '", names[1], "' and '", names[2], "' are all bool)");
     auto dev = common_device(op, {&a, &b, &c}, names);
     auto p = make_plan(op, {a, b, c}, {dt, dt, dt}, dt, dev, dev.is_cpu(), cast_fn, names);
     if (p.numel) B::run(kind, p, prm);

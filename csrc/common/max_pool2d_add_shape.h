@@ -10,6 +10,8 @@
 
 #include <array>
 #include <cstdint>
+#include <limits>
+#include <utility>
 #include <vector>
 
 #include <ATen/ops/empty.h>
@@ -74,6 +76,14 @@ inline Pool2d make_pool2d(const at::Tensor& self, c10::IntArrayRef kernel_size,
   auto k = pair_arg(kernel_size, op, "kernel_size");
   auto s = pair_arg(stride, op, "stride", &k);
   auto p = pair_arg(padding, op, "padding");
+  // torch's pooling takes these as C int: larger values raise its overflow error
+  for (auto [arg, v] : {std::pair<const char*, std::array<int64_t, 2>>{"kernel_size", k}, {"stride", s},
+                        {"padding", p}}) {
+    for (int64_t x : v) {
+      TORCH_CHECK(x >= std::numeric_limits<int>::min() && x <= std::numeric_limits<int>::max(), "myops.", op,
+                  ": argument '", arg, "' value ", x, " cannot be converted to type int without overflow");
+    }
+  }
   TORCH_CHECK(k[0] > 0 && k[1] > 0, "myops.", op,
               ": argument 'kernel_size' must be positive, got ", c10::IntArrayRef(k));
   TORCH_CHECK(s[0] > 0 && s[1] > 0, "myops.", op, ": argument 'stride' must be positive, got ",
@@ -153,13 +163,15 @@ inline Forward prepare_forward(const at::Tensor& self, const at::Tensor& other,
   check_same_device(self, "self", other, "other", op);
   Forward f;
   f.g = make_pool2d(self, kernel_size, stride, padding, ceil_mode, op);
-  check_dtype(other, {at::kFloat, at::kDouble, at::kHalf, at::kBFloat16}, op, "other");
+  check_dtype(other, {at::kBool, at::kByte, at::kChar, at::kShort, at::kInt, at::kLong, at::kFloat, at::kDouble,
+                      at::kHalf, at::kBFloat16}, op, "other");
   auto sizes = f.g.out_sizes();
   check_broadcasts_to(other, sizes, op);
-  // torch.result_type(self, other) for two floating tensors where self has dims: a 0-d other
-  // does not take part in the promotion.
-  const auto rtype =
-      other.dim() == 0 ? self.scalar_type() : c10::promoteTypes(self.scalar_type(), other.scalar_type());
+  // torch.result_type(self, other) with a floating self that has dims: a 0-d or integral / bool
+  // other does not change it.
+  const auto rtype = other.dim() == 0 || !c10::isFloatingType(other.scalar_type())
+                         ? self.scalar_type()
+                         : c10::promoteTypes(self.scalar_type(), other.scalar_type());
   f.self = self.is_contiguous(memory_format(f.g)) ? self : self.contiguous(memory_format(f.g));
   f.other = other.scalar_type() == rtype ? other : other.to(rtype);
   f.other_strides = broadcast_strides(f.other, f.g);

@@ -18,6 +18,7 @@
 #include <ATen/core/Tensor.h>
 #include <ATen/ops/empty.h>
 #include <ATen/ops/empty_strided.h>
+#include <ATen/ops/ne.h>
 #include <c10/util/BFloat16.h>
 #include <c10/util/Half.h>
 #include <torch/library.h>
@@ -325,6 +326,7 @@ void check_input(const at::Tensor& self, const char* op) {
 }
 
 at::Tensor nonzero_cpu(const at::Tensor& self) {
+  if (self.is_complex()) return nonzero_cpu(at::ne(self, 0));  // nonzero: real or imaginary part
   check_input(self, "nonzero");
   at::Tensor out;
   AT_DISPATCH_V2(self.scalar_type(), "myops.nonzero",
@@ -335,6 +337,7 @@ at::Tensor nonzero_cpu(const at::Tensor& self) {
 }
 
 at::Tensor nonzero_static_cpu(const at::Tensor& self, int64_t size, int64_t fill_value) {
+  if (self.is_complex()) return nonzero_static_cpu(at::ne(self, 0), size, fill_value);
   check_input(self, "nonzero_static");
   MYOPS_CHECK(size >= 0, "nonzero_static", "size", "must be >= 0, got ", size);
   at::Tensor out;

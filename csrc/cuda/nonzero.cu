@@ -22,6 +22,7 @@
 // rows >= size, and a kernel that reads the device count fills the remaining rows.
 #include <ATen/core/Tensor.h>
 #include <ATen/ops/empty.h>
+#include <ATen/ops/ne.h>
 #include <c10/cuda/CUDAException.h>
 #include <c10/cuda/CUDAFunctions.h>
 #include <c10/cuda/CUDAGuard.h>
@@ -165,6 +166,7 @@ int64_t read_count(const at::Tensor& d_count, cudaStream_t stream) {
 }
 
 at::Tensor nonzero_on_cuda(const at::Tensor& self) {
+  if (self.is_complex()) return nonzero_on_cuda(at::ne(self, 0));  // nonzero: real or imaginary part
   check_input(self, "nonzero");
   c10::cuda::CUDAGuard guard(self.device());
   const cudaStream_t stream = c10::cuda::getCurrentCUDAStream();
@@ -209,6 +211,7 @@ at::Tensor nonzero_on_cuda(const at::Tensor& self) {
 }
 
 at::Tensor nonzero_static_on_cuda(const at::Tensor& self, int64_t size, int64_t fill_value) {
+  if (self.is_complex()) return nonzero_static_on_cuda(at::ne(self, 0), size, fill_value);
   check_input(self, "nonzero_static");
   MYOPS_CHECK(size >= 0, "nonzero_static", "size", "must be >= 0, got ", size);
   c10::cuda::CUDAGuard guard(self.device());

@@ -23,7 +23,7 @@ _NONZERO_CUDA_MAX_RANK = 64
 
 def _nonzero_checks(self, op):
     torch._check(
-        self.dtype in _NONZERO_DTYPES,
+        self.dtype in _NONZERO_DTYPES or self.dtype.is_complex,
         lambda: f"myops.{op}: argument 'self' must have dtype in {{bool, uint8, int8, int16, int32, "
         f"int64, float16, bfloat16, float32, float64}}, got {self.dtype}",
     )
@@ -222,12 +222,41 @@ def _ew_out_strides(shape, ops):
 
 
 def _ew_preserve_strides(t):
-    """Strides of ``t.to(other_dtype)``."""
-    if _ew_is_dense(list(t.shape), list(t.stride())):
-        return list(t.stride())
-    if torch._prims_common.suggest_memory_format(t) == torch.channels_last:
-        return _ew_cl_strides(list(t.shape))
-    return _ew_contig_strides(list(t.shape))
+    """Strides of ``t.to(other_dtype)`` (empty_like with preserve_format): t's own strides when
+    it is dense, else ATen's infer_dense_strides (dense, in t's dim order by stride)."""
+    sizes, strides = list(t.shape), list(t.stride())
+    if _ew_is_dense(sizes, strides):
+        return strides
+    nd = len(sizes)
+    if nd == 0:
+        return []
+    perm = list(range(nd - 1, -1, -1))
+
+    def should_swap(d0, d1):
+        s0, s1 = strides[d0], strides[d1]
+        if s0 == 0 or s1 == 0:
+            return 0
+        if s0 < s1:
+            return -1
+        if s0 > s1:
+            return 1
+        return 1 if sizes[d0] > sizes[d1] else 0
+
+    for i in range(1, nd):
+        dim1 = i
+        for dim0 in range(i - 1, -1, -1):
+            c = should_swap(perm[dim0], perm[dim1])
+            if c > 0:
+                perm[dim0], perm[dim1] = perm[dim1], perm[dim0]
+                dim1 = dim0
+            elif c < 0:
+                break
+    out, cur = [0] * nd, 1
+    for d in perm:
+        out[d] = cur
+        if sizes[d] > 1:
+            cur *= sizes[d]
+    return out
 
 
 def _ew_cl_strides(shape):
@@ -388,7 +417,7 @@ def _minimum_fake(self, other):
 
 @register_fake("myops::where")
 def _where_fake(condition, self, other):
-    _ew_dtype(condition, (torch.bool,), "where", "condition")
+    _ew_dtype(condition, (torch.bool, torch.uint8), "where", "condition")
     _ew_dtype(self, _EW_ALL, "where", "self")
     _ew_dtype(other, _EW_ALL, "where", "other")
     dt = _ew_result_type(self, other)
@@ -399,8 +428,10 @@ def _where_fake(condition, self, other):
 
 def _ew_ternary(op, a, b, c, names):
     for t, n in zip((a, b, c), names):
-        _ew_dtype(t, _EW_NONBOOL, op, n)
+        _ew_dtype(t, _EW_ALL, op, n)
     dt = _ew_result_type(a, b, c)
+    if dt == torch.bool:
+        raise NotImplementedError(f"myops.{op}: not implemented for a bool result")
     return _ew_out(op, [a, b, c], [dt, dt, dt], dt, names)
 
 
@@ -452,6 +483,12 @@ def _pool2d_meta(self, kernel_size, stride, padding, ceil_mode, op):
     k = _pool_pair_arg(kernel_size, "kernel_size", op)
     s = _pool_pair_arg(stride, "stride", op, empty=k)
     p = _pool_pair_arg(padding, "padding", op)
+    for name, v in (("kernel_size", k), ("stride", s), ("padding", p)):
+        for x in v:
+            torch._check(
+                -(2**31) <= x < 2**31,
+                lambda: f"myops.{op}: argument '{name}' value {x} cannot be converted to type int without overflow",
+            )
     torch._check(k[0] > 0 and k[1] > 0, lambda: f"myops.{op}: argument 'kernel_size' must be positive, got {k}")
     torch._check(s[0] > 0 and s[1] > 0, lambda: f"myops.{op}: argument 'stride' must be positive, got {s}")
     torch._check(p[0] >= 0 and p[1] >= 0, lambda: f"myops.{op}: argument 'padding' must be non-negative, got {p}")
@@ -486,8 +523,9 @@ def _max_pool2d_add_fake(self, other, kernel_size=(3, 3), stride=(2, 2), padding
     )
     sizes, fmt = _pool2d_meta(self, kernel_size, stride, padding, ceil_mode, op)
     torch._check(
-        other.dtype in _POOL_FLOATS,
-        lambda: f"myops.{op}: argument 'other' must have dtype in {{Float, Double, Half, BFloat16}}, got {other.dtype}",
+        other.dtype in _POOL_FLOATS or not (other.dtype.is_floating_point or other.dtype.is_complex),
+        lambda: f"myops.{op}: argument 'other' must have dtype in {{Bool, Byte, Char, Short, Int, Long, Float, "
+        f"Double, Half, BFloat16}}, got {other.dtype}",
     )
     ok = other.dim() <= len(sizes) and all(
         other.shape[-i] == 1 or other.shape[-i] == sizes[-i] for i in range(1, other.dim() + 1)
@@ -524,13 +562,19 @@ def _max_pool2d_add_backward_fake(grad_output, self, kernel_size, stride, paddin
 def _diagonal_shape(sizes, offset, dim1, dim2, op, tensor_arg):
     """Output shape of the diagonal; repeats the checks of csrc/common/diagonal_shape.h."""
     ndim = len(sizes)
-    torch._check(
-        ndim >= 2,
-        lambda: f"myops.{op}: argument '{tensor_arg}' must have at least 2 dims, got a {ndim}-D tensor",
-    )
+    if ndim < 2:  # torch's error types (see csrc/common/diagonal_shape.h)
+        n = max(ndim, 1)
+        torch._check(
+            not all(-n <= d < n for d in (dim1, dim2)),
+            lambda: f"myops.{op}: argument 'dim2' must refer to a different dim than 'dim1', got dim1={dim1} "
+            f"and dim2={dim2}",
+        )
+        torch._check_index(
+            False, lambda: f"myops.{op}: argument '{tensor_arg}' must have at least 2 dims, got a {ndim}-D tensor"
+        )
     wrapped = []
     for name, d in (("dim1", dim1), ("dim2", dim2)):
-        torch._check(
+        torch._check_index(
             -ndim <= d < ndim,
             lambda: f"myops.{op}: argument '{name}' must be in the range [{-ndim}, {ndim - 1}] "
             f"for a {ndim}-D tensor, got {d}",

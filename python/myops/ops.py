@@ -100,27 +100,74 @@ __all__ += ["nonzero", "argwhere", "nonzero_static", "where"]
 Number = Union[bool, int, float]
 
 
-def _ew_wrap(x: Union[Tensor, Number], like: Tensor) -> Tensor:
-    """A Python number as a 0-d CPU tensor (folded into the kernel as a scalar on any device)
-    that keeps PyTorch's promotion for Python scalars: ``torch.result_type(like, x)``. Beside a
-    dimensioned tensor the number keeps its natural dtype (int64 / float64 / bool) whenever
-    that promotes the same way, so the kernel sees its exact value, as PyTorch's kernels do;
-    otherwise it is stored in the result dtype."""
-    if isinstance(x, Tensor):
-        return x
+def _natural(x: Number) -> torch.dtype:
+    return torch.bool if isinstance(x, bool) else torch.int64 if isinstance(x, int) else torch.float64
+
+
+def _check_number(x) -> None:
     if not isinstance(x, (bool, int, float)):
         raise TypeError(f"myops: expected a Tensor or a real Python number, got {type(x).__name__}")
-    natural = torch.bool if isinstance(x, bool) else torch.int64 if isinstance(x, int) else torch.float64
-    t = torch.tensor(x, dtype=natural)
-    # torch.result_type(like, x), spelled out so that torch.compile can trace it (a dtype-valued
-    # torch call cannot be put in a graph): a Python number only lifts the category.
-    lc, xc = _category(like.dtype), _category(natural)
+
+
+def _scalar_result_type(dtype: torch.dtype, x: Number) -> torch.dtype:
+    """``torch.result_type(t, x)`` for a tensor ``t`` of ``dtype`` and a Python number ``x``,
+    spelled out so that torch.compile can trace it (a dtype-valued torch call cannot be put in
+    a graph): a Python number only lifts the category."""
+    lc, xc = _category(dtype), _category(_natural(x))
     if xc <= lc:
-        rt = like.dtype
+        return dtype
+    return torch.int64 if xc == 1 else torch.get_default_dtype()
+
+
+# c10's names in "value cannot be converted to type ... without overflow"
+_C10_NAMES = {
+    torch.uint8: "uint8_t", torch.int8: "int8_t", torch.int16: "int16_t", torch.int32: "int",
+    torch.int64: "int64_t", torch.float16: "c10::Half", torch.bfloat16: "c10::BFloat16",
+    torch.float32: "float", torch.float64: "double",
+}
+
+
+def _check_fits(x: Number, dtype: torch.dtype) -> None:
+    """Raises torch's RuntimeError when the Python number ``x`` does not fit ``dtype``, as
+    torch's Scalar conversion (c10::checked_convert) does for clamp's bounds and where's scalar:
+    integers out of range (a negative value that wraps into uint8 is allowed, as in c10),
+    finite floats past the type's largest value."""
+    if isinstance(x, bool) or dtype == torch.bool:
+        return
+    if dtype.is_floating_point:
+        if isinstance(x, float) and (x != x or x in (float("inf"), float("-inf"))):
+            return
+        fi = torch.finfo(dtype)
+        bad = x < fi.min or x > fi.max
     else:
-        rt = torch.int64 if xc == 1 else torch.get_default_dtype()
-    # a 0-d tensor of a category no higher than a dimensioned tensor's does not change its dtype
-    if rt == natural or (like.dim() > 0 and xc <= lc):
+        ii = torch.iinfo(dtype)
+        bad = x > ii.max or (x < ii.min and not (ii.min == 0 and -x <= ii.max))
+    if bad:
+        raise RuntimeError(f"value cannot be converted to type {_C10_NAMES.get(dtype, dtype)} without overflow")
+
+
+def _ew_wrap(x: Union[Tensor, Number], like: Tensor, checked: bool = False) -> Tensor:
+    """A Python number as a 0-d CPU tensor (folded into the kernel as a scalar on any device)
+    that keeps PyTorch's promotion for Python scalars: ``torch.result_type(like, x)``.
+
+    Default (arithmetic): beside a dimensioned ``like`` the number keeps its natural dtype
+    (int64 / float64 / bool) whenever that promotes the same way, so the kernel sees its exact
+    value, as PyTorch's kernels do (an int that does not fit an integer result wraps in the
+    kernel, as in torch.add); otherwise it is stored in the result dtype. A 0-d ``like`` must
+    first be lifted to 1-d (:func:`_ew_lift`).
+
+    ``checked`` (clamp's bounds, maximum / minimum, where's scalar): the number is converted
+    to the result dtype first, raising torch's overflow error when it does not fit (as torch's
+    Scalar conversion does); any ``like`` works then."""
+    if isinstance(x, Tensor):
+        return x
+    _check_number(x)
+    natural = _natural(x)
+    rt = _scalar_result_type(like.dtype, x)
+    t = torch.tensor(x, dtype=natural)
+    if checked:
+        return _number_as(x, rt)
+    if rt == natural or _category(natural) <= _category(like.dtype):
         return t
     return t.to(rt)
 
@@ -135,16 +182,50 @@ def _category(dtype: torch.dtype) -> int:
     return 1
 
 
-def _ew_pair(self: Union[Tensor, Number], other: Union[Tensor, Number], commutative: bool = False):
-    """Tensor operands for a binary op; a Python number as `self` of a commutative op is moved
-    second, as Python's reflected operators (``2 * x`` is ``x.__rmul__(2)``) do in PyTorch."""
-    if isinstance(self, Tensor):
-        return self, _ew_wrap(other, self)
-    if isinstance(other, Tensor):
-        if commutative:
-            return other, _ew_wrap(self, other)
-        return _ew_wrap(self, other), other
-    raise TypeError("myops: at least one of 'self' and 'other' must be a Tensor")
+def _number_as(x: Number, dtype: torch.dtype, floats: bool = True) -> Tensor:
+    """``x`` as a 0-d CPU tensor of ``dtype``, raising torch's overflow error if it does not fit
+    (``floats=False``: only for an integer dtype; torch.where lets 1e6 become a float16 inf)."""
+    if floats or not dtype.is_floating_point:
+        _check_fits(x, dtype)
+    t = torch.tensor(x, dtype=_natural(x))
+    return t if t.dtype == dtype else t.to(dtype)
+
+
+def _ew_lift(tensors, numbers_present: bool):
+    """A 0-d tensor beside a Python number is viewed as 1-d for the call (and the result
+    viewed back as 0-d by :func:`_ew_drop`): through torch.ops a wrapped number is a plain
+    0-d tensor that would promote like one (int8(3) / 1000 must not become an int8 1000), so the
+    tensor needs a dim to keep the number's weak promotion. Returns (tensors, ndim)."""
+    nd = max(t.dim() for t in tensors)
+    if numbers_present and nd == 0:
+        tensors = [t.reshape(1) for t in tensors]
+    return tensors, nd
+
+
+def _ew_drop(out: Tensor, nd: int) -> Tensor:
+    return out.reshape(()) if out.dim() > nd else out
+
+
+def _ew_call(fn, self, other, commutative: bool = False, checked: bool = False, **kw) -> Tensor:
+    """Calls binary ``fn(a, b, **kw)`` with a Python number on either side as torch does: a
+    number as `self` of a commutative op is moved second, as Python's reflected operators
+    (``2 * x`` is ``x.__rmul__(2)``) do in PyTorch."""
+    st, ot = isinstance(self, Tensor), isinstance(other, Tensor)
+    if st and ot:
+        return fn(self, other, **kw)
+    if not st and not ot:
+        _check_number(self)
+        _check_number(other)
+        raise TypeError("myops: at least one of 'self' and 'other' must be a Tensor")
+    t = self if st else other
+    (t,), nd = _ew_lift([t], True)
+    if st:
+        a, b = t, _ew_wrap(other, t, checked)
+    elif commutative:
+        a, b = t, _ew_wrap(self, t, checked)
+    else:
+        a, b = _ew_wrap(self, t, checked), t
+    return _ew_drop(fn(a, b, **kw), nd)
 
 
 def relu(self: Tensor) -> Tensor:
@@ -189,6 +270,8 @@ def mul_scalar(self: Tensor, other: Number) -> Tensor:
         r = _fast.mul_scalar(self, other)
         if r is not NotImplemented:
             return r
+    if not isinstance(other, (bool, int, float, complex)):
+        raise TypeError(f"myops.mul_scalar: argument 'other' must be a Python number, got {type(other).__name__}")
     return _ops.mul_scalar.default(self, other)
 
 
@@ -208,8 +291,8 @@ def add(self: Union[Tensor, Number], other: Union[Tensor, Number], *, alpha: Num
         r = _fast.add(self, other)
         if r is not NotImplemented:
             return r
-    a, b = _ew_pair(self, other, commutative=isinstance(alpha, int) and not isinstance(alpha, bool) and alpha == 1)
-    return _ops.add.default(a, b, alpha=alpha)
+    one = isinstance(alpha, int) and not isinstance(alpha, bool) and alpha == 1
+    return _ew_call(_ops.add.default, self, other, commutative=one, alpha=alpha)
 
 
 def sub(self: Union[Tensor, Number], other: Union[Tensor, Number], *, alpha: Number = 1) -> Tensor:
@@ -218,8 +301,7 @@ def sub(self: Union[Tensor, Number], other: Union[Tensor, Number], *, alpha: Num
         r = _fast.sub(self, other)
         if r is not NotImplemented:
             return r
-    a, b = _ew_pair(self, other)
-    return _ops.sub.default(a, b, alpha=alpha)
+    return _ew_call(_ops.sub.default, self, other, alpha=alpha)
 
 
 def mul(self: Union[Tensor, Number], other: Union[Tensor, Number]) -> Tensor:
@@ -228,8 +310,7 @@ def mul(self: Union[Tensor, Number], other: Union[Tensor, Number]) -> Tensor:
         r = _fast.mul(self, other)
         if r is not NotImplemented:
             return r
-    a, b = _ew_pair(self, other, commutative=True)
-    return _ops.mul.default(a, b)
+    return _ew_call(_ops.mul.default, self, other, commutative=True)
 
 
 def div(self: Union[Tensor, Number], other: Union[Tensor, Number]) -> Tensor:
@@ -238,8 +319,7 @@ def div(self: Union[Tensor, Number], other: Union[Tensor, Number]) -> Tensor:
         r = _fast.div(self, other)
         if r is not NotImplemented:
             return r
-    a, b = _ew_pair(self, other)
-    return _ops.div.default(a, b)
+    return _ew_call(_ops.div.default, self, other)
 
 
 def maximum(self: Union[Tensor, Number], other: Union[Tensor, Number]) -> Tensor:
@@ -248,8 +328,7 @@ def maximum(self: Union[Tensor, Number], other: Union[Tensor, Number]) -> Tensor
         r = _fast.maximum(self, other)
         if r is not NotImplemented:
             return r
-    a, b = _ew_pair(self, other, commutative=True)
-    return _ops.maximum.default(a, b)
+    return _ew_call(_ops.maximum.default, self, other, commutative=True, checked=True)
 
 
 def minimum(self: Union[Tensor, Number], other: Union[Tensor, Number]) -> Tensor:
@@ -258,8 +337,7 @@ def minimum(self: Union[Tensor, Number], other: Union[Tensor, Number]) -> Tensor
         r = _fast.minimum(self, other)
         if r is not NotImplemented:
             return r
-    a, b = _ew_pair(self, other, commutative=True)
-    return _ops.minimum.default(a, b)
+    return _ew_call(_ops.minimum.default, self, other, commutative=True, checked=True)
 
 
 def _where_tensor(condition: Tensor, self: Union[Tensor, Number], other: Union[Tensor, Number]) -> Tensor:
@@ -269,8 +347,28 @@ def _where_tensor(condition: Tensor, self: Union[Tensor, Number], other: Union[T
         r = _fast.where(condition, self, other)
         if r is not NotImplemented:
             return r
-    a, b = _ew_pair(self, other)
-    return _ops.where.default(condition, a, b)
+    if not isinstance(condition, Tensor):
+        raise TypeError(f"myops.where: argument 'condition' must be a Tensor, got {type(condition).__name__}")
+    if isinstance(self, Tensor) and isinstance(other, Tensor):
+        return _ops.where.default(condition, self, other)
+    for v in (self, other):
+        if not isinstance(v, Tensor):
+            _check_number(v)
+    like = self if isinstance(self, Tensor) else other if isinstance(other, Tensor) else None
+    if like is None:
+        # two numbers: the result dtype is theirs (bool, int64 or the default float dtype)
+        c = max(_category(_natural(self)), _category(_natural(other)))
+        dt = (torch.bool, torch.int64, torch.get_default_dtype())[c]
+        # (torch checks both against it, floats included)
+        return _ops.where.default(condition, _number_as(self, dt), _number_as(other, dt))
+    # the result dtype comes from self / other only (the condition does not promote); the
+    # number is converted to it (checked for overflow, as torch's where does)
+    dt = _scalar_result_type(like.dtype, other if like is self else self)
+    # torch checks a float against a float32 / float64 result, not against float16 / bfloat16
+    floats = dt not in (torch.float16, torch.bfloat16)
+    if like is self:
+        return _ops.where.default(condition, self, _number_as(other, dt, floats=floats))
+    return _ops.where.default(condition, _number_as(self, dt, floats=floats), other)
 
 
 def addcmul(self: Tensor, tensor1: Tensor, tensor2: Tensor, *, value: Number = 1) -> Tensor:
@@ -282,14 +380,37 @@ def addcmul(self: Tensor, tensor1: Tensor, tensor2: Tensor, *, value: Number = 1
     return _ops.addcmul.default(self, tensor1, tensor2, value=value)
 
 
-def clamp(self: Tensor, min: Union[Tensor, Number], max: Union[Tensor, Number]) -> Tensor:
+def clamp(self: Tensor, min: Optional[Union[Tensor, Number]] = None,
+          max: Optional[Union[Tensor, Number]] = None) -> Tensor:
     """``torch.clamp(self, min, max)`` with tensor (or number) bounds: min(max(self, min), max);
-    NaN in any operand gives NaN."""
+    NaN in any operand gives NaN. One bound may be None (then :func:`maximum` /
+    :func:`minimum`, as torch's one-sided clamp with a tensor bound). A Python number that
+    does not fit the result dtype raises torch's overflow error. The gradient at ties is
+    split between ``self`` and the bound as torch's clamp does (tensor bounds)."""
     if not _is_compiling():
         r = _fast.clamp(self, min, max)
         if r is not NotImplemented:
             return r
-    return _ops.clamp.default(self, _ew_wrap(min, self), _ew_wrap(max, self))
+    if min is None and max is None:
+        raise RuntimeError("myops.clamp: at least one of 'min' and 'max' must not be None")
+    if min is None:  # one-sided: torch.clamp(x, max=t) is torch.minimum (values and gradient)
+        return minimum(self, max)
+    if max is None:
+        return maximum(self, min)
+    if isinstance(min, Tensor) and isinstance(max, Tensor):
+        return _ops.clamp.default(self, min, max)
+    if not isinstance(self, Tensor):
+        raise TypeError(f"myops.clamp: argument 'self' must be a Tensor, got {type(self).__name__}")
+    # torch.result_type(self, min, max) with the numbers weak; each number is converted to it
+    # (checked for overflow, as torch's clamp converts its Scalar bounds)
+    bound = min if isinstance(min, Tensor) else max if isinstance(max, Tensor) else None
+    dt = self.dtype if bound is None else torch.result_type(self, bound)
+    for v in (min, max):
+        if not isinstance(v, Tensor):
+            _check_number(v)
+            dt = _scalar_result_type(dt, v)
+    lo, hi = (v if isinstance(v, Tensor) else _number_as(v, dt) for v in (min, max))
+    return _ops.clamp.default(self, lo, hi)
 
 
 __all__ += [
@@ -343,15 +464,25 @@ def max_pool2d_add(
     ``kernel_size``, ``stride`` and ``padding`` take an int or two ints. Unlike
     ``F.max_pool2d`` (whose ``stride`` defaults to ``kernel_size``) the default stride is
     ``(2, 2)``, matching the default ``kernel_size=(3, 3), padding=(1, 1)`` fast path; pass
-    ``stride=None`` to get ``F.max_pool2d``'s behaviour (stride = kernel_size).
+    ``stride=None`` or ``[]`` to get ``F.max_pool2d``'s behaviour (stride = kernel_size).
+    ``other`` may be an integer or bool tensor or a Python number (the result keeps ``self``'s
+    floating dtype, as ``torch.result_type`` gives). Values past a C int raise torch's
+    overflow error. Twice differentiable (the second derivative gathers by the same argmax).
     Differentiable in ``self`` and ``other``.
     """
     if kernel_size is _K3 and stride is _S2 and padding is _P1 and ceil_mode is False and not _is_compiling():
         r = _fast.max_pool2d_add(self, other)
         if r is not NotImplemented:
             return r
+    if not isinstance(other, Tensor):
+        if not isinstance(other, (bool, int, float)):
+            raise TypeError(
+                f"myops.max_pool2d_add: argument 'other' must be a Tensor or a Python number, got {type(other).__name__}"
+            )
+        other = torch.tensor(other, device=self.device)  # 0-d: the result keeps self's dtype
     k = _pool_pair(kernel_size, "kernel_size")
-    s = k if stride is None else _pool_pair(stride, "stride")
+    # stride None or [] (as torch.ops.aten.max_pool2d): stride = kernel_size
+    s = k if stride is None or (not isinstance(stride, int) and len(stride) == 0) else _pool_pair(stride, "stride")
     return _ops.max_pool2d_add.default(self, other, k, s, _pool_pair(padding, "padding"), ceil_mode)
 
 
