@@ -46,8 +46,10 @@ DTYPES = [torch.bool] + INTS + FLOATS
 TOL = {
     torch.float64: (1e-14, 1e-15),
     torch.float32: (2e-6, 2e-6),
-    torch.float16: (2**-10, 2**-24),
-    torch.bfloat16: (2**-7, 2**-60),
+    # 1 ulp of the storage type, or float32's absolute bound: torch and myops compute half /
+    # bfloat16 in float, so near zero (gelu's negative tail) the float error decides the rounding
+    torch.float16: (2**-10, 2e-6),
+    torch.bfloat16: (2**-7, 2e-6),
 }
 
 
