@@ -163,6 +163,23 @@ def _ew_is_dense(sizes, strides):
     return True
 
 
+def _ew_sorted_perm(nd, should_swap):
+    """TensorIterator's dimension order (reorder_dimensions): starting from the reversed dims,
+    an insertion sort that moves a dim outward while should_swap(outer, inner) > 0 and stops at
+    the first < 0. Shared by the output-stride rule and infer_dense_strides."""
+    perm = list(range(nd - 1, -1, -1))
+    for i in range(1, nd):
+        dim1 = i
+        for dim0 in range(i - 1, -1, -1):
+            c = should_swap(perm[dim0], perm[dim1])
+            if c > 0:
+                perm[dim0], perm[dim1] = perm[dim1], perm[dim0]
+                dim1 = dim0
+            elif c < 0:
+                break
+    return perm
+
+
 def _ew_out_strides(shape, ops):
     """PyTorch's TensorIterator output strides (see csrc/common/elementwise_host.h);
     `ops` is a list of (sizes, strides) of the inputs."""
@@ -188,7 +205,6 @@ def _ew_out_strides(shape, ops):
         for i in range(len(sizes)):
             s[off + i] = 0 if (sizes[i] == 1 and shape[off + i] != 1) else strides[i]
         bst.append(s)
-    perm = list(range(nd - 1, -1, -1))
 
     def should_swap(d0, d1):
         for s in bst:
@@ -203,15 +219,7 @@ def _ew_out_strides(shape, ops):
                 return 1
         return 0
 
-    for i in range(1, nd):
-        dim1 = i
-        for dim0 in range(i - 1, -1, -1):
-            c = should_swap(perm[dim0], perm[dim1])
-            if c > 0:
-                perm[dim0], perm[dim1] = perm[dim1], perm[dim0]
-                dim1 = dim0
-            elif c < 0:
-                break
+    perm = _ew_sorted_perm(nd, should_swap)
     if all(perm[j] == nd - 1 - j for j in range(nd)):
         return _ew_contig_strides(shape)
     st, nxt = [0] * nd, 1
@@ -230,7 +238,6 @@ def _ew_preserve_strides(t):
     nd = len(sizes)
     if nd == 0:
         return []
-    perm = list(range(nd - 1, -1, -1))
 
     def should_swap(d0, d1):
         s0, s1 = strides[d0], strides[d1]
@@ -242,15 +249,7 @@ def _ew_preserve_strides(t):
             return 1
         return 1 if sizes[d0] > sizes[d1] else 0
 
-    for i in range(1, nd):
-        dim1 = i
-        for dim0 in range(i - 1, -1, -1):
-            c = should_swap(perm[dim0], perm[dim1])
-            if c > 0:
-                perm[dim0], perm[dim1] = perm[dim1], perm[dim0]
-                dim1 = dim0
-            elif c < 0:
-                break
+    perm = _ew_sorted_perm(nd, should_swap)
     out, cur = [0] * nd, 1
     for d in perm:
         out[d] = cur
