@@ -22,6 +22,7 @@
 #include "common/elementwise_ops.h"
 #include "common/uint_of.h"
 #include "cpu/cpu_isa.h"
+#include "cpu/gelu_phi_tables.h"
 
 #ifndef MYOPS_CPU_ENTRY
 #error "define MYOPS_CPU_ENTRY before including cpu/elementwise_kernels.h"
@@ -103,8 +104,7 @@ int64_t relu16_row(const T* in, T* out, int64_t n) {
 //    1 + exp(-x) stays finite and the scale 2^n a normal number;
 //  - 1 / d: the hardware reciprocal estimate (rcp: 12 bits, rcp14: 14 bits) and one Newton
 //    step (within 1-2 ulp of the division);
-//  - erf: the same formula as at::vec's erf (Abramowitz & Stegun 7.1.26, about 1e-7
-//    absolute error) with the exp and the reciprocal above, in gelu's form (v_phi).
+//  - gelu's Phi: a piecewise polynomial of 0.5 erfc, picked per lane by permutes (v_phi).
 // These stay well inside the suite's tolerance against torch (4 ulp or 3e-6 relative in
 // float32, 1 ulp of half / bfloat16). double keeps the library's functions.
 #if defined(CPU_CAPABILITY_AVX2) || defined(CPU_CAPABILITY_AVX512)
@@ -179,41 +179,44 @@ C10_ALWAYS_INLINE VFloat vexp(VFloat x) {
   return p * vpow2(n);
 }
 
-// exp(x) for x <= 0 (or NaN). AVX-512: the same polynomial, scaled by 2^n with vscalefps,
-// which needs no clamp and underflows to exactly 0 (so gelu(-inf) = -inf * 0 = NaN, as
-// torch's, with no extra select); AVX2: vexp.
-C10_ALWAYS_INLINE VFloat vexp_neg(const VFloat& x) {
-#if defined(CPU_CAPABILITY_AVX512)
-  const VFloat n = vround(x * VFloat(1.44269504088896341f));
-  VFloat r = vfnmadd(n, VFloat(0.693359375f), x);
-  r = vfnmadd(n, VFloat(-2.12194440e-4f), r);
-  VFloat p = vfmadd(VFloat(1.9875691500e-4f), r, VFloat(1.3981999507e-3f));
-  p = vfmadd(p, r, VFloat(8.3334519073e-3f));
-  p = vfmadd(p, r, VFloat(4.1665795894e-2f));
-  p = vfmadd(p, r, VFloat(1.6666665459e-1f));
-  p = vfmadd(p, r, VFloat(5.0000001201e-1f));
-  p = vfmadd(p, r * r, r + VFloat(1.f));
-  return _mm512_scalef_ps(p, n);
-#else
-  return vexp<true>(x);
-#endif
-}
-
-// Phi(x) = 0.5 (1 + erf(x / sqrt 2)), gelu's factor. With z = |x| / sqrt 2, A&S 7.1.26 gives
-// q = 0.5 erfc(z) = t P(t) exp(-z^2) (P's coefficients halved), and Phi = 1 - q for x >= 0, q
-// for x < 0: no cancellation for negative x (torch's 1 + erf(...) has it; the difference is
-// far inside the tolerance). NaN in, NaN out.
+// Phi(x) = 0.5 (1 + erf(x / sqrt 2)), gelu's factor: Phi = 1 - q(|x|) for x >= 0 and q(|x|)
+// for x < 0, q(t) = 0.5 erfc(t / sqrt 2) (no cancellation for negative x: torch's
+// 1 + erf(...) has it). q is a piecewise polynomial on [0, 6) (cpu/gelu_phi_tables.h,
+// tools/fit_gelu_phi.py; within 1.5e-7 of q relative to max(q, 0.02)): each lane's interval i
+// picks its coefficients from a table with one permute per coefficient (16 intervals of degree 5
+// on 512-bit registers, 8 of degree 7 on 256-bit ones), then Horner in u = t / w - i - 0.5.
+// No exp, no reciprocal: about 20 instructions where A&S 7.1.26 (exp, rcp, polynomial) took 32.
+// Beyond t = 6, q = 0 (gelu(x) = x there, and x * 0 on the left: -0, NaN at -inf, as torch's).
+// NaN in, NaN out (t NaN: every step keeps it; the t >= 6 mask is false).
 C10_ALWAYS_INLINE VFloat v_phi(const VFloat& x) {
-  // z capped at 16 (erfc(z) is below float's range from about 10 on): keeps the reciprocal
-  // finite at +-inf; a NaN x stays NaN (vmin_c passes it through)
-  const VFloat z = vmin_c(vabs(x) * VFloat(float(M_SQRT1_2)), 16.f);
-  const VFloat t = vrcp(vfmadd(VFloat(0.3275911f), z, VFloat(1.f)));
-  VFloat p = vfmadd(VFloat(0.5f * 1.061405429f), t, VFloat(0.5f * -1.453152027f));
-  p = vfmadd(p, t, VFloat(0.5f * 1.421413741f));
-  p = vfmadd(p, t, VFloat(0.5f * -0.284496736f));
-  p = vfmadd(p, t, VFloat(0.5f * 0.254829592f));
-  const VFloat q = (p * t) * vexp_neg(vfnmadd(z, z, VFloat(0.f)));
-  return v_phi_select(q, x);
+  using namespace myops::ew_cpu;
+#if defined(CPU_CAPABILITY_AVX512)
+  const __m512 t = _mm512_abs_ps(x);
+  // r = t / w - 0.5, n = round(r): the interval (0..15 for t < 6), u = r - n in [-0.5, 0.5]
+  const __m512 r = _mm512_fmadd_ps(t, _mm512_set1_ps(kPhi16Scale), _mm512_set1_ps(-0.5f));
+  const __m512 n = _mm512_roundscale_ps(r, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+  const __m512 u = _mm512_sub_ps(r, n);
+  const __m512i idx = _mm512_cvtps_epi32(n);  // only the low 4 bits are read
+  __m512 p = _mm512_permutexvar_ps(idx, _mm512_load_ps(kPhi16[kPhi16Degree]));
+#pragma GCC unroll 8
+  for (int k = kPhi16Degree - 1; k >= 0; --k)
+    p = _mm512_fmadd_ps(p, u, _mm512_permutexvar_ps(idx, _mm512_load_ps(kPhi16[k])));
+  // q = 0 from t = 6 on (the last interval ends there; r's rounding could pick interval 16)
+  const __m512 q = _mm512_maskz_mov_ps(_mm512_cmp_ps_mask(t, _mm512_set1_ps(kPhiRange), _CMP_NGE_UQ), p);
+  return v_phi_select(VFloat(q), x);
+#else
+  const __m256 t = _mm256_andnot_ps(_mm256_set1_ps(-0.f), x);
+  const __m256 r = _mm256_fmadd_ps(t, _mm256_set1_ps(kPhi8Scale), _mm256_set1_ps(-0.5f));
+  const __m256 n = _mm256_round_ps(r, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+  const __m256 u = _mm256_sub_ps(r, n);
+  const __m256i idx = _mm256_cvtps_epi32(n);  // vpermps reads the low 3 bits
+  __m256 p = _mm256_permutevar8x32_ps(_mm256_load_ps(kPhi8[kPhi8Degree]), idx);
+#pragma GCC unroll 8
+  for (int k = kPhi8Degree - 1; k >= 0; --k)
+    p = _mm256_fmadd_ps(p, u, _mm256_permutevar8x32_ps(_mm256_load_ps(kPhi8[k]), idx));
+  const __m256 q = _mm256_and_ps(_mm256_cmp_ps(t, _mm256_set1_ps(kPhiRange), _CMP_NGE_UQ), p);
+  return v_phi_select(VFloat(q), x);
+#endif
 }
 #endif
 
@@ -251,11 +254,7 @@ C10_ALWAYS_INLINE VFloat v_gelu(const VFloat& x, bool tanh_approx) {
     const VFloat u2 = (x + VFloat(0.044715f) * x * x * x) * VFloat(float(-2.0 * M_SQRT2 * M_2_SQRTPI * 0.5));
     return v_neg_tail(x * vrcp(VFloat(1.f) + vexp(u2)), x, -10.f);
   }
-#if defined(CPU_CAPABILITY_AVX512)
-  return x * v_phi(x);  // Phi underflows to 0 far out on the left (vexp_neg)
-#else
-  return v_neg_tail(x * v_phi(x), x, -10.f);
-#endif
+  return x * v_phi(x);  // Phi is 0 from x = -6 on: -0 (NaN at -inf), as torch's
 }
 template <>
 C10_ALWAYS_INLINE VFloat v_sigmoid(const VFloat& x) {
