@@ -15,9 +15,16 @@
 // vectorized (V: lanes of Vectorized<T>, 16; see below) and the rest are
 // scalar. This loop replays that structure over the plan's merged iteration space (the same
 // dims TensorIterator coalesces to), so every element takes the formula PyTorch gives it.
-// It is a rare path (alpha != 1 on a 16-bit float type), kept scalar and simple.
+// Every half / bfloat16 `sub` comes here too (sub is add with alpha = -alpha, as in PyTorch).
+//
+// Each CPU build instantiates this with its own VecRow (cpu/elementwise_kernels.h, a type in
+// that build's anonymous namespace, so no two builds' instantiations can be merged): it
+// computes the vectorized formula on a row's first elements with the build's SIMD
+// conversions and returns how many it did; the rest of those elements take the same formula
+// one at a time.
 #include <ATen/Parallel.h>
 
+#include <cmath>
 #include <cstring>
 #include <string>
 #include <vector>
@@ -32,8 +39,8 @@ namespace ew {
 // an AVX-512 machine runs the AVX2 kernel; the default build's vectors are 32 bytes too).
 constexpr int64_t kTorchVecLanes16 = 16;
 
-template <typename T>
-void add_alpha_torch_order(const EwPlan& p, const c10::Scalar& alpha) {
+template <typename T, class VecRow>
+void add_alpha_torch_order(const EwPlan& p, const c10::Scalar& alpha, const VecRow& vec_row_fn) {
   const T alpha_t = alpha.to<T>();  // rounded to T first, as PyTorch does
   const float alpha_f = static_cast<float>(alpha_t);
   const auto& sh = p.shape;
@@ -70,7 +77,7 @@ void add_alpha_torch_order(const EwPlan& p, const c10::Scalar& alpha) {
     T b = in[1] ? in[1][off[2] + j * inner[2]] : sval[1];
     T r;
     if (vectorized) {
-      r = static_cast<T>(static_cast<float>(b) * alpha_f + static_cast<float>(a));
+      r = static_cast<T>(std::fma(static_cast<float>(b), alpha_f, static_cast<float>(a)));  // Vectorized fmadd
     } else {
       r = a + alpha_t * b;  // T arithmetic: rounded after the product and after the sum
     }
@@ -86,7 +93,13 @@ void add_alpha_torch_order(const EwPlan& p, const c10::Scalar& alpha) {
       row_offsets(row, off);
       for (int a = 0; a < 3; ++a) off[a] += col * inner[a];
       int64_t nvec = vec_row ? (n / step) * step : 0;
-      for (int64_t j = 0; j < n; ++j) elem(off, j, j < nvec);
+      int64_t j = 0;
+      if (nvec > 0) {  // inner strides are 0 or 1 here
+        const T* a = in[0] ? in[0] + off[1] : &sval[0];
+        const T* b = in[1] ? in[1] + off[2] : &sval[1];
+        j = vec_row_fn(a, inner[1], b, inner[2], out + off[0], nvec, alpha_f);
+      }
+      for (; j < n; ++j) elem(off, j, j < nvec);
       pos += n;
     }
   };
@@ -111,11 +124,12 @@ inline bool add_alpha_needs_torch_order(EwKind kind, const EwPlan& p, const EwPa
   return kind == EwKind::Add && (p.dtype == at::kHalf || p.dtype == at::kBFloat16) && !prm.alpha.equal(1);
 }
 
-inline void run_add_alpha_torch_order(const EwPlan& p, const EwParams& prm) {
+template <class VecRow>
+void run_add_alpha_torch_order(const EwPlan& p, const EwParams& prm, const VecRow& vec_row_fn) {
   if (p.dtype == at::kHalf) {
-    add_alpha_torch_order<c10::Half>(p, prm.alpha);
+    add_alpha_torch_order<c10::Half>(p, prm.alpha, vec_row_fn);
   } else {
-    add_alpha_torch_order<c10::BFloat16>(p, prm.alpha);
+    add_alpha_torch_order<c10::BFloat16>(p, prm.alpha, vec_row_fn);
   }
 }
 

@@ -16,7 +16,6 @@
 
 #define MYOPS_CPU_ENTRY run_cpu_baseline
 #include "cpu/elementwise_kernels.h"
-#include "cpu/add_alpha_torch_order.h"
 
 namespace myops {
 namespace ew {
@@ -107,9 +106,7 @@ struct CpuBackend {
 
   static void run(ew::EwKind kind, const ew::EwPlan& p, const ew::EwParams& prm) {
     const CpuIsa isa = cpu_isa();
-    if (ew::add_alpha_needs_torch_order(kind, p, prm)) {
-      ew::run_add_alpha_torch_order(p, prm);  // PyTorch's two precisions, element for element
-    } else if (isa >= CpuIsa::Avx512 && in_avx512_build(kind, p.dtype)) {
+    if (isa >= CpuIsa::Avx512 && in_avx512_build(kind, p.dtype)) {
       ew::run_cpu_avx512(kind, p, prm);
     } else if (isa >= CpuIsa::Avx2) {
       ew::run_cpu_avx2(kind, p, prm);

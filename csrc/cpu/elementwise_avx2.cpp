@@ -19,6 +19,9 @@
 #include "common/elementwise_functors.h"
 #include "common/elementwise_host.h"
 #include "common/elementwise_ops.h"
+#include "cpu/add_alpha_torch_order.h"
+#include "cpu/cpu_isa.h"
+#include "cpu/gelu_phi_tables.h"
 
 #if defined(__x86_64__) && defined(__GNUC__)
 #pragma GCC push_options

@@ -21,6 +21,7 @@
 #include "common/elementwise_host.h"
 #include "common/elementwise_ops.h"
 #include "common/uint_of.h"
+#include "cpu/add_alpha_torch_order.h"
 #include "cpu/cpu_isa.h"
 #include "cpu/gelu_phi_tables.h"
 
@@ -881,6 +882,34 @@ void run_same_impl(const EwPlan& p, const F& f) {
 #endif
 #define MYOPS_EW_FLOAT AT_EXPAND(AT_FLOATING_TYPES), at::kHalf, at::kBFloat16
 
+// The vectorized part of a half / bfloat16 add with alpha != 1 (cpu/add_alpha_torch_order.h):
+// out = T(fma(float(b), alpha, float(a))), as PyTorch's Vectorized<T>::fmadd: widened to
+// float, one fused multiply-add, rounded once (at::vec's conversions: the same bits). Strides
+// sa / sb are 1, or 0 for a broadcast scalar. Returns the count done (none in the baseline
+// build: the caller's loop does them).
+struct AddAlphaVecRow {
+  template <typename T>
+  int64_t operator()(const T* a, int64_t sa, const T* b, int64_t sb, T* out, int64_t n, float alpha) const {
+#if defined(CPU_CAPABILITY_AVX2) || defined(CPU_CAPABILITY_AVX512)
+    using VT = Vectorized<T>;
+    using VF = Vectorized<float>;
+    constexpr int64_t kL = VT::size();
+    const VF va_s(static_cast<float>(a[0])), vb_s(static_cast<float>(b[0])), valpha(alpha);
+    int64_t j = 0;
+    for (; j + kL <= n; j += kL) {
+      VF a0 = va_s, a1 = va_s, b0 = vb_s, b1 = vb_s;
+      if (sa) std::tie(a0, a1) = at::vec::convert_to_float<T>(VT::loadu(a + j));
+      if (sb) std::tie(b0, b1) = at::vec::convert_to_float<T>(VT::loadu(b + j));
+      at::vec::convert_from_float<T>(at::vec::fmadd(b0, valpha, a0), at::vec::fmadd(b1, valpha, a1)).store(out + j);
+    }
+    return j;
+#else
+    (void)a, (void)sa, (void)b, (void)sb, (void)out, (void)n, (void)alpha;
+    return 0;
+#endif
+  }
+};
+
 }  // namespace
 
 namespace ew {
@@ -888,6 +917,11 @@ namespace ew {
 // Computes plan.out for one op (every dtype the op supports).
 void MYOPS_CPU_ENTRY(EwKind kind, const EwPlan& p, const EwParams& prm) {
   const auto dt = p.dtype;
+  if (add_alpha_needs_torch_order(kind, p, prm)) {
+    // half / bfloat16 add with alpha != 1 (and sub): PyTorch's two precisions, element for element
+    run_add_alpha_torch_order(p, prm, AddAlphaVecRow{});
+    return;
+  }
   switch (kind) {
     case EwKind::Relu:
       AT_DISPATCH_V2(dt, "myops.relu", AT_WRAP([&] { run_same<scalar_t, 1>(p, Relu{}); }), MYOPS_EW_NOBOOL);

@@ -17,6 +17,7 @@
 
 #include "myops/ops.h"
 
+#include <string>
 #include <utility>
 
 namespace myops {
@@ -118,9 +119,6 @@ MYOPS_FAST_UNARY(relu)
 MYOPS_FAST_UNARY(silu)
 MYOPS_FAST_UNARY(sigmoid)
 MYOPS_FAST_UNARY(nonzero)
-MYOPS_FAST_UNARY(gelu)  // approximate='none'
-MYOPS_FAST_BINARY(add)  // alpha=1
-MYOPS_FAST_BINARY(sub)  // alpha=1
 MYOPS_FAST_BINARY(mul)
 MYOPS_FAST_BINARY(div)
 MYOPS_FAST_BINARY(maximum)
@@ -128,10 +126,45 @@ MYOPS_FAST_BINARY(minimum)
 MYOPS_FAST_BINARY(max_pool2d_add)  // kernel 3x3, stride 2, padding 1, no ceil_mode
 MYOPS_FAST_TERNARY(where)
 MYOPS_FAST_TERNARY(clamp)
-MYOPS_FAST_TERNARY(addcmul)  // value=1
 #undef MYOPS_FAST_UNARY
 #undef MYOPS_FAST_BINARY
 #undef MYOPS_FAST_TERNARY
+
+// N tensors and an optional trailing Python number (add / sub: alpha, addcmul: value); the
+// number defaults to 1, as in the schema.
+#define MYOPS_FAST_WITH_SCALAR(name, N, ...)                                                        \
+  PyObject* py_##name(PyObject*, PyObject* const* args, Py_ssize_t nargs) {                         \
+    HANDLE_TH_ERRORS                                                                                \
+    c10::Scalar s(int64_t(1));                                                                      \
+    if ((nargs != N && nargs != N + 1) || (nargs == N + 1 && !as_scalar(args[N], &s)) ||            \
+        !plain_tensors(args, N)) {                                                                  \
+      Py_RETURN_NOTIMPLEMENTED;                                                                     \
+    }                                                                                               \
+    return run(args, [&s](auto&&... t) { return myops::name(t..., s); }, std::make_index_sequence<N>{}); \
+    END_HANDLE_TH_ERRORS                                                                            \
+  }
+MYOPS_FAST_WITH_SCALAR(add, 2)
+MYOPS_FAST_WITH_SCALAR(sub, 2)
+MYOPS_FAST_WITH_SCALAR(addcmul, 3)
+#undef MYOPS_FAST_WITH_SCALAR
+
+// gelu(x) or gelu(x, approximate) with approximate a str
+PyObject* py_gelu(PyObject*, PyObject* const* args, Py_ssize_t nargs) {
+  HANDLE_TH_ERRORS
+  const char* approx = "none";
+  if ((nargs != 1 && nargs != 2) || !plain_tensors(args, 1)) Py_RETURN_NOTIMPLEMENTED;
+  if (nargs == 2) {
+    if (!PyUnicode_CheckExact(args[1])) Py_RETURN_NOTIMPLEMENTED;
+    approx = PyUnicode_AsUTF8(args[1]);
+    if (approx == nullptr) {
+      PyErr_Clear();
+      Py_RETURN_NOTIMPLEMENTED;
+    }
+  }
+  const std::string a(approx);
+  return run(args, [&a](const Tensor& x) { return myops::gelu(x, a); }, std::make_index_sequence<1>{});
+  END_HANDLE_TH_ERRORS
+}
 
 // cast(x, dtype)
 PyObject* py_cast(PyObject*, PyObject* const* args, Py_ssize_t nargs) {

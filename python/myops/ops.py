@@ -239,8 +239,8 @@ def relu(self: Tensor) -> Tensor:
 
 def gelu(self: Tensor, approximate: str = "none") -> Tensor:
     """``torch.nn.functional.gelu`` with ``approximate`` 'none' (erf) or 'tanh'; float dtypes."""
-    if not _is_compiling() and approximate == "none":
-        r = _fast.gelu(self)
+    if not _is_compiling():
+        r = _fast.gelu(self) if approximate == "none" else _fast.gelu(self, approximate)
         if r is not NotImplemented:
             return r
     return _ops.gelu.default(self, approximate=approximate)
@@ -287,8 +287,8 @@ def cast(self: Tensor, dtype: torch.dtype) -> Tensor:
 def add(self: Union[Tensor, Number], other: Union[Tensor, Number], *, alpha: Number = 1) -> Tensor:
     """``torch.add(self, other, alpha=alpha)`` with broadcasting and type promotion; either
     operand may be a Python number."""
-    if not _is_compiling() and alpha is _ONE:
-        r = _fast.add(self, other)
+    if not _is_compiling():
+        r = _fast.add(self, other) if alpha is _ONE else _fast.add(self, other, alpha)
         if r is not NotImplemented:
             return r
     one = isinstance(alpha, int) and not isinstance(alpha, bool) and alpha == 1
@@ -297,8 +297,8 @@ def add(self: Union[Tensor, Number], other: Union[Tensor, Number], *, alpha: Num
 
 def sub(self: Union[Tensor, Number], other: Union[Tensor, Number], *, alpha: Number = 1) -> Tensor:
     """``torch.sub(self, other, alpha=alpha)`` with broadcasting and type promotion."""
-    if not _is_compiling() and alpha is _ONE:
-        r = _fast.sub(self, other)
+    if not _is_compiling():
+        r = _fast.sub(self, other) if alpha is _ONE else _fast.sub(self, other, alpha)
         if r is not NotImplemented:
             return r
     return _ew_call(_ops.sub.default, self, other, alpha=alpha)
@@ -373,8 +373,8 @@ def _where_tensor(condition: Tensor, self: Union[Tensor, Number], other: Union[T
 
 def addcmul(self: Tensor, tensor1: Tensor, tensor2: Tensor, *, value: Number = 1) -> Tensor:
     """``torch.addcmul``: self + value * tensor1 * tensor2, broadcasting all three."""
-    if not _is_compiling() and value is _ONE:
-        r = _fast.addcmul(self, tensor1, tensor2)
+    if not _is_compiling():
+        r = _fast.addcmul(self, tensor1, tensor2) if value is _ONE else _fast.addcmul(self, tensor1, tensor2, value)
         if r is not NotImplemented:
             return r
     return _ops.addcmul.default(self, tensor1, tensor2, value=value)
