@@ -753,6 +753,16 @@ struct CpuLoop {
       for (; i + W <= n; i += W) vf(V::loadu(in[I] + i)...).store(out + i);
     } else {
       using VFl = Vectorized<float>;
+      // two vectors per iteration, as PyTorch's vectorized loop
+      for (; i + 2 * W <= n; i += 2 * W) {
+        VFl lo[NIN], hi[NIN], lo2[NIN], hi2[NIN];
+        ((std::tie(lo[I], hi[I]) = at::vec::convert_to_float<T>(V::loadu(in[I] + i))), ...);
+        ((std::tie(lo2[I], hi2[I]) = at::vec::convert_to_float<T>(V::loadu(in[I] + i + W))), ...);
+        const V r0 = at::vec::convert_from_float<T>(vf(lo[I]...), vf(hi[I]...));
+        const V r1 = at::vec::convert_from_float<T>(vf(lo2[I]...), vf(hi2[I]...));
+        r0.store(out + i);
+        r1.store(out + i + W);
+      }
       for (; i + W <= n; i += W) {
         VFl lo[NIN], hi[NIN];
         ((std::tie(lo[I], hi[I]) = at::vec::convert_to_float<T>(V::loadu(in[I] + i))), ...);
