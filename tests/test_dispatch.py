@@ -23,6 +23,8 @@ def fast_cases(device):
     return [
         ("relu", (t,), lambda: ops.relu(t)),
         ("gelu", (x[1:],), lambda: ops.gelu(x[1:])),
+        ("gelu", (t, "tanh"), lambda: ops.gelu(t, approximate="tanh")),
+        ("gelu", (x, "none"), lambda: ops.gelu(x)),
         ("silu", (x,), lambda: ops.silu(x)),
         ("sigmoid", (m,), lambda: ops.sigmoid(m)),
         ("cast", (t, torch.float16), lambda: ops.cast(t, torch.float16)),
@@ -32,12 +34,18 @@ def fast_cases(device):
         ("add", (x, y), lambda: ops.add(x, y)),
         ("add", (x, torch.tensor(2)), lambda: ops.add(x, torch.tensor(2))),
         ("sub", (t, x.double()), lambda: ops.sub(t, x.double())),
+        ("add", (x, y, 2.5), lambda: ops.add(x, y, alpha=2.5)),
+        ("add", (x.half(), t.half(), -3), lambda: ops.add(x.half(), t.half(), alpha=-3)),
+        ("sub", (m.int(), x.int(), 7), lambda: ops.sub(m.int(), x.int(), alpha=7)),
+        ("sub", (x.bfloat16(), y.bfloat16(), 0.3), lambda: ops.sub(x.bfloat16(), y.bfloat16(), alpha=0.3)),
         ("mul", (h, h[:1]), lambda: ops.mul(h, h[:1])),
         ("div", (x, t), lambda: ops.div(x, t)),
         ("maximum", (x, y.half()), lambda: ops.maximum(x, y.half())),
         ("minimum", (t, y), lambda: ops.minimum(t, y)),
         ("where", (m, x, y), lambda: ops.where(m, x, y)),
         ("addcmul", (x, t, y), lambda: ops.addcmul(x, t, y)),
+        ("addcmul", (x, t, y, 0.5), lambda: ops.addcmul(x, t, y, value=0.5)),
+        ("addcmul", (x.half(), t.half(), y.half(), -2), lambda: ops.addcmul(x.half(), t.half(), y.half(), value=-2)),
         ("clamp", (x, y - 1, y + 1), lambda: ops.clamp(x, y - 1, y + 1)),
         ("nonzero", (m,), lambda: ops.nonzero(m)),
         ("nonzero_static", (m, 9, -7), lambda: ops.nonzero_static(m, size=9, fill_value=-7)),
@@ -70,6 +78,11 @@ def test_fast_entry_points_decline_what_they_do_not_handle():
     assert _C.diagonal(x, 0, 0, 2**70) is NotImplemented  # nor an int past int64
     assert _C.mul_scalar(x, 1 + 2j) is NotImplemented
     assert _C.cast(x, "float16") is NotImplemented
+    assert _C.add(x, x, "2") is NotImplemented  # alpha / value: a bool, int or float only
+    assert _C.sub(x, x, 2**70) is NotImplemented
+    assert _C.addcmul(x, x, x, torch.tensor(2.0)) is NotImplemented
+    assert _C.add(x, x, 1, 1) is NotImplemented
+    assert _C.gelu(x, None) is NotImplemented  # approximate: a str only
 
     class Mode(TorchFunctionMode):
         def __torch_function__(self, func, types, args=(), kwargs=None):
@@ -95,6 +108,12 @@ def test_fast_entry_points_raise_the_kernels_errors(device):
         myops.diagonal(x, 0, 0, 0)
     with pytest.raises(RuntimeError, match=r"myops.where: argument 'condition'"):
         myops.where(x, x, x)
+    with pytest.raises(RuntimeError, match=r"myops.gelu: argument 'approximate' must be 'none' or 'tanh', got 'fast'"):
+        _C.gelu(x, "fast")
+    xi = torch.arange(3, device=device)
+    with pytest.raises(RuntimeError, match=r"myops.add: argument 'alpha' must not be a floating point number "
+                                           r"for integral inputs \(result dtype Long\), got 0.5"):
+        _C.add(xi, xi, 0.5)  # torch.add raises RuntimeError here too
 
 
 # ---- autograd (csrc/autograd.cpp) ---------------------------------------------------------------

@@ -736,7 +736,15 @@ for dt in (torch.float32, torch.float64, torch.float16, torch.bfloat16, torch.in
             up = (lambda t: t.float()) if dt in (torch.float16, torch.bfloat16) else (lambda t: t)
             # add with alpha on half/bfloat16 follows torch's own order (bit-exact, like the ops above)
             if dt in (torch.float16, torch.bfloat16):
-                assert torch.equal(myops.add(x, y, alpha=3).nan_to_num(), torch.add(x, y, alpha=3).nan_to_num()), dt
+                s0 = y[-1].clone()  # a 0-d operand: a stride-0 (scalar) row in PyTorch's loop
+                for my, ref in [(lambda: myops.add(x, y, alpha=3), lambda: torch.add(x, y, alpha=3)),
+                                (lambda: myops.sub(x, y), lambda: torch.sub(x, y)),
+                                (lambda: myops.sub(x[1:], y[:-1], alpha=0.3), lambda: torch.sub(x[1:], y[:-1], alpha=0.3)),
+                                (lambda: myops.add(x3, y2[None], alpha=-1.7), lambda: torch.add(x3, y2[None], alpha=-1.7)),
+                                (lambda: myops.add(s0, x, alpha=2.5), lambda: torch.add(s0, x, alpha=2.5)),
+                                (lambda: myops.add(x3.t(), y2[:, None], alpha=3), lambda: torch.add(x3.t(), y2[:, None], alpha=3))]:
+                    got, want_ = my(), ref()
+                    assert got.stride() == want_.stride() and torch.equal(got.nan_to_num(), want_.nan_to_num()), (dt, n)
             for got, ref in [(myops.add(x, y, alpha=3), torch.add(up(x), up(y), alpha=3).to(dt)),
                              (myops.addcmul(x, y, z, value=0.5), torch.addcmul(up(x), up(y), up(z), value=0.5).to(dt))][
                     (1 if dt in (torch.float16, torch.bfloat16) else 0):]:
