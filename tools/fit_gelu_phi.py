@@ -5,7 +5,7 @@ gelu(x) = x * Phi(x), Phi(x) = 1 - q(|x|) for x >= 0 and q(|x|) for x < 0, where
 q(t) = 0.5 * erfc(t / sqrt(2)). csrc/cpu/gelu_phi_tables.h evaluates q on [0, 6) in N equal
 intervals of width w: a polynomial of degree D in u = t / w - i - 0.5 (u in [-0.5, 0.5]) per
 interval i, its coefficients picked per lane from a table of N entries by one permute each
-(vpermps). Beyond t = 6, q < 1e-9 is taken as 0 (Phi = 1 - q rounds to 1 in float from
+(vpermt2ps / vpermps). Beyond t = 6, q < 1e-9 is taken as 0 (Phi = 1 - q rounds to 1 in float from
 t = 5.3 on; for x < -6 gelu(x) is -0, |exact| < 6e-9).
 
 The fit minimises the largest error relative to max(q, 0.02) (relative where q > 0.02, i.e.
@@ -22,9 +22,9 @@ import math
 import numpy as np
 
 L = 6.0  # q is fitted on [0, L)
-# (name, number of intervals, degree): the AVX-512 build permutes 16-entry tables, the AVX2
-# build 8-entry ones (one register each)
-LAYOUTS = [("kPhi16", 16, 5), ("kPhi8", 8, 7)]
+# (name, number of intervals, degree): the AVX-512 build picks from 32-entry tables (two
+# registers, one vpermt2ps), the AVX2 build from 8-entry ones (one register, vpermps)
+LAYOUTS = [("kPhi32", 32, 4), ("kPhi8", 8, 7)]
 
 _erfc = np.vectorize(math.erfc)
 

@@ -184,25 +184,27 @@ C10_ALWAYS_INLINE VFloat vexp(VFloat x) {
 // for x < 0, q(t) = 0.5 erfc(t / sqrt 2) (no cancellation for negative x: torch's
 // 1 + erf(...) has it). q is a piecewise polynomial on [0, 6) (cpu/gelu_phi_tables.h,
 // tools/fit_gelu_phi.py; within 1.5e-7 of q relative to max(q, 0.02)): each lane's interval i
-// picks its coefficients from a table with one permute per coefficient (16 intervals of degree 5
-// on 512-bit registers, 8 of degree 7 on 256-bit ones), then Horner in u = t / w - i - 0.5.
-// No exp, no reciprocal: about 20 instructions where A&S 7.1.26 (exp, rcp, polynomial) took 32.
+// picks its coefficients from a table with one permute per coefficient (32 intervals of degree 4
+// with vpermt2ps on 512-bit registers, 8 of degree 7 with vpermps on 256-bit ones), then Horner
+// in u = t / w - i - 0.5. No exp, no reciprocal: about 18 instructions (AVX-512) where
+// A&S 7.1.26 (exp, rcp, polynomial) took 32.
 // Beyond t = 6, q = 0 (gelu(x) = x there, and x * 0 on the left: -0, NaN at -inf, as torch's).
 // NaN in, NaN out (t NaN: every step keeps it; the t >= 6 mask is false).
 C10_ALWAYS_INLINE VFloat v_phi(const VFloat& x) {
   using namespace myops::ew_cpu;
 #if defined(CPU_CAPABILITY_AVX512)
   const __m512 t = _mm512_abs_ps(x);
-  // r = t / w - 0.5, n = round(r): the interval (0..15 for t < 6), u = r - n in [-0.5, 0.5]
-  const __m512 r = _mm512_fmadd_ps(t, _mm512_set1_ps(kPhi16Scale), _mm512_set1_ps(-0.5f));
+  // r = t / w - 0.5, n = round(r): the interval (0..31 for t < 6), u = r - n in [-0.5, 0.5]
+  const __m512 r = _mm512_fmadd_ps(t, _mm512_set1_ps(kPhi32Scale), _mm512_set1_ps(-0.5f));
   const __m512 n = _mm512_roundscale_ps(r, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
   const __m512 u = _mm512_sub_ps(r, n);
-  const __m512i idx = _mm512_cvtps_epi32(n);  // only the low 4 bits are read
-  __m512 p = _mm512_permutexvar_ps(idx, _mm512_load_ps(kPhi16[kPhi16Degree]));
+  const __m512i idx = _mm512_cvtps_epi32(n);  // only the low 5 bits are read
+  // vpermt2ps: one instruction picks from the two 16-entry halves of a 32-entry table
+  __m512 p = _mm512_permutex2var_ps(_mm512_load_ps(kPhi32[kPhi32Degree]), idx, _mm512_load_ps(kPhi32[kPhi32Degree] + 16));
 #pragma GCC unroll 8
-  for (int k = kPhi16Degree - 1; k >= 0; --k)
-    p = _mm512_fmadd_ps(p, u, _mm512_permutexvar_ps(idx, _mm512_load_ps(kPhi16[k])));
-  // q = 0 from t = 6 on (the last interval ends there; r's rounding could pick interval 16)
+  for (int k = kPhi32Degree - 1; k >= 0; --k)
+    p = _mm512_fmadd_ps(p, u, _mm512_permutex2var_ps(_mm512_load_ps(kPhi32[k]), idx, _mm512_load_ps(kPhi32[k] + 16)));
+  // q = 0 from t = 6 on (the last interval ends there; r's rounding could pick interval 32)
   const __m512 q = _mm512_maskz_mov_ps(_mm512_cmp_ps_mask(t, _mm512_set1_ps(kPhiRange), _CMP_NGE_UQ), p);
   return v_phi_select(VFloat(q), x);
 #else
