@@ -27,6 +27,11 @@
 #include <tuple>
 #include <type_traits>
 
+#if defined(__linux__)
+#include <sys/mman.h>  // mincore (cpu/elementwise_kernels.h)
+#include <unistd.h>
+#endif
+
 #include "common/elementwise_functors.h"
 #include "common/elementwise_host.h"
 #include "common/elementwise_ops.h"

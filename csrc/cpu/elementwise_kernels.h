@@ -17,6 +17,11 @@
 #include <tuple>
 #include <type_traits>
 
+#if defined(__linux__)
+#include <sys/mman.h>
+#include <unistd.h>
+#endif
+
 #include "common/elementwise_functors.h"
 #include "common/elementwise_host.h"
 #include "common/elementwise_ops.h"
@@ -553,6 +558,27 @@ inline void stream_store(T* p, const Vectorized<T>& v) {
 #endif
 }
 
+// Whether an output's pages are already in memory (a block the allocator reused) rather than
+// fresh (a new mmap: glibc serves blocks over its mmap threshold, at most 32 MiB, that way, so
+// every call past 32 MiB gets one). A fresh page faults in on the first write and the kernel
+// zeroes it through the cache; a streamed store to such a line then costs more than a plain
+// store (measured, [32,64,56,56] float32: 0.87x torch streamed, 1.0x plain), while on reused
+// pages streaming wins (0.87x plain, 1.0x streamed). One page in the middle decides: an
+// untouched mapping has none of its pages resident. Unknown (not Linux, mincore fails): stream.
+inline bool pages_resident(const void* p, int64_t bytes) {
+#if defined(__linux__)
+  static const uintptr_t page = static_cast<uintptr_t>(sysconf(_SC_PAGESIZE));
+  const uintptr_t mid = (reinterpret_cast<uintptr_t>(p) + static_cast<uintptr_t>(bytes / 2)) & ~(page - 1);
+  unsigned char v = 0;
+  if (mincore(reinterpret_cast<void*>(mid), page, &v) != 0) return true;
+  return (v & 1) != 0;
+#else
+  (void)p;
+  (void)bytes;
+  return true;
+#endif
+}
+
 inline void stream_fence() {
 #if defined(CPU_CAPABILITY_AVX2) || defined(CPU_CAPABILITY_AVX512)
   _mm_sfence();
@@ -796,7 +822,8 @@ struct CpuLoop {
     }
     int64_t inner[NARGS];
     for (int k = 0; k < NARGS; ++k) inner[k] = shape.strides[nd - 1][k];
-    const bool stream = kCanStream<Out> && p.numel * int64_t(sizeof(Out)) >= kStreamBytes;
+    const int64_t out_bytes = p.numel * int64_t(sizeof(Out));
+    const bool stream = kCanStream<Out> && out_bytes >= kStreamBytes && pages_resident(base[0], out_bytes);
     at::parallel_for(0, p.numel, kGrain, [&](int64_t begin, int64_t end) {
       // odometer over the outer dims
       int64_t idx[MYOPS_MAX_DIMS] = {0};
