@@ -140,8 +140,20 @@ C10_ALWAYS_INLINE VFloat v_neg_tail(const VFloat& r, const VFloat& x, float belo
 inline VFloat v_phi_select(const VFloat& q, const VFloat& x) {
   return _mm512_mask_sub_ps(q, ~_mm512_movepi32_mask(_mm512_castps_si512(x)), _mm512_set1_ps(1.f), q);
 }
-inline VFloat vcopysign(const VFloat& mag, const VFloat& sgn) {  // |mag| with sgn's sign
-  return _mm512_or_ps(mag, _mm512_and_ps(sgn, _mm512_set1_ps(-0.f)));
+// gelu's Phi table (cpu/gelu_phi_tables.h): 32 intervals, each lane's coefficient k picked by
+// one vpermt2ps from the table's two 16-entry halves (only the index's low 5 bits are read)
+struct PhiLut {
+  static constexpr int kDegree = ew_cpu::kPhi32Degree;
+  static constexpr float kScale = ew_cpu::kPhi32Scale;
+  __m512i idx;
+  explicit PhiLut(const VFloat& interval) : idx(_mm512_cvtps_epi32(interval)) {}
+  C10_ALWAYS_INLINE VFloat pick(int k) const {
+    return _mm512_permutex2var_ps(_mm512_load_ps(ew_cpu::kPhi32[k]), idx, _mm512_load_ps(ew_cpu::kPhi32[k] + 16));
+  }
+};
+// p where t < c (or t is NaN), else 0
+inline VFloat v_zero_from(const VFloat& p, const VFloat& t, float c) {
+  return _mm512_maskz_mov_ps(_mm512_cmp_ps_mask(t, _mm512_set1_ps(c), _CMP_NGE_UQ), p);
 }
 #else
 inline VFloat vfmadd(const VFloat& a, const VFloat& b, const VFloat& c) { return _mm256_fmadd_ps(a, b, c); }
@@ -164,15 +176,23 @@ C10_ALWAYS_INLINE VFloat v_neg_tail(const VFloat& r, const VFloat& x, float belo
 inline VFloat v_phi_select(const VFloat& q, const VFloat& x) {
   return _mm256_blendv_ps(_mm256_sub_ps(_mm256_set1_ps(1.f), q), q, x);
 }
-inline VFloat vcopysign(const VFloat& mag, const VFloat& sgn) {
-  return _mm256_or_ps(mag, _mm256_and_ps(sgn, _mm256_set1_ps(-0.f)));
+// 8 intervals, one vpermps per coefficient (only the index's low 3 bits are read)
+struct PhiLut {
+  static constexpr int kDegree = ew_cpu::kPhi8Degree;
+  static constexpr float kScale = ew_cpu::kPhi8Scale;
+  __m256i idx;
+  explicit PhiLut(const VFloat& interval) : idx(_mm256_cvtps_epi32(interval)) {}
+  C10_ALWAYS_INLINE VFloat pick(int k) const {
+    return _mm256_permutevar8x32_ps(_mm256_load_ps(ew_cpu::kPhi8[k]), idx);
+  }
+};
+inline VFloat v_zero_from(const VFloat& p, const VFloat& t, float c) {
+  return _mm256_and_ps(_mm256_cmp_ps(t, _mm256_set1_ps(c), _CMP_NGE_UQ), p);
 }
 #endif
 
-template <bool kLe0 = false>  // kLe0: x <= 0 (or NaN) is known, no upper clamp
 C10_ALWAYS_INLINE VFloat vexp(VFloat x) {
-  if constexpr (!kLe0) x = vmin_c(x, 88.0f);
-  x = vmax_c(x, -87.33654f);
+  x = vmax_c(vmin_c(x, 88.0f), -87.33654f);
   const VFloat n = vround(x * VFloat(1.44269504088896341f));
   VFloat r = vfnmadd(n, VFloat(0.693359375f), x);  // x - n ln2, ln2 in two parts
   r = vfnmadd(n, VFloat(-2.12194440e-4f), r);
@@ -196,35 +216,17 @@ C10_ALWAYS_INLINE VFloat vexp(VFloat x) {
 // Beyond t = 6, q = 0 (gelu(x) = x there, and x * 0 on the left: -0, NaN at -inf, as torch's).
 // NaN in, NaN out (t NaN: every step keeps it; the t >= 6 mask is false).
 C10_ALWAYS_INLINE VFloat v_phi(const VFloat& x) {
-  using namespace myops::ew_cpu;
-#if defined(CPU_CAPABILITY_AVX512)
-  const __m512 t = _mm512_abs_ps(x);
-  // r = t / w - 0.5, n = round(r): the interval (0..31 for t < 6), u = r - n in [-0.5, 0.5]
-  const __m512 r = _mm512_fmadd_ps(t, _mm512_set1_ps(kPhi32Scale), _mm512_set1_ps(-0.5f));
-  const __m512 n = _mm512_roundscale_ps(r, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
-  const __m512 u = _mm512_sub_ps(r, n);
-  const __m512i idx = _mm512_cvtps_epi32(n);  // only the low 5 bits are read
-  // vpermt2ps: one instruction picks from the two 16-entry halves of a 32-entry table
-  __m512 p = _mm512_permutex2var_ps(_mm512_load_ps(kPhi32[kPhi32Degree]), idx, _mm512_load_ps(kPhi32[kPhi32Degree] + 16));
+  const VFloat t = vabs(x);
+  // r = t / w - 0.5, n = round(r): the interval, u = r - n in [-0.5, 0.5]
+  const VFloat r = vfmadd(t, VFloat(PhiLut::kScale), VFloat(-0.5f));
+  const VFloat n = vround(r);
+  const VFloat u = r - n;
+  const PhiLut lut(n);
+  VFloat p = lut.pick(PhiLut::kDegree);
 #pragma GCC unroll 8
-  for (int k = kPhi32Degree - 1; k >= 0; --k)
-    p = _mm512_fmadd_ps(p, u, _mm512_permutex2var_ps(_mm512_load_ps(kPhi32[k]), idx, _mm512_load_ps(kPhi32[k] + 16)));
-  // q = 0 from t = 6 on (the last interval ends there; r's rounding could pick interval 32)
-  const __m512 q = _mm512_maskz_mov_ps(_mm512_cmp_ps_mask(t, _mm512_set1_ps(kPhiRange), _CMP_NGE_UQ), p);
-  return v_phi_select(VFloat(q), x);
-#else
-  const __m256 t = _mm256_andnot_ps(_mm256_set1_ps(-0.f), x);
-  const __m256 r = _mm256_fmadd_ps(t, _mm256_set1_ps(kPhi8Scale), _mm256_set1_ps(-0.5f));
-  const __m256 n = _mm256_round_ps(r, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
-  const __m256 u = _mm256_sub_ps(r, n);
-  const __m256i idx = _mm256_cvtps_epi32(n);  // vpermps reads the low 3 bits
-  __m256 p = _mm256_permutevar8x32_ps(_mm256_load_ps(kPhi8[kPhi8Degree]), idx);
-#pragma GCC unroll 8
-  for (int k = kPhi8Degree - 1; k >= 0; --k)
-    p = _mm256_fmadd_ps(p, u, _mm256_permutevar8x32_ps(_mm256_load_ps(kPhi8[k]), idx));
-  const __m256 q = _mm256_and_ps(_mm256_cmp_ps(t, _mm256_set1_ps(kPhiRange), _CMP_NGE_UQ), p);
-  return v_phi_select(VFloat(q), x);
-#endif
+  for (int k = PhiLut::kDegree - 1; k >= 0; --k) p = vfmadd(p, u, lut.pick(k));
+  // q = 0 from t = 6 on (the last interval ends there; r's rounding could pick one past it)
+  return v_phi_select(v_zero_from(p, t, ew_cpu::kPhiRange), x);
 }
 #endif
 

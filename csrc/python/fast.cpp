@@ -17,7 +17,6 @@
 
 #include "myops/ops.h"
 
-#include <string>
 #include <utility>
 
 namespace myops {
@@ -161,8 +160,8 @@ PyObject* py_gelu(PyObject*, PyObject* const* args, Py_ssize_t nargs) {
       Py_RETURN_NOTIMPLEMENTED;
     }
   }
-  const std::string a(approx);
-  return run(args, [&a](const Tensor& x) { return myops::gelu(x, a); }, std::make_index_sequence<1>{});
+  const c10::string_view a(approx);  // owned by args[1], alive for the call
+  return run(args, [a](const Tensor& x) { return myops::gelu(x, a); }, std::make_index_sequence<1>{});
   END_HANDLE_TH_ERRORS
 }
 
