@@ -52,6 +52,7 @@ def _find_cuda_home():
 _find_cuda_home()
 
 import torch  # noqa: E402
+import setuptools  # noqa: E402
 from setuptools import setup  # noqa: E402
 from torch.utils.cpp_extension import (  # noqa: E402
     CUDA_HOME,
@@ -284,8 +285,18 @@ print("  %-20s %s" % ("MAX_JOBS", os.environ.get("MAX_JOBS", "(torch default)"))
 print("  %-20s %d files -> myops/lib/libmyops.so" % ("libmyops sources", len(libmyops.sources)), file=sys.stderr)
 print("  %-20s %d files -> myops/_C" % ("module sources", len(module.sources)), file=sys.stderr)
 
+# The license: PEP 639's License-Expression needs setuptools >= 77; an older setuptools (the
+# environment's own, under --no-build-isolation) rejects that form in pyproject.toml outright.
+_SETUPTOOLS = tuple(int(p) for p in re.findall(r"\d+", setuptools.__version__)[:2])
+LICENSE_METADATA = (
+    {"license_expression": "BSD-3-Clause", "license_files": ["LICENSE"]}
+    if _SETUPTOOLS >= (77, 0)
+    else {"license": "BSD-3-Clause", "license_files": ["LICENSE"]}
+)
+
 setup(
     version=VERSION,
+    **LICENSE_METADATA,
     # The extension only works with the torch it was compiled against (torchvision pins it too).
     install_requires=[f"torch=={TORCH_BASE_VERSION}"],
     ext_modules=[libmyops, module],

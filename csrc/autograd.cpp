@@ -22,6 +22,8 @@
 #include <torch/autograd.h>
 #include <torch/library.h>
 
+#include "common/torch_version.h"
+
 namespace myops {
 namespace {
 
@@ -33,15 +35,16 @@ using torch::autograd::variable_list;
 // ---- the myops ops the formulas call (through the dispatcher, autograd included) -----------
 
 template <class Sig>
-c10::TypedOperatorHandle<Sig> op_handle(const char* name) {
-  return c10::Dispatcher::singleton().findSchemaOrThrow(name, "").typed<Sig>();
+c10::TypedOperatorHandle<Sig> op_handle(const char* name, const char* overload = "") {
+  return c10::Dispatcher::singleton().findSchemaOrThrow(name, overload).typed<Sig>();
 }
 
-#define MYOPS_OP(fn, name, Sig)                          \
-  const c10::TypedOperatorHandle<Sig>& fn() {            \
-    static const auto h = op_handle<Sig>("myops::" name); \
-    return h;                                            \
+#define MYOPS_OP2(fn, name, overload, Sig)                          \
+  const c10::TypedOperatorHandle<Sig>& fn() {                        \
+    static const auto h = op_handle<Sig>("myops::" name, overload); \
+    return h;                                                        \
   }
+#define MYOPS_OP(fn, name, Sig) MYOPS_OP2(fn, name, "", Sig)
 
 using UnarySig = Tensor(const Tensor&);
 using BinarySig = Tensor(const Tensor&, const Tensor&);
@@ -63,12 +66,15 @@ MYOPS_OP(op_minimum, "minimum", BinarySig)
 MYOPS_OP(op_where, "where", TernarySig)
 MYOPS_OP(op_addcmul, "addcmul", Tensor(const Tensor&, const Tensor&, const Tensor&, const c10::Scalar&))
 MYOPS_OP(op_clamp, "clamp", TernarySig)
+MYOPS_OP2(op_clamp_scalar, "clamp", "Scalar",
+          Tensor(const Tensor&, const std::optional<c10::Scalar>&, const std::optional<c10::Scalar>&))
 MYOPS_OP(op_max_pool2d_add, "max_pool2d_add", PoolSig)
 MYOPS_OP(op_max_pool2d_add_backward, "max_pool2d_add_backward", PoolSig)
 MYOPS_OP(op_diagonal, "diagonal", Tensor(const Tensor&, int64_t, int64_t, int64_t))
 MYOPS_OP(op_diagonal_backward, "diagonal_backward",
          Tensor(const Tensor&, c10::SymIntArrayRef, int64_t, int64_t, int64_t))
 #undef MYOPS_OP
+#undef MYOPS_OP2
 
 // Runs the device kernel of an op (everything below autograd).
 template <class Sig, class... A>
@@ -391,10 +397,16 @@ Tensor addcmul_autograd(const Tensor& self, const Tensor& t1, const Tensor& t2, 
   return with_autograd<AddcmulFn>(op_addcmul(), self, t1, t2, value);
 }
 
-// PyTorch's clamp gradient with tensor bounds: self gets the gradient where it lies within
-// [min, max] (NaN included), the bound it equals shares it half and half when min < max; min
-// gets it where self < min <= max, max where self > max >= min or where min > max (the result
-// is then max).
+// clamp's gradients follow the torch this library is built against (common/torch_version.h):
+// torch 2.14 changed both formulas (pytorch#185927, #191142; checked against the 2.11, 2.12,
+// 2.13, 2.14.0 and 2.14.1 wheels).
+
+// Tensor bounds (clamp.Tensor).
+// torch >= 2.14: self gets the gradient where it lies within [min, max] (NaN included), the
+//   bound it equals shares it half and half when min < max; min gets it where
+//   self < min <= max, max where self > max >= min or where min > max (the result is then max).
+// torch <= 2.13: self where min <= self <= max (NaN in any of the three: none), min where
+//   self < min < max, max where self > max or max < min; no tie is split.
 struct ClampFn : Function<ClampFn> {
   static Tensor forward(AutogradContext* ctx, const Tensor& self, const Tensor& lo, const Tensor& hi) {
     ctx->save_for_backward({self, lo, hi});
@@ -404,9 +416,10 @@ struct ClampFn : Function<ClampFn> {
     auto saved = ctx->get_saved_variables();
     const auto &self = saved[0], &lo = saved[1], &hi = saved[2];
     auto z = scalar_of(0, g[0]);
-    auto half = op_mul_scalar().call(g[0], 0.5);
     auto lo_lt_hi = at::lt(lo, hi);
     Tensor g0, g1, g2;
+#if MYOPS_TORCH_AT_LEAST(2, 14)
+    auto half = op_mul_scalar().call(g[0], 0.5);
     if (ctx->needs_input_grad(0)) {
       auto out = at::logical_or(at::lt(self, lo), at::gt(self, hi));
       auto tie = at::logical_and(at::logical_or(at::eq(self, lo), at::eq(self, hi)), lo_lt_hi);
@@ -422,12 +435,55 @@ struct ClampFn : Function<ClampFn> {
       auto tie = at::logical_and(at::eq(self, hi), lo_lt_hi);
       g2 = reduce_like(op_where().call(wins, g[0], op_where().call(tie, half, z)), hi);
     }
+#else
+    if (ctx->needs_input_grad(0)) {
+      auto in = at::logical_and(at::ge(self, lo), at::le(self, hi));
+      g0 = reduce_like(op_where().call(in, g[0], z), self);
+    }
+    if (ctx->needs_input_grad(1)) {
+      g1 = reduce_like(op_where().call(at::logical_and(at::lt(self, lo), lo_lt_hi), g[0], z), lo);
+    }
+    if (ctx->needs_input_grad(2)) {
+      g2 = reduce_like(op_where().call(at::logical_or(at::gt(self, hi), at::lt(hi, lo)), g[0], z), hi);
+    }
+#endif
     return {g0, g1, g2};
   }
 };
 
 Tensor clamp_autograd(const Tensor& self, const Tensor& lo, const Tensor& hi) {
   return with_autograd<ClampFn>(op_clamp(), self, lo, hi);
+}
+
+// Number bounds (clamp.Scalar): only self has a gradient. torch >= 2.14: where
+// min < self < max (the minimum-norm subgradient: none at a bound); torch <= 2.13: where
+// min <= self <= max. NaN in self or a bound: none. A missing bound does not restrict.
+struct ClampScalarFn : Function<ClampScalarFn> {
+  static Tensor forward(AutogradContext* ctx, const Tensor& self, const std::optional<c10::Scalar>& lo,
+                        const std::optional<c10::Scalar>& hi) {
+    ctx->save_for_backward({self});
+    if (lo) ctx->saved_data["min"] = *lo;
+    if (hi) ctx->saved_data["max"] = *hi;
+    return below_autograd(op_clamp_scalar(), self, lo, hi);
+  }
+  static variable_list backward(AutogradContext* ctx, variable_list g) {
+    const auto self = ctx->get_saved_variables()[0];
+    Tensor in;
+    auto both = [&](const Tensor& m) { in = in.defined() ? at::logical_and(in, m) : m; };
+#if MYOPS_TORCH_AT_LEAST(2, 14)
+    if (ctx->saved_data.count("min")) both(at::gt(self, ctx->saved_data["min"].toScalar()));
+    if (ctx->saved_data.count("max")) both(at::lt(self, ctx->saved_data["max"].toScalar()));
+#else
+    if (ctx->saved_data.count("min")) both(at::ge(self, ctx->saved_data["min"].toScalar()));
+    if (ctx->saved_data.count("max")) both(at::le(self, ctx->saved_data["max"].toScalar()));
+#endif
+    return {reduce_like(op_where().call(in, g[0], scalar_of(0, g[0])), self), Tensor(), Tensor()};
+  }
+};
+
+Tensor clamp_scalar_autograd(const Tensor& self, const std::optional<c10::Scalar>& lo,
+                             const std::optional<c10::Scalar>& hi) {
+  return with_autograd<ClampScalarFn>(op_clamp_scalar(), self, lo, hi);
 }
 
 // ---- max_pool2d_add ---------------------------------------------------------------------------
@@ -559,6 +615,7 @@ TORCH_LIBRARY_IMPL(myops, Autograd, m) {
   m.impl("where", &where_autograd);
   m.impl("addcmul", &addcmul_autograd);
   m.impl("clamp", &clamp_autograd);
+  m.impl("clamp.Scalar", &clamp_scalar_autograd);
   m.impl("max_pool2d_add", &max_pool2d_add_autograd);
   m.impl("diagonal", &diagonal_autograd);
   m.impl("diagonal_backward", &diagonal_backward_autograd);

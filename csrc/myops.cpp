@@ -37,6 +37,9 @@ TORCH_LIBRARY(myops, m) {
   m.def("where(Tensor condition, Tensor self, Tensor other) -> Tensor");
   m.def("addcmul(Tensor self, Tensor tensor1, Tensor tensor2, *, Scalar value=1) -> Tensor");
   m.def("clamp(Tensor self, Tensor min, Tensor max) -> Tensor");
+  // Number bounds (torch.clamp's own overload for them): the same values, but only `self` has
+  // a gradient, with torch's formula for number bounds.
+  m.def("clamp.Scalar(Tensor self, Scalar? min=None, Scalar? max=None) -> Tensor");
 
   // ---- max_pool2d_add ---------------------------------------------------------------------
   m.def(

@@ -9,8 +9,8 @@ namespace myops {
 namespace {
 
 template <class Sig>
-c10::TypedOperatorHandle<Sig> handle(const char* name) {
-  return c10::Dispatcher::singleton().findSchemaOrThrow(name, "").typed<Sig>();
+c10::TypedOperatorHandle<Sig> handle(const char* name, const char* overload = "") {
+  return c10::Dispatcher::singleton().findSchemaOrThrow(name, overload).typed<Sig>();
 }
 
 using Unary = Tensor(const Tensor&);
@@ -62,6 +62,11 @@ Tensor addcmul(const Tensor& self, const Tensor& tensor1, const Tensor& tensor2,
              value);
 }
 Tensor clamp(const Tensor& self, const Tensor& min, const Tensor& max) { MYOPS_CALL(clamp, Ternary, self, min, max); }
+Tensor clamp(const Tensor& self, const std::optional<c10::Scalar>& min, const std::optional<c10::Scalar>& max) {
+  using Sig = Tensor(const Tensor&, const std::optional<c10::Scalar>&, const std::optional<c10::Scalar>&);
+  static const auto op = handle<Sig>("myops::clamp", "Scalar");
+  return op.call(self, min, max);
+}
 
 Tensor max_pool2d_add(const Tensor& self, const Tensor& other, at::IntArrayRef kernel_size, at::IntArrayRef stride,
                       at::IntArrayRef padding, bool ceil_mode) {

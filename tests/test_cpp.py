@@ -85,8 +85,12 @@ def _cuda_cmake_args():
     args = [f"-DCUDA_TOOLKIT_ROOT_DIR={root}", f"-DCUDAToolkit_ROOT={root}"]
     if not glob.glob(os.path.join(root, "lib*", "libnvrtc.so*")):
         major = torch.version.cuda.split(".")[0]
-        site = os.path.dirname(os.path.dirname(torch.__file__))
-        nvrtc = glob.glob(os.path.join(site, "nvidia", f"cu{major}", "lib", "libnvrtc.so.*"))
+        # Beside torch, or in any other site directory on the path (a venv layered over another).
+        sites = [os.path.dirname(os.path.dirname(torch.__file__))] + [p for p in sys.path if p]
+        nvrtc = [
+            f for site in sites
+            for f in sorted(glob.glob(os.path.join(site, "nvidia", f"cu{major}", "lib", "libnvrtc.so.*")))
+        ]
         nvrtc = [p for p in nvrtc if re.search(r"libnvrtc\.so\.\d+$", p)]
         if nvrtc:
             args.append(f"-DCUDA_nvrtc_LIBRARY={nvrtc[0]}")

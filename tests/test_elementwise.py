@@ -581,7 +581,9 @@ def op_samples(device):
         (ops.minimum, (x.transpose(1, 2), y.t()), {}),
         (ops.where, (x > 0, x, y), {}),
         (ops.addcmul, (x, y, x), {"value": 0.5}),
-        (ops.clamp, (x, y - 1, torch.tensor(1.0, device=device)), {}),
+        (ops.clamp.default, (x, y - 1, torch.tensor(1.0, device=device)), {}),
+        (ops.clamp.Scalar, (x, -0.5, None), {}),
+        (ops.clamp.Scalar, (x.transpose(1, 2), -0.5, 0.5), {}),
     ]
 
 

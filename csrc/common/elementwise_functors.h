@@ -23,7 +23,7 @@ namespace myops {
 namespace ew {
 
 // Every elementwise op; the CPU and CUDA backends switch on it.
-enum class EwKind { Relu, Gelu, Silu, Sigmoid, Cast, Add, Mul, Div, Maximum, Minimum, Where, Addcmul, Clamp };
+enum class EwKind { Relu, Gelu, Silu, Sigmoid, Cast, Add, Mul, Div, Maximum, Minimum, Where, Addcmul, Clamp, ClampScalar };
 
 // Compute type for a storage type (PyTorch's at::opmath_type).
 template <typename T>
@@ -235,6 +235,12 @@ struct Clamp {
     return ew_min(ew_max(x, lo), hi);
   }
 };
+
+// clamp with number bounds (clamp.Scalar; the bounds are never NaN here: the front end fills
+// the result with NaN instead, as torch does). Element by element it is Clamp; only the CPU's
+// vector form differs (torch's vec::clamp keeps a NaN input's bits where clamp.Tensor's
+// vec::minimum / vec::maximum return all ones).
+struct ClampScalar : Clamp {};
 
 // ---- a scalar operand bound into a binary functor ----------------------------------------------
 

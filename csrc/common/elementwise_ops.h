@@ -5,13 +5,20 @@
 //   static void run(EwKind, const EwPlan&, const EwParams&);   // computes plan.out
 //   static at::Tensor cast(const at::Tensor&, at::ScalarType);  // self.to(dtype) on its device
 // Used from .cpp files only.
+#include <ATen/Dispatch.h>
 #include <ATen/ScalarOps.h>
+#include <ATen/ops/scalar_tensor.h>
 #include <ATen/native/TypeProperties.h>
 #include <c10/core/DefaultDtype.h>
 #include <c10/util/string_view.h>
 #include <torch/library.h>
 
+#include <cmath>
+#include <limits>
+#include <optional>
+
 #include "common/elementwise_host.h"
+#include "common/torch_version.h"
 
 namespace myops {
 namespace ew {
@@ -207,6 +214,55 @@ struct Ops {
   static at::Tensor clamp(const at::Tensor& self, const at::Tensor& min, const at::Tensor& max) {
     return ternary("clamp", EwKind::Clamp, self, min, max, {"self", "min", "max"}, {});
   }
+
+  // clamp.Scalar, torch.clamp's overload for number bounds: each number becomes a 0-d CPU
+  // tensor of the result dtype (torch.result_type with the numbers weak; c10's checked
+  // conversion: a number that does not fit raises torch's overflow error), a missing
+  // bound +-inf (or the integer type's limit), and the clamp runs with torch's Scalar-kernel
+  // NaN rule: a NaN bound makes every element NaN (torch <= 2.11: only with both bounds
+  // given), a NaN input keeps its bits.
+  static at::Tensor clamp_scalar(const at::Tensor& self, const std::optional<c10::Scalar>& min,
+                                 const std::optional<c10::Scalar>& max) {
+    TORCH_CHECK(min.has_value() || max.has_value(), "myops.clamp: at least one of 'min' and 'max' must not be None");
+    check_in(self, all_dtypes(), "clamp", "self");
+    at::native::ResultTypeState st{};
+    st = at::native::update_result_type_state(self, st);
+    if (min) st = at::native::update_result_type_state(*min, st);
+    if (max) st = at::native::update_result_type_state(*max, st);
+    const auto dt = at::native::result_type(st);
+    TORCH_CHECK_NOT_IMPLEMENTED(dt != at::kBool, "myops.clamp: not implemented for a bool result (argument 'self' ",
+                                "and the bounds are all bool)");
+    auto nan = [](const std::optional<c10::Scalar>& v) {
+      return v && v->isFloatingPoint() && std::isnan(v->toDouble());
+    };
+#if MYOPS_TORCH_AT_LEAST(2, 12)
+    const bool fill = nan(min) || nan(max);
+    const bool drop_nan_bound = false;
+#else
+    // torch <= 2.11 fills only when both bounds are given; a lone NaN bound leaves self as is
+    // (min / max with a NaN operand return the other one in its kernels)
+    const bool fill = min && max && (nan(min) || nan(max));
+    const bool drop_nan_bound = true;
+#endif
+    auto bound = [&](const std::optional<c10::Scalar>& v, bool upper) {
+      c10::Scalar s = upper ? c10::Scalar(std::numeric_limits<double>::infinity())
+                            : c10::Scalar(-std::numeric_limits<double>::infinity());
+      if (v && !(drop_nan_bound && !fill && nan(v))) {
+        // Scalar::to is c10's checked conversion (at::scalar_tensor alone would not check)
+        AT_DISPATCH_ALL_TYPES_AND2(at::kHalf, at::kBFloat16, dt, "myops.clamp", [&] { s = c10::Scalar(v->to<scalar_t>()); });
+      } else if (!at::isFloatingType(dt)) {
+        AT_DISPATCH_INTEGRAL_TYPES(dt, "myops.clamp", [&] {
+          s = upper ? c10::Scalar(std::numeric_limits<scalar_t>::max())
+                    : c10::Scalar(std::numeric_limits<scalar_t>::lowest());
+        });
+      }
+      return at::scalar_tensor(s, at::TensorOptions().dtype(dt));
+    };
+    auto out = ternary("clamp", EwKind::ClampScalar, self, bound(min, false), bound(max, true),
+                       {"self", "min", "max"}, {});
+    if (fill) out.fill_(std::numeric_limits<double>::quiet_NaN());
+    return out;
+  }
 };
 
 // Registers every elementwise op for one dispatch key with backend B.
@@ -228,6 +284,7 @@ void register_all(torch::Library& m) {
   m.impl("where", &O::where);
   m.impl("addcmul", &O::addcmul);
   m.impl("clamp", &O::clamp);
+  m.impl("clamp.Scalar", &O::clamp_scalar);
 }
 
 }  // namespace ew

@@ -419,6 +419,18 @@ struct VecOf<Clamp> {
   using type = VClamp;
 };
 
+struct VClampScalar {
+  ClampScalar f;
+  template <class V>
+  C10_ALWAYS_INLINE V operator()(V x, V lo, V hi) const {
+    return at::vec::clamp(x, lo, hi);
+  }
+};
+template <>
+struct VecOf<ClampScalar> {
+  using type = VClampScalar;
+};
+
 template <class F, typename C>
 struct VBindLeft {
   BindLeft<F, C> b;
@@ -1021,6 +1033,9 @@ void MYOPS_CPU_ENTRY(EwKind kind, const EwPlan& p, const EwParams& prm) {
       break;
     case EwKind::Clamp:
       AT_DISPATCH_V2(dt, "myops.clamp", AT_WRAP([&] { run_same<scalar_t, 3>(p, Clamp{}); }), MYOPS_EW_NOBOOL);
+      break;
+    case EwKind::ClampScalar:
+      AT_DISPATCH_V2(dt, "myops.clamp", AT_WRAP([&] { run_same<scalar_t, 3>(p, ClampScalar{}); }), MYOPS_EW_NOBOOL);
       break;
 #ifdef MYOPS_EW_FLOAT_ONLY
     default:

@@ -94,6 +94,7 @@ struct CudaBackend {
       case EwKind::Where:
       case EwKind::Addcmul:
       case EwKind::Clamp:
+      case EwKind::ClampScalar:
         cuda::launch_ternary(kind, d);
         break;
     }

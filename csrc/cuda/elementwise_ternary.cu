@@ -25,6 +25,7 @@ void launch_ternary(EwKind kind, const Desc& d) {
       }), MYOPS_EW_NOBOOL);
       break;
     case EwKind::Clamp:
+    case EwKind::ClampScalar:  // the same element function (bounds never NaN here)
       AT_DISPATCH_V2(dt, "myops.clamp", AT_WRAP([&] { launch_same<scalar_t, 3>(d, Clamp{}); }), MYOPS_EW_NOBOOL);
       break;
     default:

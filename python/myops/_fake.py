@@ -444,6 +444,20 @@ def _clamp_fake(self, min, max):
     return _ew_ternary("clamp", self, min, max, ["self", "min", "max"])
 
 
+@register_fake("myops::clamp.Scalar")
+def _clamp_scalar_fake(self, min=None, max=None):
+    # common/elementwise_ops.h: the numbers (a missing one +-inf or the integer limit) become
+    # 0-d CPU tensors of the result dtype
+    if min is None and max is None:
+        raise RuntimeError("myops.clamp: at least one of 'min' and 'max' must not be None")
+    dt = self.dtype
+    for v in (min, max):
+        if v is not None:
+            dt = torch.result_type(torch.empty((), dtype=dt, device="meta"), v)
+    w = torch.empty((), dtype=dt)
+    return _ew_ternary("clamp", self, w, w, ["self", "min", "max"])
+
+
 # ---- max_pool2d_add -------------------------------------------------------------------------
 
 _POOL_FLOATS = (torch.float32, torch.float64, torch.float16, torch.bfloat16)

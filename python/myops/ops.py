@@ -19,6 +19,10 @@ from torch import Tensor
 _is_compiling = getattr(torch.compiler, "is_dynamo_compiling", torch.compiler.is_compiling)
 
 from . import _C as _fast
+from ._build_config import BUILD_CONFIG
+
+# torch 2.14 changed clamp's gradients; the C++ autograd follows the torch it was built against
+_CLAMP_GRAD_SPLITS_TIES = tuple(int(p) for p in BUILD_CONFIG["torch_version"].split(".")[:2]) >= (2, 14)
 
 _ops = torch.ops.myops
 _ONE = 1  # `alpha is _ONE`: the default (CPython shares the small int 1), not True or 1.0
@@ -102,6 +106,9 @@ Number = Union[bool, int, float]
 
 def _natural(x: Number) -> torch.dtype:
     return torch.bool if isinstance(x, bool) else torch.int64 if isinstance(x, int) else torch.float64
+
+
+_REAL = (bool, int, float)
 
 
 def _check_number(x) -> None:
@@ -323,20 +330,26 @@ def div(self: Union[Tensor, Number], other: Union[Tensor, Number]) -> Tensor:
 
 
 def maximum(self: Union[Tensor, Number], other: Union[Tensor, Number]) -> Tensor:
-    """``torch.maximum``: elementwise max, NaN in either operand gives NaN."""
+    """``torch.maximum``: elementwise max, NaN in either operand gives NaN. With a Python
+    number it is ``torch.clamp(tensor, min=number)``: values (NaN bits included) and gradient."""
     if not _is_compiling():
         r = _fast.maximum(self, other)
         if r is not NotImplemented:
             return r
+    if isinstance(self, Tensor) != isinstance(other, Tensor) and isinstance(other if isinstance(self, Tensor) else self, _REAL):
+        return clamp(self, min=other) if isinstance(self, Tensor) else clamp(other, min=self)
     return _ew_call(_ops.maximum.default, self, other, commutative=True, checked=True)
 
 
 def minimum(self: Union[Tensor, Number], other: Union[Tensor, Number]) -> Tensor:
-    """``torch.minimum``: elementwise min, NaN in either operand gives NaN."""
+    """``torch.minimum``: elementwise min, NaN in either operand gives NaN. With a Python
+    number it is ``torch.clamp(tensor, max=number)``: values (NaN bits included) and gradient."""
     if not _is_compiling():
         r = _fast.minimum(self, other)
         if r is not NotImplemented:
             return r
+    if isinstance(self, Tensor) != isinstance(other, Tensor) and isinstance(other if isinstance(self, Tensor) else self, _REAL):
+        return clamp(self, max=other) if isinstance(self, Tensor) else clamp(other, max=self)
     return _ew_call(_ops.minimum.default, self, other, commutative=True, checked=True)
 
 
@@ -382,29 +395,43 @@ def addcmul(self: Tensor, tensor1: Tensor, tensor2: Tensor, *, value: Number = 1
 
 def clamp(self: Tensor, min: Optional[Union[Tensor, Number]] = None,
           max: Optional[Union[Tensor, Number]] = None) -> Tensor:
-    """``torch.clamp(self, min, max)`` with tensor (or number) bounds: min(max(self, min), max);
-    NaN in any operand gives NaN. One bound may be None (then :func:`maximum` /
-    :func:`minimum`, as torch's one-sided clamp with a tensor bound). A Python number that
-    does not fit the result dtype raises torch's overflow error. The gradient at ties is
-    split between ``self`` and the bound as torch's clamp does (tensor bounds)."""
+    """``torch.clamp(self, min, max)``: min(max(self, min), max); NaN in any operand gives NaN.
+    One bound may be None. A Python number that does not fit the result dtype raises torch's
+    overflow error. Gradients are torch's, for the torch myops was built against (they changed
+    in torch 2.14): with number bounds (``torch.ops.myops.clamp.Scalar``) only ``self`` has one;
+    with tensor bounds ties are split between ``self`` and the bound (torch >= 2.14)."""
     if not _is_compiling():
         r = _fast.clamp(self, min, max)
         if r is not NotImplemented:
             return r
     if min is None and max is None:
         raise RuntimeError("myops.clamp: at least one of 'min' and 'max' must not be None")
-    if min is None:  # one-sided: torch.clamp(x, max=t) is torch.minimum (values and gradient)
-        return minimum(self, max)
-    if max is None:
-        return maximum(self, min)
-    if isinstance(min, Tensor) and isinstance(max, Tensor):
-        return _ops.clamp.default(self, min, max)
     if not isinstance(self, Tensor):
         raise TypeError(f"myops.clamp: argument 'self' must be a Tensor, got {type(self).__name__}")
-    # torch.result_type(self, min, max) with the numbers weak; each number is converted to it
+    if not isinstance(min, Tensor) and not isinstance(max, Tensor):
+        # number bounds: torch.clamp's Scalar overload (its own gradient, self only)
+        for v in (min, max):
+            if v is not None:
+                _check_number(v)
+        return _ops.clamp.Scalar(self, min, max)
+    if min is None or max is None:
+        bound = max if min is None else min
+        if _CLAMP_GRAD_SPLITS_TIES:  # torch >= 2.14: one tensor bound is maximum / minimum
+            return minimum(self, bound) if min is None else maximum(self, bound)
+        dt = torch.result_type(self, bound)
+        if not dt.is_floating_point:  # no gradient: the values are maximum's / minimum's
+            return minimum(self, bound) if min is None else maximum(self, bound)
+        # torch <= 2.13: clamp_max.Tensor's gradient is clamp.Tensor's with min = -inf (and
+        # clamp_min's with max = +inf, except for a bound of +inf itself, which gets none here)
+        inf = torch.tensor(float("inf"), dtype=dt)
+        return _ops.clamp.default(self, -inf, bound) if min is None else _ops.clamp.default(self, bound, inf)
+    if isinstance(min, Tensor) and isinstance(max, Tensor):
+        return _ops.clamp.default(self, min, max)
+    # one tensor bound and one number: torch's clamp.Tensor, the number a 0-d tensor
+    # torch.result_type(self, min, max) with the number weak; the number is converted to it
     # (checked for overflow, as torch's clamp converts its Scalar bounds)
-    bound = min if isinstance(min, Tensor) else max if isinstance(max, Tensor) else None
-    dt = self.dtype if bound is None else torch.result_type(self, bound)
+    bound = min if isinstance(min, Tensor) else max
+    dt = torch.result_type(self, bound)
     for v in (min, max):
         if not isinstance(v, Tensor):
             _check_number(v)

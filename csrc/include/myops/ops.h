@@ -19,6 +19,7 @@
 #include <c10/util/string_view.h>
 
 #include <cstdint>
+#include <optional>
 
 // Linux only (as the package): the functions are exported whatever -fvisibility the caller uses.
 #define MYOPS_API __attribute__((visibility("default")))
@@ -63,6 +64,10 @@ MYOPS_API Tensor addcmul(const Tensor& self, const Tensor& tensor1, const Tensor
                          const c10::Scalar& value = 1);
 // == torch::clamp(self, min, max) with tensor bounds.
 MYOPS_API Tensor clamp(const Tensor& self, const Tensor& min, const Tensor& max);
+// == torch::clamp(self, min, max) with number bounds (at least one given); the gradient is
+// torch's for number bounds (self only).
+MYOPS_API Tensor clamp(const Tensor& self, const std::optional<c10::Scalar>& min,
+                       const std::optional<c10::Scalar>& max);
 
 // ---- max_pool2d_add ----------------------------------------------------------------------
 
