@@ -150,6 +150,8 @@ def test_cpp_example_runs_without_python(example_build, aoti_package):
         "ok      myops::nonzero == at::nonzero",
         "ok      myops::max_pool2d_add == at::max_pool2d + other",
         "ok      myops::max_pool2d_add backward == at::max_pool2d's",
+        "ok      myops::clamp(numbers) == at::clamp",
+        "ok      myops::clamp(max=0) == at::clamp",
         f"ok      AOTInductor package {aoti_package}",
         "ok      no libpython in this process",
         "all checks passed",

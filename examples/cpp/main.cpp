@@ -70,6 +70,10 @@ int main(int argc, char** argv) {
   check(same(myops::add(a, b, 2), at::add(a, b, 2)), "myops::add(alpha=2) == at::add");
   check(same(myops::relu(a), at::relu(a)), "myops::relu == at::relu");
   check(same(myops::diagonal(x, 1, 0, 2), at::diagonal(x, 1, 0, 2).contiguous()), "myops::diagonal == at::diagonal");
+  // clamp: tensor bounds, and number bounds (torch's Scalar overload; either may be absent)
+  check(same(myops::clamp(a, b - 1, b + 1), at::clamp(a, b - 1, b + 1)), "myops::clamp(tensors) == at::clamp");
+  check(same(myops::clamp(a, -0.5, 0.5), at::clamp(a, -0.5, 0.5)), "myops::clamp(numbers) == at::clamp");
+  check(same(myops::clamp(a, std::nullopt, 0), at::clamp(a, std::nullopt, 0)), "myops::clamp(max=0) == at::clamp");
 
   // autograd: the dispatcher records myops' backward
   at::Tensor leaf = at::randn({2, 3, 9, 9}).requires_grad_(true);
