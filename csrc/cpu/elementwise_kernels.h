@@ -866,9 +866,11 @@ struct CpuLoop {
           if (rows > 1) {
             int64_t step[NARGS];
             for (int k = 0; k < NARGS; ++k) step[k] = shape.strides[nd - 2][k] * elsize[k];
-            for (int64_t r = 0; r < rows; ++r) {
-              row_dispatch(ptr, inner, W, g, vf, stream);
-              for (int k = 0; k < NARGS; ++k) ptr[k] += step[k];
+            if (!plain_rows(ptr, inner, step, rows, W, g, vf, stream)) {
+              for (int64_t r = 0; r < rows; ++r) {
+                row_dispatch(ptr, inner, W, g, vf, stream);
+                for (int k = 0; k < NARGS; ++k) ptr[k] += step[k];
+              }
             }
             begin += rows * W;
             idx[nd - 2] += rows - 1;  // the last row's carry is done below
@@ -887,6 +889,36 @@ struct CpuLoop {
       }
       if (stream) stream_fence();  // the streamed lines are visible before the join
     });
+  }
+
+  // Whole rows, every operand contiguous along them (no broadcast inside a row): the row kind
+  // is decided once for all of them, and each row goes straight to vec_row_plain. Returns
+  // false (nothing done) for any other row kind.
+  template <class G, class VF>
+  static bool plain_rows(char* const* ptr0, const int64_t* st, const int64_t* step, int64_t rows, int64_t n,
+                         const G& g, const VF& vf, bool stream) {
+    if constexpr (kSame && is_vec_float<Out> && !std::is_same<VF, NoVec>::value) {
+      for (int k = 0; k < NARGS; ++k) {
+        if (st[k] != 1) return false;
+      }
+      return plain_rows_impl(ptr0, step, rows, n, g, vf, stream, std::make_index_sequence<NIN>{});
+    } else {
+      (void)ptr0, (void)st, (void)step, (void)rows, (void)n, (void)g, (void)vf, (void)stream;
+      return false;
+    }
+  }
+
+  template <class G, class VF, size_t... I>
+  static bool plain_rows_impl(char* const* ptr0, const int64_t* step, int64_t rows, int64_t n, const G& g,
+                              const VF& vf, bool stream, std::index_sequence<I...>) {
+    Out* out = reinterpret_cast<Out*>(ptr0[0]);
+    const Out* in[NIN] = {reinterpret_cast<const Out*>(ptr0[I + 1])...};
+    for (int64_t r = 0; r < rows; ++r) {
+      vec_row_plain(out, in, n, g, vf, stream, std::index_sequence<I...>{});
+      out = reinterpret_cast<Out*>(reinterpret_cast<char*>(out) + step[0]);
+      ((in[I] = reinterpret_cast<const Out*>(reinterpret_cast<const char*>(in[I]) + step[I + 1])), ...);
+    }
+    return true;
   }
 
   template <class G, class VF>
