@@ -644,6 +644,9 @@ struct CpuLoop {
   static constexpr int NIN = sizeof...(In);
   static constexpr int NARGS = NIN + 1;
   static constexpr bool kSame = (std::is_same<In, Out>::value && ...);
+  // rows of this op go through vec_row / vec_row_plain (Vectorized<Out>) when dense
+  template <class VF>
+  static constexpr bool kVecRow = kSame && is_vec_float<Out> && !std::is_same<VF, NoVec>::value;
 
   // One row of n elements; strides in elements (0: broadcast).
   template <class G, class VF>
@@ -657,7 +660,7 @@ struct CpuLoop {
         return;
       }
     }
-    if constexpr (kSame && is_vec_float<Out> && !std::is_same<VF, NoVec>::value) {
+    if constexpr (kVecRow<VF>) {
       if (dense) {
         vec_row(ptr, st, n, g, vf, stream, std::make_index_sequence<NIN>{});
         return;
@@ -897,7 +900,7 @@ struct CpuLoop {
   template <class G, class VF>
   static bool plain_rows(char* const* ptr0, const int64_t* st, const int64_t* step, int64_t rows, int64_t n,
                          const G& g, const VF& vf, bool stream) {
-    if constexpr (kSame && is_vec_float<Out> && !std::is_same<VF, NoVec>::value) {
+    if constexpr (kVecRow<VF>) {
       for (int k = 0; k < NARGS; ++k) {
         if (st[k] != 1) return false;
       }
