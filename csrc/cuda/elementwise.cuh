@@ -35,6 +35,7 @@
 #include "common/elementwise_functors.h"
 #include "common/strided.h"
 #include "cuda/elementwise_launch.h"
+#include "cuda/launch.h"
 
 namespace myops {
 namespace ew {
@@ -310,7 +311,7 @@ void launch(const Desc& d, const G& g) {
     }
     const int64_t npack = d.numel / N;
     const int64_t units = npack > d.numel - npack * N ? npack : d.numel - npack * N;
-    linear_kernel<N, Out, G, In...><<<grid_for(units, d.device), kBlock, 0, d.stream>>>(g, a);
+    MYOPS_LAUNCH(grid_for(units, d.device), kBlock, d.stream, linear_kernel<N, Out, G, In...>)(g, a);
     C10_CUDA_KERNEL_LAUNCH_CHECK();
     return;
   }
@@ -339,10 +340,10 @@ void launch(const Desc& d, const G& g) {
   const unsigned grid = grid_for(units, d.device);
   if (fits32) {
     OffsetCalc<NARGS, uint32_t> oc(shape);
-    strided_kernel<N, uint32_t, Out, G, In...><<<grid, kBlock, 0, d.stream>>>(g, a, oc, vec);
+    MYOPS_LAUNCH(grid, kBlock, d.stream, strided_kernel<N, uint32_t, Out, G, In...>)(g, a, oc, vec);
   } else {
     OffsetCalc<NARGS, uint64_t> oc(shape);
-    strided_kernel<N, uint64_t, Out, G, In...><<<grid, kBlock, 0, d.stream>>>(g, a, oc, vec);
+    MYOPS_LAUNCH(grid, kBlock, d.stream, strided_kernel<N, uint64_t, Out, G, In...>)(g, a, oc, vec);
   }
   C10_CUDA_KERNEL_LAUNCH_CHECK();
 }
