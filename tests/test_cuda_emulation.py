@@ -320,6 +320,42 @@ def test_clamp(E, dtype):
         check(E.clamp(x, -3, 4), torch.clamp(x, -3, 4))
 
 
+def with_nans(x, frac=0.3):
+    """x with NaNs of random sign and payload at random places."""
+    ibits = {torch.float16: (torch.int16, 16, 10), torch.bfloat16: (torch.int16, 16, 7),
+             torch.float32: (torch.int32, 32, 23)}
+    itype, width, mant = ibits[x.dtype]
+    exp_mask = ((1 << (width - 1 - mant)) - 1) << mant
+    payload = torch.randint(1, 1 << mant, x.shape, dtype=torch.int64)
+    sign = torch.randint(0, 2, x.shape, dtype=torch.int64) << (width - 1)
+    v = sign | exp_mask | payload
+    v = torch.where(v >= 1 << (width - 1), v - (1 << width), v).to(itype)  # two's complement
+    m = torch.rand(x.shape) < frac
+    return torch.where(m, v, x.contiguous().view(itype)).view(x.dtype)
+
+
+def nan_bits(t):
+    itype = torch.int32 if t.element_size() == 4 else torch.int16
+    return t.contiguous().view(itype)[t.isnan()]
+
+
+@pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16, torch.float32], ids=str)
+def test_selecting_ops_keep_nan_bits(E, dtype):
+    # torch's CUDA relu / maximum / minimum / clamp return a NaN operand as it is stored (the
+    # first NaN among self, other / self, min, max); only the non-NaN values go through float
+    x, y, z = (with_nans(rand((5, 77), dtype, "cpu")) for _ in range(3))
+    cases = [
+        (E.relu(x), x, torch.relu(x)),
+        (E.maximum(x, y), torch.where(x.isnan(), x, y), torch.maximum(x, y)),
+        (E.minimum(x, y), torch.where(x.isnan(), x, y), torch.minimum(x, y)),
+        (E.clamp(x, y, z), torch.where(x.isnan(), x, torch.where(y.isnan(), y, z)), torch.clamp(x, y, z)),
+        (E.clamp(x, -0.5, 0.5), x, torch.clamp(x, -0.5, 0.5)),
+    ]
+    for out, nan_source, values in cases:
+        check(out, values, signed_zero=False)
+        assert torch.equal(nan_bits(out), nan_source.contiguous().view(nan_bits(out).dtype)[out.isnan()])
+
+
 # ---- max_pool2d_add -----------------------------------------------------------------------------
 
 POOLS = [
@@ -445,3 +481,20 @@ def test_max_pool2d_add_parameters_past_int_raise(E):
     x = torch.randn(1, 1, 2, 2)
     with pytest.raises(RuntimeError, match="below 2\\^30"):
         E.max_pool2d_add(x, torch.zeros(()), [2**30 + 2, 2**30 + 2], [1, 1], [2**29 + 1, 2**29 + 1], False)
+
+
+def test_64bit_offsets(E):
+    # views whose offsets pass 2^31 elements take the kernels' 64-bit index paths (the storage
+    # is reserved, not touched: only the viewed bytes are written)
+    big = torch.empty(2**31 + 4096, dtype=torch.uint8)
+    x = big.as_strided((3, 5, 7), (2**30 + 17, 64, 1))  # offsets up to 2^31 + 290
+    x.copy_(torch.randint(0, 200, (3, 5, 7), dtype=torch.uint8))
+    y = torch.randint(0, 50, (5, 1), dtype=torch.uint8)
+    check(E.add(x, y), x + y, meta_strides(torch.add, x, y))
+    check(E.maximum(y, x), torch.maximum(y, x))
+    check(E.cast(x, torch.float16), x.half())
+    check(E.diagonal(x, 1, 1, 2), torch.diagonal(x, 1, 1, 2).contiguous())
+    g = torch.randint(0, 9, (3, 5), dtype=torch.uint8)
+    ref = torch.zeros(3, 5, 7, dtype=torch.uint8)
+    torch.diagonal(ref, 1, 1, 2).copy_(g)
+    check(E.diagonal_backward(g, [3, 5, 7], 1, 1, 2), ref)
