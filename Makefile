@@ -73,7 +73,8 @@ clean:
 # tests/test_cpp.py is left out: it checks how libmyops links (an instrumented build needs
 # libasan) and runs CMake, which the preloaded libasan breaks; it runs in `make test`.
 # Python itself is not instrumented, so libasan is preloaded and leak detection is off
-# (the interpreter never frees everything).
+# (the interpreter never frees everything). The CUDA emulation (tests/test_cuda_emulation.py)
+# is built with the same flags: an out-of-bounds access by a CUDA kernel is caught on the CPU.
 SAN_DIR ?= build/sanitize
 SAN_FLAGS := -fsanitize=address,undefined -fno-sanitize=vptr,signed-integer-overflow -fno-sanitize-recover=undefined -fno-omit-frame-pointer -g
 SAN_ENV := LD_PRELOAD="$$(gcc -print-file-name=libasan.so) $$(gcc -print-file-name=libubsan.so)" \
@@ -87,5 +88,6 @@ sanitize: $(DEPS)
 	  $(PY) setup.py build_ext --build-lib $(SAN_DIR) --build-temp $(SAN_DIR)/temp
 	cp python/myops/*.py $(SAN_DIR)/myops/
 	if [ -f $(SAN_DIR)/_build_config.saved ]; then cp $(SAN_DIR)/_build_config.saved python/myops/_build_config.py; fi
-	$(SAN_ENV) PYTHONPATH=$(SAN_DIR) $(PY) -m pytest tests -q -p no:cacheprovider \
+	$(SAN_ENV) MYOPS_EMU_CFLAGS="$(SAN_FLAGS)" MYOPS_EMU_BUILD_DIR=$(SAN_DIR)/cuda_emulation \
+	  PYTHONPATH=$(SAN_DIR) $(PY) -m pytest tests -q -p no:cacheprovider \
 	  --ignore=tests/test_cpp.py $(SAN_PYTEST_ARGS)

@@ -521,7 +521,8 @@ Tensor max_pool2d_add_autograd(const Tensor& self, const Tensor& other, c10::Int
 // max_pool2d_add_backward scatters grad_output to each window's argmax of `self`: linear in
 // grad_output, so its gradient w.r.t. grad_output gathers the incoming gradient at the same
 // argmax (the indices of ATen's max_pool2d_with_indices, which picks the same element: ties
-// and NaN alike); w.r.t. `self` it is zero almost everywhere.
+// and NaN alike, and on CUDA channels_last (0, 0) for a window with no element above -inf);
+// w.r.t. `self` it is zero almost everywhere.
 struct MaxPool2dAddBackwardFn : Function<MaxPool2dAddBackwardFn> {
   static Tensor forward(AutogradContext* ctx, const Tensor& grad_output, const Tensor& self, c10::IntArrayRef k,
                         c10::IntArrayRef s, c10::IntArrayRef p, bool ceil_mode) {

@@ -303,9 +303,10 @@ def _wrapped(s, like):
 
 def _natural(s, like):
     # a Python number as PyTorch's wrapped number: its own value (int64 / float64 / bool), in
-    # the dtype torch.result_type(like, s) when the natural dtype would promote differently
+    # the dtype torch.result_type(like, s) when the natural dtype would promote differently; a
+    # CPU 0-d tensor, as a number is (torch's CUDA kernels treat a CPU scalar specially)
     dt = torch.bool if isinstance(s, bool) else torch.int64 if isinstance(s, int) else torch.float64
-    t = torch.tensor(s, dtype=dt, device=like.device)
+    t = torch.tensor(s, dtype=dt)
     rt = torch.result_type(like, s)
     return t if torch.result_type(like, t) == rt else t.to(rt)
 

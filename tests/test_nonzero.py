@@ -137,9 +137,10 @@ def test_nonzero_strided_views(device):
 
 @pytest.mark.parametrize("device", DEVICES)
 def test_nonzero_many_dims(device):
-    # more dims than MYOPS_MAX_DIMS (16), non-contiguous so nothing coalesces away
+    # more dims than MYOPS_MAX_DIMS (16), every dim reversed so that none coalesces with its
+    # neighbour: 18 dims after merging (the CUDA path copies such an input to contiguous first)
     shape = (2,) * 18
-    x = sparse(shape, torch.float32, device, 0.5).transpose(0, 17)
+    x = sparse(shape, torch.float32, device, 0.5).permute(tuple(range(17, -1, -1)))
     expected = torch.nonzero(x.cpu())
     out = myops.nonzero(x)
     assert out.device == x.device
@@ -315,6 +316,7 @@ def test_nonzero_cuda_other_device_and_stream():
     dev = f"cuda:{torch.cuda.device_count() - 1}"
     x = sparse((123, 45), torch.float32, dev, 0.4)
     s = torch.cuda.Stream(device=dev)
+    s.wait_stream(torch.cuda.current_stream(dev))  # x is written on the current stream
     with torch.cuda.stream(s):
         out = myops.nonzero(x)
         st = myops.nonzero_static(x, size=3000)

@@ -127,6 +127,8 @@ inline auto route(Op op, bool supported, Mine&& mine, Theirs&& theirs) -> declty
       auto r = mine();
       count(op, true);
       return r;
+    } catch (const c10::AcceleratorError&) {
+      throw;  // a device error (a failed launch, a fault) is the kernel's, not a refusal
     } catch (const c10::Error&) {
       // the myops op refused the call: torch decides (and raises its own error if it is bad)
     }

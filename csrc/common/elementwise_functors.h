@@ -48,6 +48,8 @@ template <typename T>
 MYOPS_HD T ew_max(T a, T b) {
 #if defined(__CUDA_ARCH__)
   if constexpr (std::is_floating_point<T>::value) return ::max(a, b);
+#elif defined(MYOPS_CUDA_EMULATION)
+  if constexpr (std::is_floating_point<T>::value) return std::fmax(a, b);  // ::max's host stand-in
 #endif
   return a < b ? b : a;
 }
@@ -55,6 +57,8 @@ template <typename T>
 MYOPS_HD T ew_min(T a, T b) {
 #if defined(__CUDA_ARCH__)
   if constexpr (std::is_floating_point<T>::value) return ::min(a, b);
+#elif defined(MYOPS_CUDA_EMULATION)
+  if constexpr (std::is_floating_point<T>::value) return std::fmin(a, b);  // ::min's host stand-in
 #endif
   return b < a ? b : a;
 }
@@ -218,7 +222,13 @@ struct Addcmul {
   C value;
   MYOPS_HD C operator()(C a, C b, C c) const {
     if constexpr (std::is_floating_point<C>::value) {
-      return std::fma(value * b, c, a);
+#if defined(MYOPS_CUDA_RULES)
+      // torch's CUDA kernel (pointwise_op_impl): fma(b, c, a) for value 1, else
+      // fma(value, b * c, a) with the product rounded
+      return value == C(1) ? std::fma(b, c, a) : std::fma(value, b * c, a);
+#else
+      return std::fma(value * b, c, a);  // torch's CPU kernel: value * b rounded, then fused
+#endif
     } else {
       return a + value * b * c;
     }

@@ -4,6 +4,9 @@
 // backend, a type with
 //   static void run(EwKind, const EwPlan&, const EwParams&);   // computes plan.out
 //   static at::Tensor cast(const at::Tensor&, at::ScalarType);  // self.to(dtype) on its device
+//   static constexpr bool kCpuRules;  // PyTorch's CPU rules (true) or its CUDA rules (false)
+// kCpuRules is true exactly for the CPU backend; it is its own constant (not the tensors'
+// device) so that the CUDA glue keeps its rules when the CUDA emulation runs it on CPU tensors.
 // Used from .cpp files only.
 #include <ATen/Dispatch.h>
 #include <ATen/ScalarOps.h>
@@ -44,7 +47,7 @@ struct Ops {
 
   static at::Tensor unary(const char* op, EwKind kind, const at::Tensor& self, at::ScalarType out_dtype,
                          const EwParams& prm) {
-    auto p = make_plan(op, {self}, {out_dtype}, out_dtype, self.device(), self.is_cpu(), cast_fn, {"self"});
+    auto p = make_plan(op, {self}, {out_dtype}, out_dtype, self.device(), B::kCpuRules, cast_fn, {"self"});
     if (p.numel) B::run(kind, p, prm);
     return p.out;
   }
@@ -91,12 +94,12 @@ struct Ops {
   static at::Tensor binary(const char* op, EwKind kind, const at::Tensor& self, const at::Tensor& other,
                            at::ScalarType dt, const EwParams& prm) {
     auto dev = common_device(op, {&self, &other}, {"self", "other"});
-    auto p = make_plan(op, {self, other}, {dt, dt}, dt, dev, dev.is_cpu(), cast_fn, {"self", "other"});
+    auto p = make_plan(op, {self, other}, {dt, dt}, dt, dev, B::kCpuRules, cast_fn, {"self", "other"});
     // PyTorch applies a scalar operand of add/sub/mul/div at opmath precision (not rounded to
-    // half/bfloat16 first): its CUDA kernels for a CPU scalar in either position, its CPU
-    // kernels only for mul/div with the scalar second.
-    bool arith = kind == EwKind::Add || kind == EwKind::Mul || kind == EwKind::Div;
-    if (arith && !dev.is_cpu()) {
+    // half/bfloat16 first): its CUDA kernels for a CPU scalar in either position of add/sub/mul
+    // and as div's divisor (a dividend is rounded to the dtype), its CPU kernels only for
+    // mul/div with the scalar second.
+    if ((kind == EwKind::Add || kind == EwKind::Mul) && !B::kCpuRules) {
       p.opmath_scalar[0] = p.opmath_scalar[1] = true;
     } else if (kind == EwKind::Mul || kind == EwKind::Div) {
       p.opmath_scalar[1] = true;
@@ -199,7 +202,7 @@ struct Ops {
     TORCH_CHECK_NOT_IMPLEMENTED(dt != at::kBool, "myops.", op, ": not implemented for a bool result (arguments '",
                                 names[0], "', '", names[1], "' and '", names[2], "' are all bool)");
     auto dev = common_device(op, {&a, &b, &c}, names);
-    auto p = make_plan(op, {a, b, c}, {dt, dt, dt}, dt, dev, dev.is_cpu(), cast_fn, names);
+    auto p = make_plan(op, {a, b, c}, {dt, dt, dt}, dt, dev, B::kCpuRules, cast_fn, names);
     if (p.numel) B::run(kind, p, prm);
     return p.out;
   }

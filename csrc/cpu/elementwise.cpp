@@ -102,6 +102,7 @@ bool in_avx512_build(ew::EwKind kind, at::ScalarType dt) {
 }
 
 struct CpuBackend {
+  static constexpr bool kCpuRules = true;
   static at::Tensor cast(const at::Tensor& t, at::ScalarType dt) { return ew::Ops<CpuBackend>::cast(t, dt); }
 
   static void run(ew::EwKind kind, const ew::EwPlan& p, const ew::EwParams& prm) {

@@ -13,6 +13,7 @@
 
 #include "common/diagonal_cuda.h"
 #include "common/strided.h"
+#include "cuda/launch.h"
 
 namespace {
 
@@ -113,11 +114,11 @@ void launch_typed(const StridedCopyPlan& p, cudaStream_t stream) {
     StridedShape<1> s1;
     s1.sizes = p.shape.sizes;
     for (const auto& st : p.shape.strides) s1.strides.push_back({st[1]});
-    gather_kernel<T, index_t><<<grid_for(n), kThreads, 0, stream>>>(
+    MYOPS_LAUNCH(grid_for(n), kThreads, stream, gather_kernel<T, index_t>)(
         dst, src, OffsetCalc<1, index_t>(s1), static_cast<index_t>(n));
     C10_CUDA_KERNEL_LAUNCH_CHECK();
   } else {
-    strided_copy_kernel<T, index_t><<<grid_for(n), kThreads, 0, stream>>>(
+    MYOPS_LAUNCH(grid_for(n), kThreads, stream, strided_copy_kernel<T, index_t>)(
         dst, src, OffsetCalc<2, index_t>(p.shape), static_cast<index_t>(n));
     C10_CUDA_KERNEL_LAUNCH_CHECK();
   }

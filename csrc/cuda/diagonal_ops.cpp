@@ -4,18 +4,17 @@
 #include <ATen/core/Tensor.h>
 #include <ATen/ops/empty.h>
 #include <ATen/ops/zeros.h>
-#include <c10/cuda/CUDAGuard.h>
-#include <c10/cuda/CUDAStream.h>
 #include <torch/library.h>
 
 #include "common/checks.h"
 #include "common/diagonal_cuda.h"
 #include "common/diagonal_shape.h"
+#include "cuda/glue.h"
 
 namespace {
 
 at::Tensor diagonal_cuda(const at::Tensor& self_in, int64_t offset, int64_t dim1, int64_t dim2) {
-  c10::cuda::CUDAGuard guard(self_in.device());
+  myops::CudaGuard guard(self_in.device());
   at::Tensor self = self_in.is_conj() || self_in.is_neg() ? self_in.resolve_conj().resolve_neg() : self_in;
   auto g = myops::diagonal_geometry(self.sizes(), self.strides(), offset, dim1, dim2, "diagonal",
                                     "self");
@@ -36,14 +35,14 @@ at::Tensor diagonal_cuda(const at::Tensor& self_in, int64_t offset, int64_t dim1
                                  "self");
     p = plan();
   }
-  myops::diagonal_strided_copy_cuda(p, c10::cuda::getCurrentCUDAStream());
+  myops::diagonal_strided_copy_cuda(p, myops::current_stream());
   return out;
 }
 
 at::Tensor diagonal_backward_cuda(const at::Tensor& grad_in, c10::IntArrayRef input_sizes,
                                   int64_t offset, int64_t dim1, int64_t dim2) {
   const auto g = myops::diagonal_backward_geometry(grad_in.sizes(), input_sizes, offset, dim1, dim2);
-  c10::cuda::CUDAGuard guard(grad_in.device());
+  myops::CudaGuard guard(grad_in.device());
   at::Tensor grad = grad_in.is_conj() || grad_in.is_neg() ? grad_in.resolve_conj().resolve_neg() : grad_in;
   at::Tensor out = at::zeros(input_sizes, grad.options());
   if (grad.numel() == 0) return out;
@@ -58,13 +57,13 @@ at::Tensor diagonal_backward_cuda(const at::Tensor& grad_in, c10::IntArrayRef in
     grad = grad.contiguous();  // then both operands merge into at most 4 dims
     p = plan();
   }
-  myops::diagonal_strided_copy_cuda(p, c10::cuda::getCurrentCUDAStream());
+  myops::diagonal_strided_copy_cuda(p, myops::current_stream());
   return out;
 }
 
 }  // namespace
 
-TORCH_LIBRARY_IMPL(myops, CUDA, m) {
+MYOPS_CUDA_LIBRARY_IMPL(m) {
   m.impl("diagonal", &diagonal_cuda);
   m.impl("diagonal_backward", &diagonal_backward_cuda);
 }

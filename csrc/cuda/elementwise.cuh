@@ -35,6 +35,7 @@
 #include "common/elementwise_functors.h"
 #include "common/strided.h"
 #include "cuda/elementwise_launch.h"
+#include "cuda/launch.h"
 
 namespace myops {
 namespace ew {
@@ -74,14 +75,45 @@ struct HasApply2<G, std::void_t<decltype(&G::apply2)>> : std::true_type {};
 
 // ---- storage-level adaptors -----------------------------------------------------------------------
 
+// Functors whose result is one of their operands (relu, maximum, minimum, clamp).
+template <class F>
+struct Selects : std::false_type {};
+template <>
+struct Selects<Relu> : std::true_type {};
+template <>
+struct Selects<Maximum> : std::true_type {};
+template <>
+struct Selects<Minimum> : std::true_type {};
+template <>
+struct Selects<Clamp> : std::true_type {};
+
+// The first NaN among storage values (the caller knows there is one).
+template <typename C, typename T, typename... R>
+__device__ __forceinline__ T first_nan(T a, R... r) {
+  if constexpr (sizeof...(R) == 0) {
+    return a;
+  } else {
+    return static_cast<C>(a) != static_cast<C>(a) ? a : first_nan<C>(r...);
+  }
+}
+
 // Converts storage values to the compute type, applies F, rounds back (PyTorch's opmath).
+// A selecting functor's NaN result is returned as its operand is stored: torch's CUDA kernels
+// for these ops return the half / bfloat16 operand itself, whose NaN sign and payload the
+// round trip through float would not keep (the device's float -> half conversion makes every
+// NaN canonical). The functors test the operands for NaN in argument order, as torch's do.
 template <typename T, class F>
 struct InOpMath {
   F f;
   template <class... A>
   __device__ __forceinline__ T operator()(A... a) const {
     using C = opmath_t<T>;
-    return static_cast<T>(f(static_cast<C>(a)...));
+    if constexpr (Selects<F>::value && !std::is_same<C, T>::value) {
+      const C r = f(static_cast<C>(a)...);
+      return r != r ? first_nan<C>(a...) : static_cast<T>(r);
+    } else {
+      return static_cast<T>(f(static_cast<C>(a)...));
+    }
   }
 };
 
@@ -310,7 +342,7 @@ void launch(const Desc& d, const G& g) {
     }
     const int64_t npack = d.numel / N;
     const int64_t units = npack > d.numel - npack * N ? npack : d.numel - npack * N;
-    linear_kernel<N, Out, G, In...><<<grid_for(units, d.device), kBlock, 0, d.stream>>>(g, a);
+    MYOPS_LAUNCH(grid_for(units, d.device), kBlock, d.stream, linear_kernel<N, Out, G, In...>)(g, a);
     C10_CUDA_KERNEL_LAUNCH_CHECK();
     return;
   }
@@ -339,10 +371,10 @@ void launch(const Desc& d, const G& g) {
   const unsigned grid = grid_for(units, d.device);
   if (fits32) {
     OffsetCalc<NARGS, uint32_t> oc(shape);
-    strided_kernel<N, uint32_t, Out, G, In...><<<grid, kBlock, 0, d.stream>>>(g, a, oc, vec);
+    MYOPS_LAUNCH(grid, kBlock, d.stream, strided_kernel<N, uint32_t, Out, G, In...>)(g, a, oc, vec);
   } else {
     OffsetCalc<NARGS, uint64_t> oc(shape);
-    strided_kernel<N, uint64_t, Out, G, In...><<<grid, kBlock, 0, d.stream>>>(g, a, oc, vec);
+    MYOPS_LAUNCH(grid, kBlock, d.stream, strided_kernel<N, uint64_t, Out, G, In...>)(g, a, oc, vec);
   }
   C10_CUDA_KERNEL_LAUNCH_CHECK();
 }

@@ -14,7 +14,16 @@ void launch_div_minmax(EwKind kind, const Desc& d) {
   const auto dt = static_cast<c10::ScalarType>(d.dtype);
   switch (kind) {
     case EwKind::Div:
-      AT_DISPATCH_V2(dt, "myops.div", AT_WRAP([&] { launch_same<scalar_t, 2>(d, Div{}); }), MYOPS_EW_FLOAT);
+      AT_DISPATCH_V2(dt, "myops.div", AT_WRAP([&] {
+        using C = opmath_t<scalar_t>;
+        if (d.bind == 1) {
+          // a CPU scalar divisor: torch's CUDA kernel computes a * (1 / s), 1 / s in opmath
+          const C inv = C(1) / host_value<C>(d.bound);
+          launch<scalar_t, scalar_t>(d, InOpMath<scalar_t, BindRight<Mul, C>>{{Mul{}, inv}});
+        } else {
+          launch_same<scalar_t, 2>(d, Div{});
+        }
+      }), MYOPS_EW_FLOAT);
       break;
     case EwKind::Maximum:
       AT_DISPATCH_V2(dt, "myops.maximum", AT_WRAP([&] { launch_same<scalar_t, 2>(d, Maximum{}); }), MYOPS_EW_ALL);

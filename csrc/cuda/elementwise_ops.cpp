@@ -3,8 +3,6 @@
 // cuda/elementwise_launch.h and calls the kernel files (elementwise_*.cu) under a device guard
 // on the current stream.
 #include <ATen/Dispatch_v2.h>
-#include <c10/cuda/CUDAGuard.h>
-#include <c10/cuda/CUDAStream.h>
 #include <torch/library.h>
 
 #include <cstring>
@@ -12,6 +10,7 @@
 #include "common/elementwise_functors.h"
 #include "common/elementwise_ops.h"
 #include "cuda/elementwise_launch.h"
+#include "cuda/glue.h"
 
 namespace myops {
 namespace {
@@ -49,6 +48,7 @@ cuda::Desc make_desc(const EwPlan& p) {
 }
 
 struct CudaBackend {
+  static constexpr bool kCpuRules = false;
   static at::Tensor cast(const at::Tensor& t, at::ScalarType dt) { return Ops<CudaBackend>::cast(t, dt); }
 
   static void run(EwKind kind, const EwPlan& plan, const EwParams& prm) {
@@ -56,6 +56,9 @@ struct CudaBackend {
                         kind == EwKind::Maximum || kind == EwKind::Minimum;
     const bool reduced = plan.dtype == at::kHalf || plan.dtype == at::kBFloat16;
     int bind = (binary && reduced) ? plan.opmath_fold() : -1;
+    // torch's CUDA div by a CPU scalar multiplies by its reciprocal (computed in opmath on the
+    // host), for every floating dtype: the divisor is bound (launch_div_minmax)
+    if (kind == EwKind::Div && plan.folded[1]) bind = 1;
     cuda::Desc d;
     if (bind >= 0) {
       d = make_desc(plan.without_input(bind));
@@ -67,9 +70,9 @@ struct CudaBackend {
     write_opmath(prm.alpha, plan.dtype, d.alpha);
     d.alpha_one = prm.alpha.equal(1);
     d.tanh = prm.tanh;
-    c10::cuda::CUDAGuard guard(plan.out.device());
+    CudaGuard guard(plan.out.device());
     d.device = plan.out.get_device();
-    d.stream = c10::cuda::getCurrentCUDAStream(d.device).stream();
+    d.stream = current_stream(d.device);
     switch (kind) {
       case EwKind::Relu:
       case EwKind::Gelu:
@@ -104,4 +107,4 @@ struct CudaBackend {
 }  // namespace
 }  // namespace myops
 
-TORCH_LIBRARY_IMPL(myops, CUDA, m) { myops::ew::register_all<myops::CudaBackend>(m); }
+MYOPS_CUDA_LIBRARY_IMPL(m) { myops::ew::register_all<myops::CudaBackend>(m); }

@@ -16,8 +16,6 @@
 #include <ATen/OpMathType.h>
 #include <ATen/core/Tensor.h>
 #include <c10/cuda/CUDAException.h>
-#include <c10/cuda/CUDAGuard.h>
-#include <c10/cuda/CUDAStream.h>
 #include <cuda_runtime.h>
 #include <torch/library.h>
 
@@ -28,6 +26,8 @@
 
 #include "common/fast_divmod.h"
 #include "common/max_pool2d_add_shape.h"
+#include "cuda/glue.h"
+#include "cuda/launch.h"
 
 namespace myops {
 namespace {
@@ -105,16 +105,27 @@ __global__ void __launch_bounds__(kThreads)
     const S* base = locate<kCL>(lin, in, g, n, c, oh, ow, sh, sw);
     const int hstart = int(oh) * sH - pH, wstart = int(ow) * sW - pW;
     M m = -std::numeric_limits<M>::infinity();
+    if constexpr (KH > 0) {  // compile-time window: unrolled, each position tested
 #pragma unroll
-    for (int i = 0; i < kH; ++i) {
-      const int ih = hstart + i;
-      if (ih < 0 || ih >= g.H) continue;
+      for (int i = 0; i < KH; ++i) {
+        const int ih = hstart + i;
+        if (ih < 0 || ih >= g.H) continue;
 #pragma unroll
-      for (int j = 0; j < kW; ++j) {
-        const int iw = wstart + j;
-        if (iw < 0 || iw >= g.W) continue;
-        const M v = static_cast<M>(base[index_t(ih) * sh + index_t(iw) * sw]);
-        if (v > m || v != v) m = v;
+        for (int j = 0; j < KW; ++j) {
+          const int iw = wstart + j;
+          if (iw < 0 || iw >= g.W) continue;
+          const M v = static_cast<M>(base[index_t(ih) * sh + index_t(iw) * sw]);
+          if (v > m || v != v) m = v;
+        }
+      }
+    } else {  // runtime window: clipped to the input first (a window may be far larger)
+      const int h0 = max(hstart, 0), h1 = int(min(int64_t(hstart) + kH, int64_t(g.H)));
+      const int w0 = max(wstart, 0), w1 = int(min(int64_t(wstart) + kW, int64_t(g.W)));
+      for (int ih = h0; ih < h1; ++ih) {
+        for (int iw = w0; iw < w1; ++iw) {
+          const M v = static_cast<M>(base[index_t(ih) * sh + index_t(iw) * sw]);
+          if (v > m || v != v) m = v;
+        }
       }
     }
     // torch: pooled in self's dtype, then add with both operands in R, summed in opmath(R).
@@ -126,6 +137,11 @@ __global__ void __launch_bounds__(kThreads)
 
 template <typename index_t>
 Geom<index_t> make_geom(const Pool2d& p, const std::array<int64_t, 4>& st) {
+  // the kernels hold plane sizes and window parameters in int
+  for (int64_t v : {p.C, p.H, p.W, p.Ho, p.Wo, p.kH, p.kW, p.sH, p.sW, p.pH, p.pW}) {
+    TORCH_CHECK(v <= std::numeric_limits<int>::max() / 2, "myops.max_pool2d_add: on CUDA, every size and pooling "
+                "parameter must be below 2^30, got ", v);
+  }
   Geom<index_t> g;
   g.C = int(p.C), g.H = int(p.H), g.W = int(p.W), g.Ho = int(p.Ho), g.Wo = int(p.Wo);
   g.kH = int(p.kH), g.kW = int(p.kW), g.sH = int(p.sH), g.sW = int(p.sW);
@@ -162,14 +178,14 @@ void launch_forward(const Forward& f, int device, cudaStream_t stream) {
   // (rare) share the generic kernel to keep the number of instantiations down.
   if constexpr (std::is_same_v<S, R>) {
     if (p.is_fast_3x3s2p1()) {
-      max_pool2d_add_kernel<S, R, index_t, kCL, 3, 3, 2, 2, 1, 1>
-          <<<blocks, kThreads, 0, stream>>>(in, oth, out, total, g);
+      MYOPS_LAUNCH(blocks, kThreads, stream, max_pool2d_add_kernel<S, R, index_t, kCL, 3, 3, 2, 2, 1, 1>)(
+          in, oth, out, total, g);
       C10_CUDA_KERNEL_LAUNCH_CHECK();
       return;
     }
   }
-  max_pool2d_add_kernel<S, R, index_t, kCL, 0, 0, 0, 0, 0, 0>
-      <<<blocks, kThreads, 0, stream>>>(in, oth, out, total, g);
+  MYOPS_LAUNCH(blocks, kThreads, stream, max_pool2d_add_kernel<S, R, index_t, kCL, 0, 0, 0, 0, 0, 0>)(
+      in, oth, out, total, g);
   C10_CUDA_KERNEL_LAUNCH_CHECK();
 }
 
@@ -193,12 +209,12 @@ at::Tensor max_pool2d_add_cuda(const at::Tensor& self, const at::Tensor& other,
                                at::IntArrayRef kernel_size, at::IntArrayRef stride,
                                at::IntArrayRef padding, bool ceil_mode) {
   check_same_device(self, "self", other, "other", "max_pool2d_add");  // before the guard
-  c10::cuda::CUDAGuard guard(self.device());
+  CudaGuard guard(self.device());
   Forward f = max_pool2d_add::prepare_forward(self, other, kernel_size, stride, padding,
                                               ceil_mode, "max_pool2d_add");
   if (f.out.numel() == 0) return f.out;
   const int device = self.get_device();
-  cudaStream_t stream = c10::cuda::getCurrentCUDAStream().stream();
+  cudaStream_t stream = current_stream();
   const at::ScalarType s = f.self.scalar_type(), r = f.out.scalar_type();
   AT_DISPATCH_V2(
       s, "myops.max_pool2d_add", AT_WRAP([&] {
@@ -243,7 +259,10 @@ __global__ void __launch_bounds__(kThreads)
       for (int ow = pw0; ow < pw1; ++ow) {
         const int w0 = max(ow * g.sW - g.pW, 0), w1 = min(ow * g.sW - g.pW + g.kW, g.W);
         M m = -std::numeric_limits<M>::infinity();
-        int bh = h0, bw = w0;  // torch starts the argmax at the window's first element
+        // torch's argmax of a window with no element above -inf: its NCHW kernel keeps the
+        // window's first element, its channels_last (NHWC) kernel plane index 0, i.e. (0, 0):
+        // such a window's gradient then goes to (0, 0) if the window covers it, else nowhere.
+        int bh = kCL ? 0 : h0, bw = kCL ? 0 : w0;
         for (int y = h0; y < h1; ++y) {
           for (int x = w0; x < w1; ++x) {
             const M v = static_cast<M>(base[index_t(y) * sh + index_t(x) * sw]);
@@ -275,7 +294,7 @@ void launch_backward(const Backward& b, int device, cudaStream_t stream) {
     g.d2 = FastDivmod<index_t>(index_t(p.C));
   }
   const unsigned blocks = unsigned(grid_for(b.grad_self.numel(), device));
-  max_pool2d_add_backward_kernel<S, index_t, kCL><<<blocks, kThreads, 0, stream>>>(
+  MYOPS_LAUNCH(blocks, kThreads, stream, max_pool2d_add_backward_kernel<S, index_t, kCL>)(
       b.self.const_data_ptr<S>(), b.grad.const_data_ptr<S>(), b.grad_self.mutable_data_ptr<S>(),
       index_t(b.grad_self.numel()), g);
   C10_CUDA_KERNEL_LAUNCH_CHECK();
@@ -285,12 +304,12 @@ at::Tensor max_pool2d_add_backward_cuda(const at::Tensor& grad_output, const at:
                                         at::IntArrayRef kernel_size, at::IntArrayRef stride,
                                         at::IntArrayRef padding, bool ceil_mode) {
   check_same_device(self, "self", grad_output, "grad_output", "max_pool2d_add_backward");
-  c10::cuda::CUDAGuard guard(self.device());
+  CudaGuard guard(self.device());
   Backward b = max_pool2d_add::prepare_backward(grad_output, self, kernel_size, stride, padding,
                                                 ceil_mode, "max_pool2d_add_backward");
   if (b.grad_self.numel() == 0) return b.grad_self;
   const int device = self.get_device();
-  cudaStream_t stream = c10::cuda::getCurrentCUDAStream().stream();
+  cudaStream_t stream = current_stream();
   const Pool2d& p = b.g;
   const int64_t sizes[4] = {p.N, p.C, p.Ho, p.Wo};
   const int64_t lim = std::numeric_limits<int32_t>::max();
@@ -312,7 +331,7 @@ at::Tensor max_pool2d_add_backward_cuda(const at::Tensor& grad_output, const at:
 }  // namespace
 }  // namespace myops
 
-TORCH_LIBRARY_IMPL(myops, CUDA, m) {
+MYOPS_CUDA_LIBRARY_IMPL(m) {
   m.impl("max_pool2d_add", &myops::max_pool2d_add_cuda);
   m.impl("max_pool2d_add_backward", &myops::max_pool2d_add_backward_cuda);
 }

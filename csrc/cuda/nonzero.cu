@@ -37,6 +37,7 @@
 #include "common/checks.h"
 #include "common/strided.h"
 #include "cuda/nonzero.h"
+#include "cuda/launch.h"
 
 namespace myops {
 namespace nonzero_cuda {
@@ -80,7 +81,7 @@ void fill_tail(int64_t* out, int64_t pitch, int ndim, int64_t size, const int64_
   // enough blocks for the whole tail in one sweep, capped (grid-stride loop beyond)
   const int64_t blocks = std::min<int64_t>((size + kThreads - 1) / kThreads, 1024);
   dim3 grid(static_cast<unsigned>(blocks), static_cast<unsigned>(ndim));
-  fill_tail_kernel<<<grid, kThreads, 0, stream>>>(out, pitch, size, d_count, fill_value);
+  MYOPS_LAUNCH(grid, kThreads, stream, fill_tail_kernel)(out, pitch, size, d_count, fill_value);
   C10_CUDA_KERNEL_LAUNCH_CHECK();
 }
 

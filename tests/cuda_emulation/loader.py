@@ -1,0 +1,83 @@
+"""Builds the CUDA kernels and glue of csrc/cuda with the host compiler (MYOPS_CUDA_EMULATION,
+see csrc/cuda/emulation.h) into a test-only extension whose ops are `torch.ops.myops_emu.<op>`,
+CPU kernels that run the CUDA code on the host."""
+import glob
+import os
+import shutil
+import sys
+
+import torch
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(os.path.dirname(HERE))
+CSRC = os.path.join(ROOT, "csrc")
+
+# The ops whose CUDA kernels the emulation covers (nonzero's run on CUB: not emulated).
+OPS = ["relu", "gelu", "silu", "sigmoid", "mul_scalar", "cast", "add", "sub", "mul", "div", "maximum",
+       "minimum", "where", "addcmul", "clamp", "clamp.Scalar", "max_pool2d_add", "max_pool2d_add_backward",
+       "diagonal", "diagonal_backward"]
+
+
+def cuda_include_dir():
+    """The CUDA headers (cuda_runtime.h, cuda_fp16.h): the toolkit's, else pip's nvidia packages."""
+    from torch.utils import cpp_extension
+
+    cands = []
+    for home in (os.environ.get("CUDA_HOME"), cpp_extension.CUDA_HOME, "/usr/local/cuda"):
+        if home:
+            cands.append(os.path.join(home, "include"))
+    nvcc = shutil.which("nvcc")
+    if nvcc:
+        cands.append(os.path.join(os.path.dirname(os.path.dirname(os.path.realpath(nvcc))), "include"))
+    for p in sys.path:
+        cands += sorted(glob.glob(os.path.join(p, "nvidia", "*", "include")))
+        cands += sorted(glob.glob(os.path.join(p, "nvidia", "cuda_runtime", "include")))
+    for c in cands:
+        if all(os.path.exists(os.path.join(c, h)) for h in ("cuda_runtime.h", "cuda_fp16.h", "crt/host_defines.h")):
+            return c
+    return None
+
+
+def build(verbose=False):
+    """Loads the emulation extension (compiling it on first use) and defines the `myops_emu`
+    schemas as copies of myops' own."""
+    import myops  # noqa: F401  (myops' schemas are the model)
+    from torch.utils import cpp_extension
+
+    inc = cuda_include_dir()
+    if inc is None:
+        raise RuntimeError("no CUDA headers (cuda_runtime.h, cuda_fp16.h) found")
+    # `make sanitize` builds it with AddressSanitizer + UBSan (MYOPS_EMU_CFLAGS), so that an
+    # out-of-bounds access by a CUDA kernel is caught on the CPU, as compute-sanitizer would
+    build_dir = os.environ.get("MYOPS_EMU_BUILD_DIR", os.path.join(ROOT, "build", "cuda_emulation"))
+    extra = os.environ.get("MYOPS_EMU_CFLAGS", "").split()
+    os.makedirs(build_dir, exist_ok=True)
+    sources = sorted(glob.glob(os.path.join(HERE, "*.cpp")))
+    preload = os.environ.pop("LD_PRELOAD", None)  # the sanitizer runtimes are for this process, not the compiler
+    try:
+        cpp_extension.load(
+            name="myops_cuda_emulation",
+            sources=sources,
+            extra_include_paths=[CSRC, inc],
+            extra_cflags=["-O1", "-fwrapv", "-DMYOPS_CUDA_EMULATION"] + extra,
+            extra_ldflags=[f for f in extra if f.startswith("-fsanitize")],
+            build_directory=build_dir,
+            is_python_module=False,
+            verbose=verbose,
+        )
+    finally:
+        if preload is not None:
+            os.environ["LD_PRELOAD"] = preload
+    if not hasattr(build, "lib"):
+        lib = torch.library.Library("myops_emu", "DEF")
+        for name in OPS:
+            op, _, overload = name.partition(".")
+            schema = getattr(getattr(torch.ops.myops, op), overload or "default")._schema
+            lib.define(str(schema).split("::", 1)[1])
+        build.lib = lib
+    return torch.ops.myops_emu
+
+
+if __name__ == "__main__":
+    build(verbose=True)
+    print("built")

@@ -1,0 +1,500 @@
+"""The CUDA kernels and their glue, run on the CPU.
+
+csrc/cuda is compiled a second time by the host compiler with MYOPS_CUDA_EMULATION
+(csrc/cuda/emulation.h): every launch runs its (block, thread) pairs one after another, and the
+ops register as CPU kernels of the test library `myops_emu` (tests/cuda_emulation/loader.py).
+So the CUDA code itself - the glue's CUDA rules, the launch descriptors, packs and per-operand
+alignment, tails, grid-stride loops (the emulated device has one SM, so the grid caps are
+reached), broadcasting offsets, the pooling windows and the diagonal's copy plan - runs in CI,
+which has no GPU. What it cannot show (races, launch limits, speed, the device's own math
+library) is left to tests/*.py on a GPU.
+
+References follow PyTorch's CUDA rules: half / bfloat16 computed in float and rounded once,
+`alpha` / `value` fused (one rounding), a CPU scalar applied at float precision, result strides
+as TensorIterator lays them out off the CPU (computed here on the meta device). nonzero's kernels
+are CUB passes and are not emulated.
+"""
+import math
+
+import pytest
+import torch
+import torch.nn.functional as F
+from hypothesis import given, settings, strategies as st
+
+from cuda_emulation.loader import build, cuda_include_dir
+from helpers import rand, with_layout
+
+pytestmark = pytest.mark.skipif(cuda_include_dir() is None, reason="no CUDA headers to build the emulation with")
+
+REDUCED = (torch.float16, torch.bfloat16)
+
+
+@pytest.fixture(scope="module")
+def E():
+    return build()
+
+
+def meta_strides(fn, *args):
+    """Strides of torch's result under its non-CPU layout rule."""
+    m = [a.to("meta") if isinstance(a, torch.Tensor) and a.dim() > 0 else a for a in args]
+    return fn(*m).stride()
+
+
+def check(actual, expected, strides=None, signed_zero=True, ulps=0, atol=0.0):
+    """dtype, shape, strides (of dims longer than 1) and every element: NaN where `expected` has
+    NaN (any bits), else the same bits (`signed_zero=False`: +0.0 and -0.0 equal), or within
+    `ulps` / `atol`."""
+    assert actual.dtype == expected.dtype, f"dtype {actual.dtype} != {expected.dtype}"
+    assert actual.shape == expected.shape, f"shape {tuple(actual.shape)} != {tuple(expected.shape)}"
+    if strides is not None and actual.numel() > 1:
+        sa = [s for s, n in zip(actual.stride(), actual.shape) if n != 1]
+        se = [s for s, n in zip(strides, actual.shape) if n != 1]
+        assert sa == se, f"strides {actual.stride()} != {tuple(strides)}"
+    a, e = actual.detach(), expected.detach()
+    if not a.dtype.is_floating_point:
+        assert torch.equal(a, e), f"{int((a != e).sum())} of {a.numel()} elements differ"
+        return
+    nan = e.isnan()
+    assert torch.equal(a.isnan(), nan), "NaN positions differ"
+    a, e = a[~nan], e[~nan]
+    if not signed_zero:
+        a, e = a + 0.0, e + 0.0  # -0.0 + 0.0 == +0.0
+    if ulps == 0 and atol == 0:
+        itype = {2: torch.int16, 4: torch.int32, 8: torch.int64}[a.element_size()]
+        bad = a.contiguous().view(itype) != e.contiguous().view(itype)
+        assert not bad.any(), f"{int(bad.sum())} of {a.numel()} elements differ: {a[bad][:4]} vs {e[bad][:4]}"
+        return
+    inf = e.isinf()
+    assert torch.equal(a[inf], e[inf]), "infinities differ"
+    a64, e64 = a[~inf].double(), e[~inf].double()
+    tol = atol + ulps * torch.finfo(actual.dtype).eps * e64.abs()
+    bad = (a64 - e64).abs() > tol
+    assert not bad.any(), f"{int(bad.sum())} elements beyond tolerance: {a64[bad][:4]} vs {e64[bad][:4]}"
+
+
+def up(t):
+    """float for half / bfloat16 (PyTorch's CUDA opmath), anything else unchanged."""
+    return t.float() if isinstance(t, torch.Tensor) and t.dtype in REDUCED else t
+
+
+def reference(fn, *args):
+    """fn under PyTorch's CUDA precision rules, computed on the CPU: reduced-precision operands
+    in float, one rounding to torch's result dtype."""
+    dtype = fn(*args).dtype
+    return fn(*[up(a) for a in args]).to(dtype)
+
+
+def div_reference(a, b):
+    """torch.div under PyTorch's CUDA rules, where a one-element operand is what the emulation
+    sees it as: a CPU scalar (folded into the kernel)."""
+    rt = torch.div(a, b).dtype
+    c = torch.float32 if rt in REDUCED else rt  # opmath
+    if b.numel() == 1:  # div_true_kernel_cuda: a * (1 / b), the reciprocal in opmath
+        return (a.to(c) * (1 / b.to(c))).to(rt)
+    # DivFunctor<scalar_t>: a scalar dividend rounded to the dtype first
+    return (a.to(rt).to(c) / b.to(c)).to(rt)
+
+
+def binary_reference(op, a, b):
+    return div_reference(a, b) if op == "div" else reference(BINARY[op][1], a, b)
+
+
+# ---- binary ops -------------------------------------------------------------------------------
+
+BINARY = {
+    "add": (lambda E: E.add, torch.add),
+    "sub": (lambda E: E.sub, torch.sub),
+    "mul": (lambda E: E.mul, torch.mul),
+    "div": (lambda E: E.div, torch.div),
+    "maximum": (lambda E: E.maximum, torch.maximum),
+    "minimum": (lambda E: E.minimum, torch.minimum),
+}
+BIN_DTYPES = [torch.float32, torch.float64, torch.float16, torch.bfloat16, torch.int32, torch.int64, torch.uint8]
+SHAPES = [(), (0,), (1,), (7,), (33,), (1000,), (5, 37), (3, 4, 17), (2, 3, 9, 11)]
+
+
+@pytest.mark.parametrize(
+    "op,dtype", [(op, dt) for op in BINARY for dt in BIN_DTYPES if op != "div" or dt.is_floating_point], ids=str
+)
+@pytest.mark.parametrize("shape", SHAPES, ids=str)
+@pytest.mark.parametrize("layout", ["contiguous", "transposed", "sliced", "misaligned", "expanded", "channels_last"])
+def test_binary(E, op, dtype, shape, layout):
+    # integer div (true division to float) is in test_binary_mixed_dtypes
+    a = with_layout(rand(shape, dtype, "cpu"), layout)
+    b = rand(shape, dtype, "cpu")
+    if op == "div":
+        b = torch.where(b == 0, torch.ones_like(b), b)
+    fe, ft = BINARY[op]
+    out = fe(E)(a, b)
+    check(out, binary_reference(op, a, b), meta_strides(ft, a, b), signed_zero=op not in ("maximum", "minimum"))
+
+
+@pytest.mark.parametrize("op", ["add", "sub"])
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float16, torch.bfloat16, torch.int64], ids=str)
+def test_alpha(E, op, dtype):
+    a, b = rand((3, 257), dtype, "cpu"), rand((257,), dtype, "cpu")
+    alpha = 3 if dtype == torch.int64 else 0.37
+    out = getattr(E, op)(a, b, alpha=alpha)
+    if dtype.is_floating_point:
+        # one fused rounding (torch's CUDA kernel contracts a + alpha * b): exact in float64 here
+        # with alpha as the kernel holds it: in float
+        alpha_c = torch.tensor(alpha if op == "add" else -alpha, dtype=torch.float32).double()
+        exp = (a.double() + alpha_c * b.double()).float().to(dtype)
+    else:
+        exp = getattr(torch, op)(a, b, alpha=alpha)
+    check(out, exp, meta_strides(lambda x, y: getattr(torch, op)(x, y, alpha=alpha), a, b))
+
+
+MIXED = [(torch.float16, torch.float32), (torch.bfloat16, torch.float16), (torch.int32, torch.float16),
+         (torch.uint8, torch.int8), (torch.bool, torch.float32), (torch.int64, torch.int32)]
+
+
+# sub of bool raises (tested on the CPU)
+@pytest.mark.parametrize(
+    "op,da,db", [(op, a, b) for op in BINARY for a, b in MIXED if op != "sub" or torch.bool not in (a, b)], ids=str
+)
+def test_binary_mixed_dtypes(E, op, da, db):
+    a = rand((4, 6, 33), da, "cpu").transpose(0, 2)
+    b = rand((6, 1), db, "cpu")
+    if op == "div":
+        b = torch.where(b == 0, torch.ones_like(b), b)
+    fe, ft = BINARY[op]
+    check(fe(E)(a, b), binary_reference(op, a, b), meta_strides(ft, a, b), signed_zero=op not in ("maximum", "minimum"))
+
+
+@pytest.mark.parametrize("op", ["add", "mul", "div", "maximum"])
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float16, torch.bfloat16, torch.int32], ids=str)
+@pytest.mark.parametrize("scalar", [0.1, 3, -2.5e-3])
+@pytest.mark.parametrize("side", ["left", "right"])
+def test_cpu_scalar_operand(E, op, dtype, scalar, side):
+    # a 0-d CPU tensor (a wrapped Python number) is folded into the kernel: on CUDA torch
+    # applies it at opmath precision in either position
+    if not dtype.is_floating_point and isinstance(scalar, float) and op != "div":
+        scalar = int(scalar * 100) or 7
+    a = rand((5, 129), dtype, "cpu")
+    s = torch.tensor(scalar, dtype=torch.float64 if isinstance(scalar, float) else torch.int64)
+    args = (s, a) if side == "left" else (a, s)
+    fe, ft = BINARY[op]
+    check(fe(E)(*args), binary_reference(op, *args), signed_zero=op != "maximum")
+
+
+@settings(max_examples=60, deadline=None, derandomize=True)
+@given(
+    op=st.sampled_from(sorted(BINARY)),
+    dtype=st.sampled_from([torch.float32, torch.float16, torch.bfloat16, torch.int16]),
+    shape=st.lists(st.integers(0, 9), min_size=0, max_size=5),
+    bmask=st.integers(0, 31),
+    perm_seed=st.integers(0, 10**6),
+    offset=st.booleans(),
+)
+def test_binary_property(E, op, dtype, shape, bmask, perm_seed, offset):
+    """Random shapes, broadcasting (size-1 dims of `b`), permuted and offset views."""
+    g = torch.Generator().manual_seed(perm_seed)
+    shape = tuple(shape)
+    perm = torch.randperm(len(shape), generator=g).tolist()
+    base = rand(tuple(shape[p] for p in perm), dtype, "cpu")
+    a = base.permute([perm.index(i) for i in range(len(shape))])
+    if offset and a.numel():
+        flat = torch.empty(a.numel() + 1, dtype=dtype)
+        a = flat[1:].view(a.shape).copy_(a)
+    bshape = tuple(1 if (bmask >> i) & 1 else n for i, n in enumerate(shape))
+    b = rand(bshape, dtype, "cpu")
+    if op == "div":
+        b = torch.where(b == 0, torch.ones_like(b), b)
+    fe, ft = BINARY[op]
+    check(fe(E)(a, b), binary_reference(op, a, b), meta_strides(ft, a, b), signed_zero=op not in ("maximum", "minimum"))
+
+
+def test_binary_special_values(E):
+    vals = torch.tensor([0.0, -0.0, 1.0, -1.0, math.inf, -math.inf, math.nan, 1e-45, 3e38, -3e38])
+    a = vals.repeat_interleave(len(vals))
+    b = vals.repeat(len(vals))
+    for name, (fe, ft) in BINARY.items():
+        for dt in (torch.float32, torch.float16, torch.bfloat16):
+            x, y = a.to(dt), b.to(dt)
+            check(fe(E)(x, y), binary_reference(name, x, y), signed_zero=name not in ("maximum", "minimum"))
+
+
+def test_grid_stride_loops(E):
+    # past the emulated device's grid cap (1 SM: 256 blocks of 256 threads, 4 floats a pack)
+    a = torch.randn(2**19 + 13)
+    b = torch.randn(2**19 + 13)
+    check(E.add(a, b), a + b)
+    check(E.add(a[1:], b[:-1]), a[1:] + b[:-1])  # misaligned: one element per access
+    x = torch.randn(1031, 517)
+    check(E.mul(x.t(), x[:, 0]), x.t() * x[:, 0], meta_strides(torch.mul, x.t(), x[:, 0]))
+
+
+# ---- unary ops ----------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "dtype", [torch.float32, torch.float64, torch.float16, torch.bfloat16, torch.int32, torch.int8], ids=str
+)
+@pytest.mark.parametrize("shape", [(), (0,), (1,), (9,), (1000,), (3, 5, 33)], ids=str)
+@pytest.mark.parametrize("layout", ["contiguous", "transposed", "misaligned", "expanded"])
+def test_relu_mul_scalar(E, dtype, shape, layout):
+    x = with_layout(rand(shape, dtype, "cpu"), layout)
+    check(E.relu(x), torch.relu(x), meta_strides(torch.relu, x), signed_zero=False)
+    s = 3 if not dtype.is_floating_point else 0.3
+    check(E.mul_scalar(x, s), reference(lambda t: t * s, x), meta_strides(lambda t: t * s, x))
+
+
+@pytest.mark.parametrize("op", ["gelu", "gelu_tanh", "silu", "sigmoid"])
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64, torch.float16, torch.bfloat16], ids=str)
+@pytest.mark.parametrize("layout", ["contiguous", "transposed", "misaligned"])
+def test_transcendental(E, op, dtype, layout):
+    # the host's libm stands in for the device's, so only the plumbing is exact: within a few
+    # ulp of torch (float / double), one ulp of the storage type (half / bfloat16)
+    x = with_layout(rand((7, 131), dtype, "cpu"), layout)
+    fe = {"gelu": lambda t: E.gelu(t, approximate="none"), "gelu_tanh": lambda t: E.gelu(t, approximate="tanh"),
+          "silu": E.silu, "sigmoid": E.sigmoid}[op]
+    ft = {"gelu": F.gelu, "gelu_tanh": lambda t: F.gelu(t, approximate="tanh"), "silu": F.silu,
+          "sigmoid": torch.sigmoid}[op]
+    ulps = 1 if dtype in REDUCED else 8
+    atol = {torch.float32: 2e-6, torch.float64: 1e-12}.get(dtype, 1e-6)
+    check(fe(x), ft(x.double()).to(dtype), meta_strides(ft, x), ulps=ulps, atol=atol)
+
+
+CASTS = [
+    (torch.float32, torch.float16), (torch.float32, torch.bfloat16), (torch.float16, torch.float32),
+    (torch.bfloat16, torch.float32), (torch.float64, torch.float16), (torch.float32, torch.int32),
+    (torch.int64, torch.float32), (torch.int32, torch.int8), (torch.float32, torch.bool),
+    (torch.bool, torch.float16), (torch.uint8, torch.int64), (torch.float16, torch.bfloat16),
+]
+
+
+@pytest.mark.parametrize("src,dst", CASTS, ids=str)
+@pytest.mark.parametrize("shape", [(1,), (7,), (1001,), (4, 3, 5, 6)], ids=str)
+@pytest.mark.parametrize("layout", ["contiguous", "channels_last", "misaligned", "transposed"])
+def test_cast(E, src, dst, shape, layout):
+    x = with_layout(rand(shape, src, "cpu", low=-100, high=100), layout)
+    if src.is_floating_point and not dst.is_floating_point and dst != torch.bool:
+        x = x.clamp(-100, 100)
+    out = E.cast(x, dst)
+    check(out, x.to(dst), x.to(dst).stride())
+
+
+# ---- ternary ops --------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float16, torch.bfloat16, torch.int64, torch.bool], ids=str)
+@pytest.mark.parametrize("layout", ["contiguous", "transposed", "misaligned", "channels_last"])
+def test_where(E, dtype, layout):
+    c = with_layout(torch.rand(2, 3, 5, 17) < 0.5, layout)
+    a = with_layout(rand((2, 3, 5, 17), dtype, "cpu"), layout)
+    b = rand((5, 1), dtype, "cpu")
+    check(E.where(c, a, b), torch.where(c, a, b), meta_strides(torch.where, c, a, b))
+    s = torch.tensor(2.5 if dtype.is_floating_point else 2).to(dtype)
+    check(E.where(c, s, a), torch.where(c, s, a))
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float16, torch.bfloat16, torch.int32], ids=str)
+@pytest.mark.parametrize("value", [1, 0.5, -3])
+def test_addcmul(E, dtype, value):
+    if not dtype.is_floating_point and isinstance(value, float):
+        value = 2
+    a = rand((3, 65), dtype, "cpu")
+    b = rand((65,), dtype, "cpu").expand(3, 65)
+    c = with_layout(rand((3, 65), dtype, "cpu"), "misaligned")
+    out = E.addcmul(a, b, c, value=value)
+    if dtype.is_floating_point:
+        # torch's CUDA kernel (pointwise_op_impl) in opmath: fma(b, c, a) for value 1, else
+        # fma(value, b * c, a) with the product rounded; the fused step exact in float64 here
+        p = up(b).double() * up(c).double() if value == 1 else value * (up(b) * up(c)).double()
+        exp = (up(a).double() + p).float().to(dtype)
+    else:
+        exp = torch.addcmul(a, b, c, value=value)
+    check(out, exp)
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64, torch.float16, torch.bfloat16, torch.int16], ids=str)
+def test_clamp(E, dtype):
+    x = rand((4, 77), dtype, "cpu")
+    lo, hi = rand((77,), dtype, "cpu"), rand((4, 1), dtype, "cpu")
+    check(E.clamp(x, lo, hi), torch.clamp(x, lo, hi), meta_strides(torch.clamp, x, lo, hi), signed_zero=False)
+    if dtype.is_floating_point:
+        check(E.clamp(x, -0.5, 0.75), reference(lambda t: torch.clamp(t, -0.5, 0.75), x), signed_zero=False)
+        check(E.clamp(x, None, 0.25), reference(lambda t: torch.clamp(t, max=0.25), x), signed_zero=False)
+    else:
+        check(E.clamp(x, -3, 4), torch.clamp(x, -3, 4))
+
+
+def with_nans(x, frac=0.3):
+    """x with NaNs of random sign and payload at random places."""
+    ibits = {torch.float16: (torch.int16, 16, 10), torch.bfloat16: (torch.int16, 16, 7),
+             torch.float32: (torch.int32, 32, 23)}
+    itype, width, mant = ibits[x.dtype]
+    exp_mask = ((1 << (width - 1 - mant)) - 1) << mant
+    payload = torch.randint(1, 1 << mant, x.shape, dtype=torch.int64)
+    sign = torch.randint(0, 2, x.shape, dtype=torch.int64) << (width - 1)
+    v = sign | exp_mask | payload
+    v = torch.where(v >= 1 << (width - 1), v - (1 << width), v).to(itype)  # two's complement
+    m = torch.rand(x.shape) < frac
+    return torch.where(m, v, x.contiguous().view(itype)).view(x.dtype)
+
+
+def nan_bits(t):
+    itype = torch.int32 if t.element_size() == 4 else torch.int16
+    return t.contiguous().view(itype)[t.isnan()]
+
+
+@pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16, torch.float32], ids=str)
+def test_selecting_ops_keep_nan_bits(E, dtype):
+    # torch's CUDA relu / maximum / minimum / clamp return a NaN operand as it is stored (the
+    # first NaN among self, other / self, min, max); only the non-NaN values go through float
+    x, y, z = (with_nans(rand((5, 77), dtype, "cpu")) for _ in range(3))
+    cases = [
+        (E.relu(x), x, torch.relu(x)),
+        (E.maximum(x, y), torch.where(x.isnan(), x, y), torch.maximum(x, y)),
+        (E.minimum(x, y), torch.where(x.isnan(), x, y), torch.minimum(x, y)),
+        (E.clamp(x, y, z), torch.where(x.isnan(), x, torch.where(y.isnan(), y, z)), torch.clamp(x, y, z)),
+        (E.clamp(x, -0.5, 0.5), x, torch.clamp(x, -0.5, 0.5)),
+    ]
+    for out, nan_source, values in cases:
+        check(out, values, signed_zero=False)
+        assert torch.equal(nan_bits(out), nan_source.contiguous().view(nan_bits(out).dtype)[out.isnan()])
+
+
+# ---- max_pool2d_add -----------------------------------------------------------------------------
+
+POOLS = [
+    ((3, 3), (2, 2), (1, 1), False),  # the unrolled kernel
+    ((2, 2), (2, 2), (0, 0), False),
+    ((3, 2), (1, 2), (1, 0), True),
+    ((5, 5), (1, 1), (2, 2), False),
+]
+
+
+def pool_ref(x, other, k, s, p, ceil):
+    pooled = F.max_pool2d(x, k, s, p, ceil_mode=ceil)
+    return reference(torch.add, pooled, other)
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64, torch.float16, torch.bfloat16], ids=str)
+@pytest.mark.parametrize("pool", POOLS, ids=str)
+@pytest.mark.parametrize("channels_last", [False, True])
+@pytest.mark.parametrize("other_shape", ["full", "channel", "plane", "scalar"])
+def test_max_pool2d_add(E, dtype, pool, channels_last, other_shape):
+    k, s, p, ceil = pool
+    x = rand((2, 5, 13, 11), dtype, "cpu")
+    x[0, 1, 2:5, 3:6] = x[0, 1, 2, 3]  # ties
+    x[1, 2, 4, 4] = math.nan if dtype.is_floating_point else 0
+    if channels_last:
+        x = x.contiguous(memory_format=torch.channels_last)
+    out_shape = F.max_pool2d(x, k, s, p, ceil_mode=ceil).shape
+    oshape = {"full": out_shape, "channel": (1, 5, 1, 1), "plane": (2, 1) + tuple(out_shape[2:]),
+              "scalar": ()}[other_shape]
+    other = rand(oshape, dtype, "cpu")
+    out = E.max_pool2d_add(x, other, list(k), list(s), list(p), ceil)
+    exp = pool_ref(x, other, k, s, p, ceil)
+    check(out, exp, exp.stride())
+
+
+def test_max_pool2d_add_grid_stride(E):
+    x = torch.randn(4, 16, 130, 66)  # 139k outputs: past the emulated grid cap of 16k threads
+    o = torch.randn(4, 16, 65, 33)
+    check(E.max_pool2d_add(x, o, [3, 3], [2, 2], [1, 1], False), F.max_pool2d(x, 3, 2, 1) + o)
+    xc = x.contiguous(memory_format=torch.channels_last)
+    exp = F.max_pool2d(xc, 3, 2, 1) + o
+    check(E.max_pool2d_add(xc, o, [3, 3], [2, 2], [1, 1], False), exp, exp.stride())
+
+
+def test_max_pool2d_add_huge_window(E):
+    # accepted geometry with a window far larger than the input: the loop is clipped first
+    x = torch.randn(1, 2, 3, 3)
+    o = torch.randn(1, 2, 1, 1)
+    k, p = 2**29, 2**28
+    out = E.max_pool2d_add(x, o, [k, k], [1, 1], [p, p], False)
+    check(out, (x.amax(dim=(2, 3), keepdim=True) + o).expand(1, 2, 4, 4))
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64, torch.float16, torch.bfloat16], ids=str)
+@pytest.mark.parametrize("pool", POOLS, ids=str)
+@pytest.mark.parametrize("channels_last", [False, True])
+def test_max_pool2d_add_backward(E, dtype, pool, channels_last):
+    k, s, p, ceil = pool
+    x = rand((2, 3, 12, 9), dtype, "cpu")
+    x[0, 1, 2:5, 3:6] = x[0, 1, 2, 3]  # ties: the first in row-major window order wins
+    x[1, 2, 4, 4] = math.nan
+    if channels_last:
+        x = x.contiguous(memory_format=torch.channels_last)
+    # torch's CPU backward sums in the same (row-major window) order; CUDA accumulates half /
+    # bfloat16 in float and rounds once
+    xr = up(x).detach().requires_grad_()
+    pooled = F.max_pool2d(xr, k, s, p, ceil_mode=ceil)
+    go = rand(pooled.shape, dtype, "cpu")
+    pooled.backward(up(go))
+    gi = E.max_pool2d_add_backward(go, x, list(k), list(s), list(p), ceil)
+    exp = xr.grad.to(dtype)
+    check(gi, exp, exp.stride())
+
+
+@pytest.mark.parametrize("channels_last", [False, True])
+def test_max_pool2d_add_backward_all_minus_inf_window(E, channels_last):
+    # torch's CUDA kernels: NCHW gives such a window's gradient to its first element, NHWC
+    # (channels_last) to (0, 0) if the window covers it and drops it otherwise
+    x = torch.randn(1, 2, 8, 8)
+    x[:, :, 3:6, 3:6] = -math.inf  # the window of output (2, 2) of 3x3 / s2 / p1: rows, cols 3..5
+    x[:, :, 0:2, 0:2] = -math.inf  # output (0, 0) too (clipped to rows, cols 0..1)
+    if channels_last:
+        x = x.contiguous(memory_format=torch.channels_last)
+    go = torch.ones(1, 2, 4, 4)
+    gi = E.max_pool2d_add_backward(go, x, [3, 3], [2, 2], [1, 1], False)
+    if channels_last:
+        assert (gi[:, :, 3:6, 3:6] == 0).all()
+        assert (gi[:, :, 0, 0] == 1).all()
+    else:
+        assert (gi[:, :, 3, 3] == 1).all()  # the first element of window (2, 2)
+        assert (gi[:, :, 0, 0] == 1).all()
+    assert gi.sum() == go.sum() - (2 if channels_last else 0)
+
+
+# ---- diagonal -----------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "dtype",
+    [torch.float32, torch.float16, torch.int64, torch.bool, torch.uint8, torch.complex64, torch.complex128],
+    ids=str,
+)
+@pytest.mark.parametrize(
+    "shape,offset,d1,d2",
+    [((5, 7), 0, 0, 1), ((5, 7), 2, 0, 1), ((5, 7), -3, 1, 0), ((3, 4, 6, 5), 1, 1, 3), ((2, 9, 9), 0, -2, -1),
+     ((2, 3, 4, 5, 6), -1, 0, 4), ((4, 4), 9, 0, 1), ((64, 33, 33), 0, 1, 2)],
+    ids=str,
+)
+@pytest.mark.parametrize("layout", ["contiguous", "transposed", "sliced", "expanded", "misaligned"])
+def test_diagonal(E, dtype, shape, offset, d1, d2, layout):
+    x = with_layout(rand(shape, dtype, "cpu") if not dtype.is_complex else torch.randn(shape, dtype=dtype), layout)
+    out = E.diagonal(x, offset, d1, d2)
+    exp = torch.diagonal(x, offset, d1, d2).contiguous()
+    check(out, exp, exp.stride())
+    g = rand(exp.shape, dtype, "cpu") if not dtype.is_complex else torch.randn(exp.shape, dtype=dtype)
+    gb = E.diagonal_backward(g, list(x.shape), offset, d1, d2)
+    ref = torch.zeros(x.shape, dtype=dtype)
+    torch.diagonal(ref, offset, d1, d2).copy_(g)
+    check(gb, ref, ref.stride())
+
+
+def test_max_pool2d_add_parameters_past_int_raise(E):
+    x = torch.randn(1, 1, 2, 2)
+    with pytest.raises(RuntimeError, match="below 2\\^30"):
+        E.max_pool2d_add(x, torch.zeros(()), [2**30 + 2, 2**30 + 2], [1, 1], [2**29 + 1, 2**29 + 1], False)
+
+
+def test_64bit_offsets(E):
+    # views whose offsets pass 2^31 elements take the kernels' 64-bit index paths (the storage
+    # is reserved, not touched: only the viewed bytes are written)
+    big = torch.empty(2**31 + 4096, dtype=torch.uint8)
+    x = big.as_strided((3, 5, 7), (2**30 + 17, 64, 1))  # offsets up to 2^31 + 290
+    x.copy_(torch.randint(0, 200, (3, 5, 7), dtype=torch.uint8))
+    y = torch.randint(0, 50, (5, 1), dtype=torch.uint8)
+    check(E.add(x, y), x + y, meta_strides(torch.add, x, y))
+    check(E.maximum(y, x), torch.maximum(y, x))
+    check(E.cast(x, torch.float16), x.half())
+    check(E.diagonal(x, 1, 1, 2), torch.diagonal(x, 1, 1, 2).contiguous())
+    g = torch.randint(0, 9, (3, 5), dtype=torch.uint8)
+    ref = torch.zeros(3, 5, 7, dtype=torch.uint8)
+    torch.diagonal(ref, 1, 1, 2).copy_(g)
+    check(E.diagonal_backward(g, [3, 5, 7], 1, 1, 2), ref)
