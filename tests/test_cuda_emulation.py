@@ -498,3 +498,61 @@ def test_64bit_offsets(E):
     ref = torch.zeros(3, 5, 7, dtype=torch.uint8)
     torch.diagonal(ref, 1, 1, 2).copy_(g)
     check(E.diagonal_backward(g, [3, 5, 7], 1, 1, 2), ref)
+
+
+# ---- nonzero (the CUB passes by host stand-ins: the glue, flags and coordinate writers run) ----
+
+NZ_DTYPES = [torch.bool, torch.uint8, torch.int16, torch.int64, torch.float16, torch.bfloat16, torch.float32,
+             torch.float64, torch.complex64]
+
+
+def sparse_like(shape, dtype, frac=0.3):
+    x = rand(shape, dtype, "cpu") if not dtype.is_complex else torch.randn(shape, dtype=dtype)
+    keep = torch.rand(shape) < frac
+    x = torch.where(keep, x, torch.zeros((), dtype=dtype))
+    if dtype.is_floating_point and x.numel():
+        x.view(-1)[::7] = -0.0  # counts as zero
+        x.view(-1)[3::11] = math.nan  # counts as nonzero
+    return x
+
+
+def check_nonzero(E, x):
+    exp = torch.nonzero(x)
+    out = E.nonzero(x)
+    # torch's CUDA layout: column-major [nnz, ndim], strides (1, max(nnz, 1))
+    assert out.dtype == torch.long and out.shape == exp.shape
+    if out.numel():
+        assert out.stride() == (1, max(exp.shape[0], 1)), out.stride()
+    assert torch.equal(out, exp)
+    for size in (0, 1, exp.shape[0], exp.shape[0] + 5):
+        st = E.nonzero_static(x, size=size, fill_value=-7)
+        assert torch.equal(st, torch.nonzero_static(x, size=size, fill_value=-7)), size
+
+
+@pytest.mark.parametrize("dtype", NZ_DTYPES, ids=str)
+@pytest.mark.parametrize("shape", [(), (0,), (1,), (37,), (6, 0), (9, 13), (3, 4, 5, 6), (2,) * 7], ids=str)
+@pytest.mark.parametrize("layout", ["contiguous", "transposed", "sliced", "expanded", "channels_last"])
+def test_nonzero(E, dtype, shape, layout):
+    check_nonzero(E, with_layout(sparse_like(shape, dtype), layout))
+
+
+def test_nonzero_paths(E):
+    # past the 16 MiB worst-case cap: the exact two-pass path (count, then select)
+    x = torch.rand(1200, 1800) < 0.01
+    check_nonzero(E, x)
+    check_nonzero(E, x.t())  # read through strides
+    # every dim reversed: 18 dims after merging, past the kernels' 16 (a contiguous copy first)
+    y = (torch.rand((2,) * 18) < 0.5).permute(tuple(range(17, -1, -1)))
+    check_nonzero(E, y)
+    check_nonzero(E, torch.ones(5, 3, dtype=torch.bool))  # nnz == numel: no trim
+    check_nonzero(E, torch.zeros(4, 4))
+
+
+@settings(max_examples=40, deadline=None, derandomize=True)
+@given(shape=st.lists(st.integers(0, 6), min_size=0, max_size=6), perm_seed=st.integers(0, 10**6),
+       frac=st.sampled_from([0.0, 0.05, 0.5, 1.0]), dtype=st.sampled_from([torch.bool, torch.float32, torch.int8]))
+def test_nonzero_property(E, shape, perm_seed, frac, dtype):
+    g = torch.Generator().manual_seed(perm_seed)
+    perm = torch.randperm(len(shape), generator=g).tolist()
+    base = sparse_like(tuple(shape[p] for p in perm), dtype, frac)
+    check_nonzero(E, base.permute([perm.index(i) for i in range(len(shape))]))
