@@ -556,3 +556,24 @@ def test_nonzero_property(E, shape, perm_seed, frac, dtype):
     perm = torch.randperm(len(shape), generator=g).tolist()
     base = sparse_like(tuple(shape[p] for p in perm), dtype, frac)
     check_nonzero(E, base.permute([perm.index(i) for i in range(len(shape))]))
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float16], ids=str)
+@pytest.mark.parametrize("channels_last", [False, True])
+def test_max_pool2d_add_backward_copies_single_window_gradient(E, dtype, channels_last):
+    # torch's CUDA NHWC backward copies the gradient of an element inside exactly one window,
+    # so a -0.0 stays -0.0; everywhere else (and in NCHW) the gradient is a sum from +0.0
+    x = torch.randn(2, 3, 8, 10).to(dtype)
+    if channels_last:
+        x = x.contiguous(memory_format=torch.channels_last)
+    go = torch.full((2, 3, 4, 5), -0.0, dtype=dtype)
+    gi = E.max_pool2d_add_backward(go, x, [3, 3], [2, 2], [1, 1], False)
+    assert (gi == 0).all()
+    _, idx = F.max_pool2d(x.float(), 3, 2, 1, return_indices=True)
+    argmax = torch.zeros(2, 3, 80, dtype=torch.bool).scatter_(2, idx.flatten(2), True).view(2, 3, 8, 10)
+    def windows(i, n_out):  # how many 3x3 / s2 / p1 windows cover position i
+        return sum(1 for o in range(n_out) if 2 * o - 1 <= i <= 2 * o + 1)
+
+    one = torch.tensor([[windows(h, 4) * windows(w, 5) == 1 for w in range(10)] for h in range(8)])
+    expect_negative = argmax & one if channels_last else torch.zeros_like(argmax)
+    assert torch.equal(torch.signbit(gi), expect_negative)
