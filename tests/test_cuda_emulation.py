@@ -577,3 +577,15 @@ def test_max_pool2d_add_backward_copies_single_window_gradient(E, dtype, channel
     one = torch.tensor([[windows(h, 4) * windows(w, 5) == 1 for w in range(10)] for h in range(8)])
     expect_negative = argmax & one if channels_last else torch.zeros_like(argmax)
     assert torch.equal(torch.signbit(gi), expect_negative)
+
+
+@pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16], ids=str)
+def test_clamp_number_bounds_in_float(E, dtype):
+    # torch's CUDA clamp takes number bounds in float for half / bfloat16 (its CPU kernel
+    # converts them to the dtype, and raises for a half bound past 65504)
+    x = rand((3, 41), dtype, "cpu")
+    check(E.clamp(x, None, 1e6), x)
+    check(E.clamp(x, -1e6, 1e6), x)
+    check(E.clamp(x, 1e38, None), torch.full_like(x.float(), 1e38).to(dtype))  # inf in half
+    with pytest.raises(RuntimeError, match="value cannot be converted to type float without overflow"):
+        E.clamp(x, None, 1e300)
