@@ -22,7 +22,7 @@ import torch.nn.functional as F
 from hypothesis import given, settings, strategies as st
 
 from cuda_emulation.loader import build, cuda_include_dir
-from helpers import rand, with_layout
+from helpers import assert_meta, rand, with_layout
 
 pytestmark = pytest.mark.skipif(cuda_include_dir() is None, reason="no CUDA headers to build the emulation with")
 
@@ -44,12 +44,7 @@ def check(actual, expected, strides=None, signed_zero=True, ulps=0, atol=0.0):
     """dtype, shape, strides (of dims longer than 1) and every element: NaN where `expected` has
     NaN (any bits), else the same bits (`signed_zero=False`: +0.0 and -0.0 equal), or within
     `ulps` / `atol`."""
-    assert actual.dtype == expected.dtype, f"dtype {actual.dtype} != {expected.dtype}"
-    assert actual.shape == expected.shape, f"shape {tuple(actual.shape)} != {tuple(expected.shape)}"
-    if strides is not None and actual.numel() > 1:
-        sa = [s for s, n in zip(actual.stride(), actual.shape) if n != 1]
-        se = [s for s, n in zip(strides, actual.shape) if n != 1]
-        assert sa == se, f"strides {actual.stride()} != {tuple(strides)}"
+    assert_meta(actual, expected, actual.stride() if strides is None else strides)
     a, e = actual.detach(), expected.detach()
     if not a.dtype.is_floating_point:
         assert torch.equal(a, e), f"{int((a != e).sum())} of {a.numel()} elements differ"
