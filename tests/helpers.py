@@ -56,6 +56,19 @@ def with_layout(x, layout):
     return x.contiguous()
 
 
+def assert_meta(actual, expected, strides=None):
+    """Same dtype and shape, and the same strides (`strides`, default expected's) on every dim
+    longer than 1: a size-1 dim never addresses memory, and torch's stride there depends on
+    which overload or layout rule ran."""
+    assert actual.dtype == expected.dtype, f"dtype {actual.dtype} != {expected.dtype}"
+    assert actual.shape == expected.shape, f"shape {tuple(actual.shape)} != {tuple(expected.shape)}"
+    strides = expected.stride() if strides is None else strides
+    if actual.numel() > 1:
+        sa = [st for st, n in zip(actual.stride(), actual.shape) if n != 1]
+        se = [st for st, n in zip(strides, actual.shape) if n != 1]
+        assert sa == se, f"stride {actual.stride()} != {tuple(strides)}"
+
+
 def assert_same(actual, expected, check_stride=True, bitwise=True):
     """Exact comparison: dtype, shape, (strides), and every element, NaNs included; with
     `bitwise`, floating-point bit patterns too (-0.0 vs +0.0, NaN payloads)."""

@@ -22,7 +22,7 @@ import torch.nn.functional as F
 from hypothesis import given, settings, strategies as st
 
 from cuda_emulation.loader import build, cuda_include_dir
-from helpers import rand, with_layout
+from helpers import assert_meta, rand, with_layout
 
 pytestmark = pytest.mark.skipif(cuda_include_dir() is None, reason="no CUDA headers to build the emulation with")
 
@@ -44,12 +44,7 @@ def check(actual, expected, strides=None, signed_zero=True, ulps=0, atol=0.0):
     """dtype, shape, strides (of dims longer than 1) and every element: NaN where `expected` has
     NaN (any bits), else the same bits (`signed_zero=False`: +0.0 and -0.0 equal), or within
     `ulps` / `atol`."""
-    assert actual.dtype == expected.dtype, f"dtype {actual.dtype} != {expected.dtype}"
-    assert actual.shape == expected.shape, f"shape {tuple(actual.shape)} != {tuple(expected.shape)}"
-    if strides is not None and actual.numel() > 1:
-        sa = [s for s, n in zip(actual.stride(), actual.shape) if n != 1]
-        se = [s for s, n in zip(strides, actual.shape) if n != 1]
-        assert sa == se, f"strides {actual.stride()} != {tuple(strides)}"
+    assert_meta(actual, expected, actual.stride() if strides is None else strides)
     a, e = actual.detach(), expected.detach()
     if not a.dtype.is_floating_point:
         assert torch.equal(a, e), f"{int((a != e).sum())} of {a.numel()} elements differ"
@@ -498,3 +493,94 @@ def test_64bit_offsets(E):
     ref = torch.zeros(3, 5, 7, dtype=torch.uint8)
     torch.diagonal(ref, 1, 1, 2).copy_(g)
     check(E.diagonal_backward(g, [3, 5, 7], 1, 1, 2), ref)
+
+
+# ---- nonzero (the CUB passes by host stand-ins: the glue, flags and coordinate writers run) ----
+
+NZ_DTYPES = [torch.bool, torch.uint8, torch.int16, torch.int64, torch.float16, torch.bfloat16, torch.float32,
+             torch.float64, torch.complex64]
+
+
+def sparse_like(shape, dtype, frac=0.3):
+    x = rand(shape, dtype, "cpu") if not dtype.is_complex else torch.randn(shape, dtype=dtype)
+    keep = torch.rand(shape) < frac
+    x = torch.where(keep, x, torch.zeros((), dtype=dtype))
+    if dtype.is_floating_point and x.numel():
+        x.view(-1)[::7] = -0.0  # counts as zero
+        x.view(-1)[3::11] = math.nan  # counts as nonzero
+    return x
+
+
+def check_nonzero(E, x):
+    exp = torch.nonzero(x)
+    out = E.nonzero(x)
+    # torch's CUDA layout: column-major [nnz, ndim], strides (1, max(nnz, 1))
+    assert out.dtype == torch.long and out.shape == exp.shape
+    if out.numel():
+        assert out.stride() == (1, max(exp.shape[0], 1)), out.stride()
+    assert torch.equal(out, exp)
+    for size in (0, 1, exp.shape[0], exp.shape[0] + 5):
+        st = E.nonzero_static(x, size=size, fill_value=-7)
+        assert torch.equal(st, torch.nonzero_static(x, size=size, fill_value=-7)), size
+
+
+@pytest.mark.parametrize("dtype", NZ_DTYPES, ids=str)
+@pytest.mark.parametrize("shape", [(), (0,), (1,), (37,), (6, 0), (9, 13), (3, 4, 5, 6), (2,) * 7], ids=str)
+@pytest.mark.parametrize("layout", ["contiguous", "transposed", "sliced", "expanded", "channels_last"])
+def test_nonzero(E, dtype, shape, layout):
+    check_nonzero(E, with_layout(sparse_like(shape, dtype), layout))
+
+
+def test_nonzero_paths(E):
+    # past the 16 MiB worst-case cap: the exact two-pass path (count, then select)
+    x = torch.rand(1200, 1800) < 0.01
+    check_nonzero(E, x)
+    check_nonzero(E, x.t())  # read through strides
+    # every dim reversed: 18 dims after merging, past the kernels' 16 (a contiguous copy first)
+    y = (torch.rand((2,) * 18) < 0.5).permute(tuple(range(17, -1, -1)))
+    check_nonzero(E, y)
+    check_nonzero(E, torch.ones(5, 3, dtype=torch.bool))  # nnz == numel: no trim
+    check_nonzero(E, torch.zeros(4, 4))
+
+
+@settings(max_examples=40, deadline=None, derandomize=True)
+@given(shape=st.lists(st.integers(0, 6), min_size=0, max_size=6), perm_seed=st.integers(0, 10**6),
+       frac=st.sampled_from([0.0, 0.05, 0.5, 1.0]), dtype=st.sampled_from([torch.bool, torch.float32, torch.int8]))
+def test_nonzero_property(E, shape, perm_seed, frac, dtype):
+    g = torch.Generator().manual_seed(perm_seed)
+    perm = torch.randperm(len(shape), generator=g).tolist()
+    base = sparse_like(tuple(shape[p] for p in perm), dtype, frac)
+    check_nonzero(E, base.permute([perm.index(i) for i in range(len(shape))]))
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float16], ids=str)
+@pytest.mark.parametrize("channels_last", [False, True])
+def test_max_pool2d_add_backward_copies_single_window_gradient(E, dtype, channels_last):
+    # torch's CUDA NHWC backward copies the gradient of an element inside exactly one window,
+    # so a -0.0 stays -0.0; everywhere else (and in NCHW) the gradient is a sum from +0.0
+    x = torch.randn(2, 3, 8, 10).to(dtype)
+    if channels_last:
+        x = x.contiguous(memory_format=torch.channels_last)
+    go = torch.full((2, 3, 4, 5), -0.0, dtype=dtype)
+    gi = E.max_pool2d_add_backward(go, x, [3, 3], [2, 2], [1, 1], False)
+    assert (gi == 0).all()
+    _, idx = F.max_pool2d(x.float(), 3, 2, 1, return_indices=True)
+    argmax = torch.zeros(2, 3, 80, dtype=torch.bool).scatter_(2, idx.flatten(2), True).view(2, 3, 8, 10)
+    def windows(i, n_out):  # how many 3x3 / s2 / p1 windows cover position i
+        return sum(1 for o in range(n_out) if 2 * o - 1 <= i <= 2 * o + 1)
+
+    one = torch.tensor([[windows(h, 4) * windows(w, 5) == 1 for w in range(10)] for h in range(8)])
+    expect_negative = argmax & one if channels_last else torch.zeros_like(argmax)
+    assert torch.equal(torch.signbit(gi), expect_negative)
+
+
+@pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16], ids=str)
+def test_clamp_number_bounds_in_float(E, dtype):
+    # torch's CUDA clamp takes number bounds in float for half / bfloat16 (its CPU kernel
+    # converts them to the dtype, and raises for a half bound past 65504)
+    x = rand((3, 41), dtype, "cpu")
+    check(E.clamp(x, None, 1e6), x)
+    check(E.clamp(x, -1e6, 1e6), x)
+    check(E.clamp(x, 1e38, None), torch.full_like(x.float(), 1e38).to(dtype))  # inf in half
+    with pytest.raises(RuntimeError, match="value cannot be converted to type float without overflow"):
+        E.clamp(x, None, 1e300)

@@ -331,6 +331,7 @@ def test_cuda_streams_and_devices():
     dev = torch.device("cuda", torch.cuda.device_count() - 1)
     x = rand((64, 33, 33), torch.float32, dev)
     s = torch.cuda.Stream(device=dev)
+    s.wait_stream(torch.cuda.current_stream(dev))  # x is written on the current stream
     with torch.cuda.device(dev), torch.cuda.stream(s):
         out = myops.diagonal(x, 1, -2, -1)
         g = myops.diagonal_backward(out, x.shape, 1, -2, -1)

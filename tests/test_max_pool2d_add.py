@@ -362,15 +362,22 @@ def test_errors_mixed_devices():
 
 @cuda_only
 def test_cuda_other_device_and_stream():
-    if torch.cuda.device_count() < 2:
-        pytest.skip("needs two GPUs")
-    x = rand([2, 3, 30, 30], torch.float32, "cuda:1")
-    o = rand([2, 1, 15, 15], torch.float32, "cuda:1")
-    s = torch.cuda.Stream(device="cuda:1")
+    """Runs on the current (non-default) stream and on the tensors' device (the last GPU: not
+    device 0 when there are two)."""
+    dev = torch.device("cuda", torch.cuda.device_count() - 1)
+    x = rand([2, 3, 30, 30], torch.float32, dev).requires_grad_()
+    o = rand([2, 1, 15, 15], torch.float32, dev)
+    s = torch.cuda.Stream(device=dev)
+    s.wait_stream(torch.cuda.current_stream(dev))  # x and o are written on the current stream
     with torch.cuda.stream(s):
         out = myops.max_pool2d_add(x, o)
+        (g,) = torch.autograd.grad(out.sum(), x)
     s.synchronize()
-    assert_same(out, reference(x, o))
+    assert out.device == dev and g.device == dev
+    xr = x.detach().requires_grad_()
+    ref = reference(xr, o)
+    assert_same(out, ref)
+    assert_same(g, torch.autograd.grad(ref.sum(), xr)[0])
 
 
 # ---- gradients ---------------------------------------------------------------------------------

@@ -22,6 +22,7 @@ from hypothesis import HealthCheck, given, settings  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
 
 import myops  # noqa: E402
+from helpers import assert_meta  # noqa: E402
 
 EXAMPLES = int(os.environ.get("MYOPS_HYPOTHESIS_EXAMPLES", "300"))
 settings.register_profile(
@@ -168,15 +169,9 @@ def assert_match(actual, expected, tol=None):
         for a, e in zip(actual, expected):
             assert_match(a, e, tol)
         return
-    assert actual.dtype == expected.dtype, f"dtype {actual.dtype} != {expected.dtype}"
-    assert actual.shape == expected.shape, f"shape {tuple(actual.shape)} != {tuple(expected.shape)}"
-    if actual.numel() > 1:
-        # strides of size-1 dims are not compared: they never address memory, and torch's
-        # choice there depends on which overload ran (clamp with number bounds is a unary op
-        # in torch, a ternary one with 0-d tensors in myops)
-        sa = [st for st, n in zip(actual.stride(), actual.shape) if n != 1]
-        se = [st for st, n in zip(expected.stride(), expected.shape) if n != 1]
-        assert sa == se, f"stride {actual.stride()} != {expected.stride()}"
+    # size-1 dims' strides are not compared (clamp with number bounds is a unary op in torch, a
+    # ternary one with 0-d tensors in myops)
+    assert_meta(actual, expected)
     a, e = actual.detach(), expected.detach()
     if not a.dtype.is_floating_point:
         assert torch.equal(a, e), f"values differ: {a} vs {e}"

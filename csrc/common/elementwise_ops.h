@@ -247,10 +247,15 @@ struct Ops {
     const bool fill = min && max && (nan(min) || nan(max));
     const bool drop_nan_bound = true;
 #endif
+    // torch's CPU kernel converts a bound to the dtype (checked: a half bound past 65504
+    // raises), its CUDA kernel to opmath (float for half / bfloat16, checked for float only)
+    const bool opmath_bounds = !B::kCpuRules && (dt == at::kHalf || dt == at::kBFloat16);
     auto bound = [&](const std::optional<c10::Scalar>& v, bool upper) {
       c10::Scalar s = upper ? c10::Scalar(std::numeric_limits<double>::infinity())
                             : c10::Scalar(-std::numeric_limits<double>::infinity());
-      if (v && !(drop_nan_bound && !fill && nan(v))) {
+      if (v && !(drop_nan_bound && !fill && nan(v)) && opmath_bounds) {
+        return at::scalar_tensor(c10::Scalar(v->to<float>()), at::TensorOptions().dtype(at::kFloat));
+      } else if (v && !(drop_nan_bound && !fill && nan(v))) {
         // Scalar::to is c10's checked conversion (at::scalar_tensor alone would not check)
         AT_DISPATCH_ALL_TYPES_AND2(at::kHalf, at::kBFloat16, dt, "myops.clamp", [&] { s = c10::Scalar(v->to<scalar_t>()); });
       } else if (!at::isFloatingType(dt)) {

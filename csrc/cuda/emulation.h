@@ -5,7 +5,8 @@
 //
 // A launch runs every (block, thread) of the grid in turn on the calling thread. That is
 // faithful for kernels whose threads do not talk to each other (no shared memory, no
-// __syncthreads, no warp intrinsics): the elementwise, max_pool2d_add and diagonal kernels.
+// __syncthreads, no warp intrinsics): the elementwise, max_pool2d_add, diagonal and nonzero
+// fill kernels. nonzero's CUB passes have host stand-ins in cuda/nonzero.cuh.
 // What it cannot show: races, launch limits, the speed, and the device's own math library
 // and intrinsics (the host's versions of expf / erff / the half2 conversions run instead).
 #if !defined(MYOPS_CUDA_EMULATION) || defined(__CUDACC__)
@@ -16,6 +17,7 @@
 #include <cuda_runtime.h>
 
 #include <algorithm>
+#include <cstring>
 #include <utility>
 
 namespace myops {
@@ -37,6 +39,16 @@ inline cudaError_t device_get_attribute(int* v, cudaDeviceAttr attr, int /*devic
     case cudaDevAttrMaxThreadsPerMultiProcessor: *v = kMaxThreadsPerSm; return cudaSuccess;
     default: return cudaErrorInvalidValue;
   }
+}
+
+// cudaMemcpy2DAsync between host buffers (the stream is the host's program order).
+inline cudaError_t memcpy_2d_async(void* dst, size_t dpitch, const void* src, size_t spitch, size_t width,
+                                   size_t height, cudaMemcpyKind /*kind*/, cudaStream_t /*stream*/ = nullptr) {
+  if (width > dpitch || width > spitch) return cudaErrorInvalidPitchValue;
+  for (size_t r = 0; r < height; ++r) {
+    std::memcpy(static_cast<char*>(dst) + r * dpitch, static_cast<const char*>(src) + r * spitch, width);
+  }
+  return cudaSuccess;
 }
 
 template <class... P>
@@ -85,6 +97,7 @@ using std::min;
 #undef __launch_bounds__
 #define __launch_bounds__(...)
 #define cudaDeviceGetAttribute ::myops::emu::device_get_attribute
+#define cudaMemcpy2DAsync ::myops::emu::memcpy_2d_async
 #undef C10_CUDA_CHECK
 #define C10_CUDA_CHECK(expr)                                                                    \
   do {                                                                                        \

@@ -253,6 +253,7 @@ __global__ void __launch_bounds__(kThreads)
     const int pw0 = (w + g.pW < g.kW) ? 0 : (w + g.pW - g.kW) / g.sW + 1;
     const int pw1 = min((w + g.pW) / g.sW + 1, g.Wo);
     M acc = M(0);
+    S copied = S(0);  // the gradient of the last window whose argmax this is, as stored
     const S* gbase = grad + n * g.o0 + c * g.o1;
     for (int oh = ph0; oh < ph1; ++oh) {
       const int h0 = max(oh * g.sH - g.pH, 0), h1 = min(oh * g.sH - g.pH + g.kH, g.H);
@@ -273,10 +274,16 @@ __global__ void __launch_bounds__(kThreads)
             }
           }
         }
-        if (bh == h && bw == w) acc += static_cast<M>(gbase[index_t(oh) * g.o2 + index_t(ow) * g.o3]);
+        if (bh == h && bw == w) {
+          copied = gbase[index_t(oh) * g.o2 + index_t(ow) * g.o3];
+          acc += static_cast<M>(copied);
+        }
       }
     }
-    grad_in[lin] = static_cast<S>(acc);
+    // torch's NHWC kernel copies the gradient of an element covered by exactly one window (a
+    // -0.0 or a NaN keeps its bits); it sums from 0 otherwise, as its NCHW kernel always does
+    const bool one_window = kCL && ph1 - ph0 == 1 && pw1 - pw0 == 1;
+    grad_in[lin] = one_window ? copied : static_cast<S>(acc);
   }
 }
 

@@ -24,9 +24,9 @@
 #include <ATen/ops/empty.h>
 #include <ATen/ops/ne.h>
 #include <c10/cuda/CUDAException.h>
+#if !defined(MYOPS_CUDA_EMULATION)
 #include <c10/cuda/CUDAFunctions.h>
-#include <c10/cuda/CUDAGuard.h>
-#include <c10/cuda/CUDAStream.h>
+#endif
 #include <torch/library.h>
 
 #include <algorithm>
@@ -36,8 +36,9 @@
 
 #include "common/checks.h"
 #include "common/strided.h"
-#include "cuda/nonzero.h"
+#include "cuda/glue.h"
 #include "cuda/launch.h"
+#include "cuda/nonzero.h"
 
 namespace myops {
 namespace nonzero_cuda {
@@ -160,17 +161,22 @@ at::Tensor column_major(int64_t ndim, int64_t n, const at::TensorOptions& opts) 
 
 // The only host synchronization of nonzero: one 8-byte copy into pinned memory.
 int64_t read_count(const at::Tensor& d_count, cudaStream_t stream) {
+#if defined(MYOPS_CUDA_EMULATION)
+  (void)stream;
+  return *d_count.const_data_ptr<int64_t>();  // already on the host
+#else
   at::Tensor host = at::empty({1}, d_count.options().device(at::kCPU).pinned_memory(true));
   c10::cuda::memcpy_and_sync(host.data_ptr(), d_count.const_data_ptr(), sizeof(int64_t),
                              cudaMemcpyDeviceToHost, stream);
   return *host.const_data_ptr<int64_t>();
+#endif
 }
 
 at::Tensor nonzero_on_cuda(const at::Tensor& self) {
   if (self.is_complex()) return nonzero_on_cuda(at::ne(self, 0));  // nonzero: real or imaginary part
   check_input(self, "nonzero");
-  c10::cuda::CUDAGuard guard(self.device());
-  const cudaStream_t stream = c10::cuda::getCurrentCUDAStream();
+  CudaGuard guard(self.device());
+  const cudaStream_t stream = current_stream();
   const auto opts = self.options().dtype(at::kLong);
   const int64_t ndim = self.dim();
   const int64_t numel = self.numel();
@@ -215,8 +221,8 @@ at::Tensor nonzero_static_on_cuda(const at::Tensor& self, int64_t size, int64_t 
   if (self.is_complex()) return nonzero_static_on_cuda(at::ne(self, 0), size, fill_value);
   check_input(self, "nonzero_static");
   MYOPS_CHECK(size >= 0, "nonzero_static", "size", "must be >= 0, got ", size);
-  c10::cuda::CUDAGuard guard(self.device());
-  const cudaStream_t stream = c10::cuda::getCurrentCUDAStream();
+  CudaGuard guard(self.device());
+  const cudaStream_t stream = current_stream();
   const auto opts = self.options().dtype(at::kLong);
   const int64_t ndim = self.dim();
   at::Tensor out = column_major(ndim, size, opts);
@@ -240,7 +246,7 @@ at::Tensor nonzero_static_on_cuda(const at::Tensor& self, int64_t size, int64_t 
 }  // namespace
 }  // namespace myops
 
-TORCH_LIBRARY_IMPL(myops, CUDA, m) {
+MYOPS_CUDA_LIBRARY_IMPL(m) {
   m.impl("nonzero", &myops::nonzero_on_cuda);
   m.impl("nonzero_static", &myops::nonzero_static_on_cuda);
 }

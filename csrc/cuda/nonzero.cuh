@@ -9,13 +9,15 @@
 // into the N-d coordinates of i and writes them to a column-major [ndim, pitch] buffer. CUB's
 // two-phase scatter hands consecutive ranks to consecutive threads, so every coordinate row is
 // written coalesced. No separate index kernel; for 1-D the functor writes i itself.
-#include <c10/cuda/CUDACachingAllocator.h>
 #include <c10/cuda/CUDAException.h>
+#if !defined(MYOPS_CUDA_EMULATION)
+#include <c10/cuda/CUDACachingAllocator.h>
 #include <cub/device/device_reduce.cuh>
 #include <cub/device/device_select.cuh>
 #include <thrust/iterator/counting_iterator.h>
 #include <thrust/iterator/tabulate_output_iterator.h>
 #include <thrust/iterator/transform_iterator.h>
+#endif
 
 #include <cstdint>
 #include <limits>
@@ -112,6 +114,27 @@ struct CoordWriter {
   }
 };
 
+#if defined(MYOPS_CUDA_EMULATION)
+// The CUB passes' host stand-ins for tests/test_cuda_emulation.py (cuda/emulation.h): the same
+// flag and coordinate-writer functors, called in rank order.
+template <typename Flag, typename Writer>
+void launch_select(const Flag& flag, const Writer& writer, int64_t numel, int64_t* d_count,
+                   cudaStream_t /*stream*/) {
+  int64_t rank = 0;
+  for (int64_t i = 0; i < numel; ++i) {
+    if (flag(i)) writer(rank++, i);
+  }
+  *d_count = rank;
+}
+
+template <typename Flag>
+void count_impl(const Flag& flag, int64_t numel, int64_t* d_count, cudaStream_t /*stream*/) {
+  const FlagCount<Flag> one{flag};
+  int64_t n = 0;
+  for (int64_t i = 0; i < numel; ++i) n += one(i);
+  *d_count = n;
+}
+#else
 template <typename Flag, typename Writer>
 void launch_select(const Flag& flag, const Writer& writer, int64_t numel, int64_t* d_count,
                    cudaStream_t stream) {
@@ -123,6 +146,17 @@ void launch_select(const Flag& flag, const Writer& writer, int64_t numel, int64_
   C10_CUDA_CHECK(
       cub::DeviceSelect::If(temp.get(), bytes, first, out, d_count, numel, flag, stream));
 }
+
+template <typename Flag>
+void count_impl(const Flag& flag, int64_t numel, int64_t* d_count, cudaStream_t stream) {
+  auto it = thrust::make_transform_iterator(thrust::counting_iterator<int64_t>(0),
+                                            FlagCount<Flag>{flag});
+  size_t bytes = 0;
+  C10_CUDA_CHECK(cub::DeviceReduce::Sum(nullptr, bytes, it, d_count, numel, stream));
+  auto temp = c10::cuda::CUDACachingAllocator::get()->allocate(bytes);
+  C10_CUDA_CHECK(cub::DeviceReduce::Sum(temp.get(), bytes, it, d_count, numel, stream));
+}
+#endif
 
 template <typename Flag>
 void select_coords_impl(const Flag& flag, const CoordSpec& spec, int64_t numel, int64_t* d_count,
@@ -139,16 +173,6 @@ void select_coords_impl(const Flag& flag, const CoordSpec& spec, int64_t numel, 
   } else {
     launch_select(flag, CoordWriter<uint64_t, kMaxRank - 1>(spec), numel, d_count, stream);
   }
-}
-
-template <typename Flag>
-void count_impl(const Flag& flag, int64_t numel, int64_t* d_count, cudaStream_t stream) {
-  auto it = thrust::make_transform_iterator(thrust::counting_iterator<int64_t>(0),
-                                            FlagCount<Flag>{flag});
-  size_t bytes = 0;
-  C10_CUDA_CHECK(cub::DeviceReduce::Sum(nullptr, bytes, it, d_count, numel, stream));
-  auto temp = c10::cuda::CUDACachingAllocator::get()->allocate(bytes);
-  C10_CUDA_CHECK(cub::DeviceReduce::Sum(temp.get(), bytes, it, d_count, numel, stream));
 }
 
 }  // namespace detail

@@ -12,10 +12,10 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
 CSRC = os.path.join(ROOT, "csrc")
 
-# The ops whose CUDA kernels the emulation covers (nonzero's run on CUB: not emulated).
-OPS = ["relu", "gelu", "silu", "sigmoid", "mul_scalar", "cast", "add", "sub", "mul", "div", "maximum",
-       "minimum", "where", "addcmul", "clamp", "clamp.Scalar", "max_pool2d_add", "max_pool2d_add_backward",
-       "diagonal", "diagonal_backward"]
+# The ops whose CUDA kernels the emulation covers (nonzero: its CUB passes by host stand-ins).
+OPS = ["nonzero", "nonzero_static", "relu", "gelu", "silu", "sigmoid", "mul_scalar", "cast", "add", "sub", "mul",
+       "div", "maximum", "minimum", "where", "addcmul", "clamp", "clamp.Scalar", "max_pool2d_add",
+       "max_pool2d_add_backward", "diagonal", "diagonal_backward"]
 
 
 def cuda_include_dir():
