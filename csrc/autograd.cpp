@@ -141,7 +141,8 @@ struct ReluFn : Function<ReluFn> {
   }
   static variable_list backward(AutogradContext* ctx, variable_list g) {
     auto out = ctx->get_saved_variables()[0];
-    return {op_where().call(at::gt(out, 0), g[0], scalar_of(0, g[0]))};
+    // torch's threshold_backward: zero where out <= 0, the gradient elsewhere (NaN included)
+    return {op_where().call(at::le(out, 0), scalar_of(0, g[0]), g[0])};
   }
 };
 
@@ -300,9 +301,10 @@ struct DivFn : Function<DivFn> {
     Tensor gs, go;
     if (ctx->needs_input_grad(0)) gs = reduce_like(op_div().call(g[0], other), self);
     if (ctx->needs_input_grad(1)) {
-      // d(a/b)/db = -a / b^2
-      auto q = op_div().call(op_mul().call(g[0], self), op_mul().call(other, other));
-      go = reduce_like(op_mul_scalar().call(q, -1), other);
+      // d(a/b)/db = -a / b^2, in torch's order: -g * ((a / b) / b) (b * b would overflow in
+      // half for |b| > 255.9)
+      auto q = op_div().call(op_div().call(self, other), other);
+      go = reduce_like(op_mul_scalar().call(op_mul().call(g[0], q), -1), other);
     }
     return {gs, go};
   }

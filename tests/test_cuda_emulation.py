@@ -584,3 +584,12 @@ def test_clamp_number_bounds_in_float(E, dtype):
     check(E.clamp(x, 1e38, None), torch.full_like(x.float(), 1e38).to(dtype))  # inf in half
     with pytest.raises(RuntimeError, match="value cannot be converted to type float without overflow"):
         E.clamp(x, None, 1e300)
+
+
+@pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16], ids=str)
+def test_clamp_number_bounds_keep_a_0d_self_dtype(E, dtype):
+    # the float bounds are numbers: a 0-d half self stays half (as torch's result)
+    x = torch.tensor(0.3, dtype=dtype)
+    for out in (E.clamp(x, -0.5, 0.25), E.clamp(x, None, 0.25), E.clamp(x, 0.5, None)):
+        assert out.dtype == dtype and out.dim() == 0
+    check(E.clamp(x, -0.5, 0.25), torch.clamp(x.float(), -0.5, 0.25).to(dtype))

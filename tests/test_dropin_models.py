@@ -79,6 +79,21 @@ def train_step(model, inputs, loss_fn):
     return {k: v.detach() for k, v in losses.items()}, new_state
 
 
+def assert_train_step_matches(actual, expected, rerun):
+    """myops' training step against torch's. On the CPU, and wherever torch's own step repeats
+    bit for bit, they must be identical. torch's CUDA step need not repeat (torchvision's
+    roi_align backward sums with atomicAdd): then myops' step must match torch's as closely as
+    torch's steps match each other (to float32 rounding, torch.testing's default tolerance)."""
+    again = rerun()
+    try:
+        assert_identical(again, expected)
+    except AssertionError:
+        torch.testing.assert_close(again, expected)  # torch against itself: the premise
+        torch.testing.assert_close(actual, expected)
+        return
+    assert_identical(actual, expected)
+
+
 @pytest.mark.parametrize("device", DEVICES)
 def test_fasterrcnn_eval_and_train_step_identical(device):
     model = detector(device).eval()
@@ -97,7 +112,7 @@ def test_fasterrcnn_eval_and_train_step_identical(device):
     expected = train_step(model, x, loss)
     with myops.enable() as stats:
         actual = train_step(model, x, loss)
-    assert_identical(actual, expected)
+    assert_train_step_matches(actual, expected, lambda: train_step(model, x, loss))
     assert stats.routed["nonzero"] > 0 and stats.routed["mul"] > 0 and stats.routed["sub"] > 0, stats
 
 
@@ -119,7 +134,7 @@ def test_resnet_eval_and_train_step_identical(device):
     expected = train_step(model, x, loss)
     with myops.enable() as stats:
         actual = train_step(model, x, loss)
-    assert_identical(actual, expected)
+    assert_train_step_matches(actual, expected, lambda: train_step(model, x, loss))
     # ResNet's own ops are mostly in-place (relu_, +=) and stay torch's; its backward's are routed
     assert stats.total > 0, stats
 

@@ -560,3 +560,39 @@ def test_maximum_minimum_gradients_nan_and_ties(name):
         out.append((r,) + torch.autograd.grad(r, (x, y), torch.arange(1.0, 7.0)))
     for m, t in zip(*out):
         assert_same(m, t)
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_relu_gradient_passes_at_nan(device):
+    """torch's relu backward (threshold_backward) zeroes the gradient where out <= 0 only: a NaN
+    output lets the gradient through."""
+    x = torch.tensor([float("nan"), -1.0, 0.0, 2.0], device=device)
+    g = torch.tensor([3.0, 5.0, 7.0, 11.0], device=device)
+    xm, xt = x.clone().requires_grad_(), x.clone().requires_grad_()
+    (gm,) = torch.autograd.grad(myops.relu(xm), xm, g)
+    (gt,) = torch.autograd.grad(torch.relu(xt), xt, g)
+    assert_same(gm, gt)
+    assert gm[0] == 3.0
+
+
+@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("dtype", [torch.float16, torch.float32])
+def test_div_divisor_gradient_in_torch_order(device, dtype):
+    """d(a/b)/db as torch computes it, -g * ((a / b) / b): b * b overflows in half for |b| > 255.9."""
+    a = (torch.randn(64, dtype=torch.float64) * 4).to(dtype).to(device)
+    b = torch.cat([torch.rand(32, dtype=torch.float64) * 600 + 200, torch.randn(32, dtype=torch.float64) + 3]).to(dtype)
+    b = b.to(device)
+    g = torch.randn(64, dtype=torch.float64).to(dtype).to(device)
+    bm, bt = b.clone().requires_grad_(), b.clone().requires_grad_()
+    (gm,) = torch.autograd.grad(myops.div(a, bm), bm, g)
+    (gt,) = torch.autograd.grad(torch.div(a, bt), bt, g)
+    assert_same(gm, gt)
+
+
+@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("other", [0.1, -3, True])
+def test_max_pool2d_add_number_other_in_its_precision(device, other):
+    """A Python number `other` keeps its own precision (float64 for a float), as torch's add
+    with a number does, and is made on the device without a host copy."""
+    x = torch.randn(2, 3, 9, 9, dtype=torch.float64, device=device)
+    assert_same(myops.max_pool2d_add(x, other), torch.nn.functional.max_pool2d(x, 3, 2, 1) + other)

@@ -553,9 +553,13 @@ def scripted_fn(x: torch.Tensor, y: torch.Tensor):
 @pytest.mark.parametrize("device", DEVICES)
 def test_torchscript_calls_are_routed(device):
     x, y = x4(device), x4(device)
-    expected = scripted_fn(x, y)
-    with myops.enable() as stats:
-        actual = scripted_fn(x, y)
+    # the profiling executor's GPU fuser would merge mul / add / relu into one fused kernel
+    # after a warm-up (so whether they reach aten would depend on the tests run before):
+    # the plain interpreter calls each aten op
+    with torch.jit.optimized_execution(False):
+        expected = scripted_fn(x, y)
+        with myops.enable() as stats:
+            actual = scripted_fn(x, y)
     assert_tree_same(actual, expected)
     assert stats.routed == {"nonzero": 1, "mul": 1, "add": 1, "relu": 1}, stats
 
