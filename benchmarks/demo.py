@@ -16,7 +16,7 @@ import torch.nn.functional as F
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
-from runner import cpu_builds, cpu_model, device_name, fmt_time, measure_interleaved  # noqa: E402
+from runner import cpu_builds, cpu_model, device_name, error_text, fmt_time, measure_interleaved  # noqa: E402
 
 import myops  # noqa: E402
 
@@ -88,7 +88,7 @@ def op_table(device):
             tm, tt = measure_interleaved([mine, ref], device, min_time=0.1, max_reps=30)
             row = [op, shape, dtype, err, fmt_time(tm), fmt_time(tt), f"{tt / tm:.2f}x"]
         except Exception as e:  # an op that fails is reported, not hidden
-            row = [op, shape, dtype, f"ERROR: {type(e).__name__}: {str(e).splitlines()[0][:80]}", "-", "-", "-"]
+            row = [op, shape, dtype, f"ERROR: {error_text(e, 100)}", "-", "-", "-"]
         print("  " + " | ".join(row), flush=True)
         rows.append(row)
     return rows
@@ -149,8 +149,7 @@ def main():
             try:
                 row = detector(device)
             except Exception as e:  # reported, not hidden, and the tables above are kept
-                row = ["fasterrcnn_resnet50_fpn, 2 images 320x320",
-                       f"ERROR: {type(e).__name__}: {str(e).splitlines()[0][:80] if str(e) else ''}"] + ["-"] * 5
+                row = ["fasterrcnn_resnet50_fpn, 2 images 320x320", f"ERROR: {error_text(e, 100)}"] + ["-"] * 5
             print("  " + " | ".join(row), flush=True)
             md += ["| model | torch | myops.enable() | ratio | detections | count | calls routed per run |",
                    "|---|---|---|---|---|---|---|", "| " + " | ".join(row) + " |", ""]

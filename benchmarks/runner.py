@@ -198,10 +198,16 @@ def fmt_bytes(b):
     return f"{b / 2**20:.1f} MiB"
 
 
+def error_text(e, limit=300):
+    """An exception in one line: its type and the first line of its message."""
+    first = str(e).splitlines()[0] if str(e) else ""
+    return f"{type(e).__name__}: {first}"[:limit]
+
+
 def error_row(family, device, label, sub_label, e):
     """A case (or a whole family) that raised: reported in its place, the run goes on."""
     return {"family": family, "device": device, "label": label, "sub_label": sub_label,
-            "error": f"{type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}"[:300], "baselines": {}}
+            "error": error_text(e), "baselines": {}}
 
 
 def run_family(family, device, quick, bw):

@@ -69,6 +69,17 @@ def assert_meta(actual, expected, strides=None):
         assert sa == se, f"stride {actual.stride()} != {tuple(strides)}"
 
 
+def assert_bits_nan_anywhere(actual, expected):
+    """Floating-point values bit for bit (signed zeros included), except NaN: NaN exactly where
+    `expected` has NaN, with any sign and payload (torch's own kernels differ on those)."""
+    a, e = actual.detach().cpu(), expected.detach().cpu()
+    nan = e.isnan()
+    assert torch.equal(a.isnan(), nan), "NaN positions differ"
+    itype = {2: torch.int16, 4: torch.int32, 8: torch.int64}[a.element_size()]
+    bad = (a.contiguous().view(itype) != e.contiguous().view(itype)) & ~nan
+    assert not bad.any(), f"{int(bad.sum())} of {a.numel()} elements differ, e.g. {a[bad][:5]} vs {e[bad][:5]}"
+
+
 def assert_same(actual, expected, check_stride=True, bitwise=True):
     """Exact comparison: dtype, shape, (strides), and every element, NaNs included; with
     `bitwise`, floating-point bit patterns too (-0.0 vs +0.0, NaN payloads)."""

@@ -4,7 +4,8 @@ import torch
 import torch.nn.functional as F
 
 import myops
-from helpers import ALL_DTYPES, DEVICES, FLOAT_DTYPES, INT_DTYPES, LAYOUTS, assert_same, cuda_only, rand, with_layout
+from helpers import (ALL_DTYPES, DEVICES, FLOAT_DTYPES, INT_DTYPES, LAYOUTS, assert_bits_nan_anywhere, assert_same,
+                     cuda_only, rand, with_layout)
 
 ops = torch.ops.myops
 
@@ -35,11 +36,7 @@ def assert_exact(actual, expected):
     if not a.dtype.is_floating_point:
         assert torch.equal(a, e), f"max diff {(a.double() - e.double()).abs().max()}"
         return
-    nan = e.isnan()
-    assert torch.equal(a.isnan(), nan), "NaN positions differ"
-    itype = {2: torch.int16, 4: torch.int32, 8: torch.int64}[a.element_size()]
-    bad = (a.contiguous().view(itype) != e.contiguous().view(itype)) & ~nan
-    assert not bad.any(), f"{int(bad.sum())} of {a.numel()} elements differ, e.g. {a[bad][:5]} vs {e[bad][:5]}"
+    assert_bits_nan_anywhere(a, e)
 
 
 def assert_ulp(actual, expected, ulps=None, atol=0.0):

@@ -253,11 +253,12 @@ struct Ops {
     auto bound = [&](const std::optional<c10::Scalar>& v, bool upper) {
       c10::Scalar s = upper ? c10::Scalar(std::numeric_limits<double>::infinity())
                             : c10::Scalar(-std::numeric_limits<double>::infinity());
-      if (v && !(drop_nan_bound && !fill && nan(v)) && opmath_bounds) {
+      const bool given = v && !(drop_nan_bound && !fill && nan(v));
+      if (given && opmath_bounds) {
         auto t = at::scalar_tensor(c10::Scalar(v->to<float>()), at::TensorOptions().dtype(at::kFloat));
         t.unsafeGetTensorImpl()->set_wrapped_number(true);  // a number: no say in the result dtype
         return t;
-      } else if (v && !(drop_nan_bound && !fill && nan(v))) {
+      } else if (given) {
         // Scalar::to is c10's checked conversion (at::scalar_tensor alone would not check)
         AT_DISPATCH_ALL_TYPES_AND2(at::kHalf, at::kBFloat16, dt, "myops.clamp", [&] { s = c10::Scalar(v->to<scalar_t>()); });
       } else if (!at::isFloatingType(dt)) {

@@ -508,8 +508,7 @@ def max_pool2d_add(
             )
         # 0-d (the result keeps self's dtype) in the number's own precision, made on the device
         # by a fill (torch.tensor would copy from the host: a sync, and no CUDA graph capture)
-        dt = torch.bool if isinstance(other, bool) else torch.int64 if isinstance(other, int) else torch.float64
-        other = torch.full((), other, dtype=dt, device=self.device)
+        other = torch.full((), other, dtype=_natural(other), device=self.device)
     k = _pool_pair(kernel_size, "kernel_size")
     # stride None or [] (as torch.ops.aten.max_pool2d): stride = kernel_size
     s = k if stride is None or (not isinstance(stride, int) and len(stride) == 0) else _pool_pair(stride, "stride")
