@@ -101,5 +101,8 @@ def cases(device, quick):
             label="diagonal", sub_label=f"{name} float32 inference_mode", myops=my,
             torch={"torch": ref}, bytes=2 * xx[..., 0, 0].numel() * n * 4,
             numel=xx[..., 0, 0].numel() * n, target=1.0,
+            # torch 2.14's Inductor fails on inference_mode entered inside the compiled function,
+            # and the failure leaves the dispatcher's Python state broken for the whole process
+            inductor=False,
         ))
     return cs

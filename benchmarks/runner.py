@@ -30,9 +30,13 @@ import statistics
 import subprocess
 import sys
 import time
+import warnings
 from typing import Callable, Dict, List, Optional
 
 import torch
+
+# Inductor's own deprecation notes, once per compiled case, would bury the table
+warnings.filterwarnings("ignore", category=FutureWarning, module=r"torch\._inductor")
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
@@ -51,6 +55,36 @@ class Case:
     target: Optional[float] = None  # DESIGN.md §5 target for the ratio torch/myops, if any
     floor_target: Optional[float] = None  # ... and for the fraction of the bandwidth floor, if any
     series: str = ""  # curve this case belongs to in the size plots, e.g. "float32 contiguous"
+    inductor: bool = True  # also time torch.compile (Inductor) of the reference torch call
+
+
+# The second peer of every row: torch.compile (Inductor) of the same torch call as the first
+# baseline, compiled once per case outside the timed region. Off with --no-inductor.
+INDUCTOR = "inductor"
+USE_INDUCTOR = True
+
+
+def reference(row):
+    """The row's first baseline (eager torch), or None for an error row: every reader of a
+    ratio goes through here, so an error row (no baselines) never breaks a reader."""
+    for b in row.get("baselines", {}).values():
+        return b if "ratio" in b else None
+    return None
+
+
+def compile_peer(fn):
+    """torch.compile(fn) warmed up (compiled) outside any timing; (callable, None) or
+    (None, error text) when Inductor cannot compile it. Dynamo's caches are reset first: the
+    cases' closures share code objects, and past its recompile limit Dynamo would silently run
+    eager and the column would time eager under Inductor's name."""
+    try:
+        torch._dynamo.reset()
+        compiled = torch.compile(fn)
+        for _ in range(2):
+            compiled()
+        return compiled, None
+    except Exception as e:  # noqa: BLE001 - reported in the cell, the row goes on
+        return None, error_text(e)
 
 
 def sync(device):
@@ -231,7 +265,20 @@ def run_family(family, device, quick, bw):
 
 
 def measure_case(family, case, device, bw):
-    times = measure_interleaved([case.myops] + list(case.torch.values()), device)
+    peers = dict(case.torch)
+    inductor_error = None
+    if USE_INDUCTOR and case.inductor and peers:
+        compiled, inductor_error = compile_peer(next(iter(peers.values())))
+        if compiled is not None:
+            peers[INDUCTOR] = compiled
+    try:
+        times = measure_interleaved([case.myops] + list(peers.values()), device)
+    except Exception as e:  # noqa: BLE001 - the compiled peer may fail only when timed (a mode
+        if INDUCTOR not in peers:  # it was not compiled under): the eager row still counts
+            raise
+        del peers[INDUCTOR]
+        inductor_error = error_text(e)
+        times = measure_interleaved([case.myops] + list(peers.values()), device)
     t_my = times[0]
     row = {
         "family": family,
@@ -252,11 +299,13 @@ def measure_case(family, case, device, bw):
         row["floor_frac"] = row["floor_s"] / t_my
     if case.memory:
         row["myops_peak_bytes"] = peak_memory(case.myops, device)
-    for (name, fn), t in zip(case.torch.items(), times[1:]):
+    for (name, fn), t in zip(peers.items(), times[1:]):
         b = {"s": t, "ratio": t / t_my}
         if case.memory:
             b["peak_bytes"] = peak_memory(fn, device)
         row["baselines"][name] = b
+    if inductor_error:
+        row["baselines"][INDUCTOR] = {"error": inductor_error}
     return row
 
 
@@ -271,7 +320,7 @@ def default_series(case):
 def meets(row):
     """The row's DESIGN.md §5 target: the ratio against the first baseline and, where one is
     set, the fraction of the bandwidth floor."""
-    ok = next(iter(row["baselines"].values()))["ratio"] >= row["target"]
+    ok = reference(row)["ratio"] >= row["target"]
     if row.get("floor_target"):
         ok = ok and row.get("floor_frac", 0.0) >= row["floor_target"]
     return ok
@@ -281,7 +330,8 @@ def format_row(row):
     if row.get("error"):
         return f"  {row['label']:<16} {row['sub_label']:<36} ERROR {row['error']}"
     base = "; ".join(
-        f"{n} {fmt_time(b['s'])} ({b['ratio']:.2f}x)" for n, b in row["baselines"].items()
+        f"{n} ERROR {b['error']}" if "error" in b else f"{n} {fmt_time(b['s'])} ({b['ratio']:.2f}x)"
+        for n, b in row["baselines"].items()
     )
     return f"  {row['label']:<16} {row['sub_label']:<36} myops {fmt_time(row['myops_s'])}  {base}"
 
@@ -291,7 +341,7 @@ def target_summary(rows):
     (against the first baseline) and how many cases meet the target."""
     groups = {}
     for r in rows:
-        if not r.get("target") or r.get("error"):
+        if not r.get("target") or reference(r) is None:
             continue
         key = (r["family"], r["label"], r["target"], r.get("floor_target"))
         groups.setdefault(key, []).append(r)
@@ -300,7 +350,7 @@ def target_summary(rows):
     out = ["## DESIGN.md §5 targets", "",
            "| family | op | target (torch ÷ myops) | measured | cases meeting it |", "|---|---|---|---|---|"]
     for (fam, label, target, floor_target), grows in groups.items():
-        ratios = [next(iter(r["baselines"].values()))["ratio"] for r in grows]
+        ratios = [reference(r)["ratio"] for r in grows]
         met = sum(meets(r) for r in grows)
         mark = "met" if met == len(grows) else "NOT met"
         rng = f"{min(ratios):.2f}x" if len(ratios) == 1 else f"{min(ratios):.2f}x – {max(ratios):.2f}x"
@@ -327,7 +377,8 @@ def markdown(rows, meta):
     out += [
         f"- measured copy bandwidth: {meta['copy_GBps']:.1f} GB/s (read + write, 256 MiB); floor = bytes ÷ that. "
         "A case whose data fits in the caches can beat that floor (over 100%)",
-        "- ratio = torch time ÷ myops time, measured in the same run (> 1: myops is faster)",
+        "- ratio = torch time ÷ myops time, measured in the same run (> 1: myops is faster); two peers: "
+        "`torch` (eager) and `inductor` (torch.compile of the same torch call, compiled before timing)",
         "",
     ]
     families = []
@@ -354,8 +405,8 @@ def markdown(rows, meta):
                 out.append("| " + " | ".join(cells + ["-"] * (len(head) - len(cells))) + " |")
                 continue
             cells = [r["label"], r["sub_label"], fmt_time(r["myops_s"])]
-            cells += [fmt_time(r["baselines"][n]["s"]) if n in r["baselines"] else "-" for n in names]
-            cells += [f"{r['baselines'][n]['ratio']:.2f}x" if n in r["baselines"] else "-" for n in names]
+            cells += [baseline_cell(r["baselines"].get(n), "s") for n in names]
+            cells += [baseline_cell(r["baselines"].get(n), "ratio") for n in names]
             cells += [
                 f"{r['myops_GBps']:.1f}" if "myops_GBps" in r else "-",
                 fmt_time(r.get("floor_s")),
@@ -373,6 +424,16 @@ def markdown(rows, meta):
             out.append("| " + " | ".join(cells) + " |")
         out.append("")
     return "\n".join(out)
+
+
+def baseline_cell(b, key):
+    """One baseline's time or ratio cell: '-' when absent, 'ERROR' when it could not run (the
+    message is in the JSON and the console line)."""
+    if b is None:
+        return "-"
+    if "error" in b:
+        return "ERROR"
+    return fmt_time(b["s"]) if key == "s" else f"{b['ratio']:.2f}x"
 
 
 def available_devices():
@@ -394,7 +455,14 @@ def main(argv=None):
     p.add_argument("--note", default=None, help="a line for the report's header (e.g. the host)")
     p.add_argument("--no-plots", action="store_true",
                    help="write the .md and .json only (benchmarks/plot.py draws the plots from the .json)")
+    p.add_argument("--no-inductor", action="store_true",
+                   help="leave out the torch.compile (Inductor) peer (it compiles every case once)")
+    p.add_argument("--append", action="store_true",
+                   help="add to the report of the same device and date in --out, replacing the rows of "
+                        "the families run now (one process per family, e.g. each under its own timeout)")
     args = p.parse_args(argv)
+    global USE_INDUCTOR
+    USE_INDUCTOR = not args.no_inductor
     if args.cpu_isa:
         return run_cpu_isas(args)
     if args.render:
@@ -446,6 +514,9 @@ def main(argv=None):
             if device == "cpu" and args.tag:
                 tag = f"cpu-{args.tag}"
             stem = os.path.join(args.out, f"{tag}-{meta['date']}")
+            if args.append and os.path.exists(stem + ".json"):
+                with open(stem + ".json") as f:
+                    rows = [r for r in json.load(f)["rows"] if r["family"] not in families]
         for fam in families:
             try:
                 importlib.import_module(f"bench_{fam}")
@@ -493,6 +564,8 @@ def run_cpu_isas(args):
         cmd += ["--family"] + (args.family or FAMILIES)
         if args.quick:
             cmd.append("--quick")
+        if args.no_inductor:
+            cmd.append("--no-inductor")
         if args.note:
             cmd += ["--note", args.note]
         print(f"### myops CPU build {isa}: " + " ".join(f"{k}={env[k]}" for k in sorted(TORCH_ENV_FOR_ISA.get(isa, {}))),
@@ -527,13 +600,13 @@ def side_by_side(jsons):
     keys, rows = [], {}
     for k, r in enumerate(runs):
         for row in r["rows"]:
-            if row.get("error"):
+            if reference(row) is None:
                 continue
             key = (row["family"], row["label"], row["sub_label"])
             if key not in rows:
                 keys.append(key)
                 rows[key] = [None] * len(runs)
-            rows[key][k] = next(iter(row["baselines"].values()))["ratio"]
+            rows[key][k] = reference(row)["ratio"]
     head = ["family", "op", "case"] + [f"ratio `{i}`" for i in isas]
     out += ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     for key in keys:

@@ -4,12 +4,25 @@ import torch
 
 HAS_CUDA = torch.cuda.is_available()
 
+# The one rule for "this test runs on a CUDA device": the `cuda` marker (skipped without a
+# device). benchmarks/gpu_session.sh selects exactly these tests with `-m cuda`, so a new test
+# file that uses DEVICES or cuda_only is in the GPU session without being listed anywhere.
+CUDA_MARKS = [pytest.mark.cuda, pytest.mark.skipif(not HAS_CUDA, reason="no CUDA device visible")]
+
 # Every test parametrized over DEVICES runs on CPU and, when a GPU is visible, on CUDA.
-DEVICES = [
-    "cpu",
-    pytest.param("cuda", marks=pytest.mark.skipif(not HAS_CUDA, reason="no CUDA device visible")),
-]
-cuda_only = pytest.mark.skipif(not HAS_CUDA, reason="no CUDA device visible")
+DEVICES = ["cpu", pytest.param("cuda", marks=CUDA_MARKS)]
+
+
+def cuda_only(test):
+    """A test that runs on a CUDA device only."""
+    for mark in CUDA_MARKS:
+        test = mark(test)
+    return test
+
+
+# A test that captures a CUDA graph: the GPU session's sanitizer stage runs these apart, with
+# the caching allocator on (the no-caching allocator's cudaFree is forbidden inside a capture).
+cuda_graph = pytest.mark.cuda_graph
 
 FLOAT_DTYPES = [torch.float32, torch.float64, torch.float16, torch.bfloat16]
 INT_DTYPES = [torch.uint8, torch.int8, torch.int16, torch.int32, torch.int64]

@@ -3,7 +3,7 @@ import pytest
 import torch
 
 import myops
-from helpers import ALL_DTYPES, DEVICES, HAS_CUDA, assert_same, cuda_only, rand, with_layout
+from helpers import ALL_DTYPES, DEVICES, HAS_CUDA, assert_same, cuda_graph, cuda_only, rand, with_layout
 
 NONZERO_LAYOUTS = ["contiguous", "transposed", "sliced", "expanded", "misaligned", "channels_last"]
 
@@ -273,6 +273,7 @@ def test_compile_nonzero_static(device):
 
 
 @cuda_only
+@cuda_graph
 def test_nonzero_static_cuda_graph():
     x = torch.zeros(64, 33, device="cuda")
     static_out = None
