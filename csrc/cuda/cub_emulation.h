@@ -16,10 +16,9 @@
 //    a negative count is cudaErrorInvalidValue. Everything inside counts in 64 bits.
 //  - The outputs are written on the device, in stream order: d_out in no particular order (the
 //    tiles are processed in the emulation's shuffled order, cuda/emulation.h), and the
-//    select / reduce result (*d_num_selected_out, *d_out of Sum) is poisoned at the call and
-//    written when the stream next synchronizes (emu::synchronize: the next launch or copy, or a
-//    host read through read_device_int64 in cuda/glue.h). A host read of the count without a
-//    synchronization sees the poison, not the count.
+//    select / reduce result (*d_num_selected_out, *d_out of Sum) through its output iterator
+//    or pointer, never returned to the host (the host reads it through read_device_int64,
+//    cuda/glue.h, the one synchronization).
 #if !defined(MYOPS_CUDA_EMULATION) || defined(__CUDACC__)
 #error "cuda/cub_emulation.h is for host-compiler builds with MYOPS_CUDA_EMULATION only"
 #endif
@@ -117,7 +116,6 @@ namespace emu_detail {
 
 constexpr int64_t kTile = 4096;           // items per tile
 constexpr size_t kTempAlign = 256;        // what the second call's d_temp_storage must be aligned to
-constexpr int64_t kPoison = INT64_MIN + 0x5eed;  // an unsynchronized count reads this
 
 template <typename N>
 cudaError_t check_items(N num_items, int64_t& n) {
@@ -143,13 +141,12 @@ inline cudaError_t check_temp(void* d_temp, size_t bytes, int64_t n, int64_t*& t
   return cudaSuccess;
 }
 
-// The result a device pass stores at `p`: poisoned now, written at the next synchronization.
+// The result a device pass stores at `p` (an int64_t*: what nonzero's launchers pass).
 template <typename P>
 void store_result(P p, int64_t v) {
   static_assert(std::is_same<std::remove_cv_t<std::remove_pointer_t<P>>, int64_t>::value,
                 "the emulated count output is an int64_t*");
-  *p = emu_detail::kPoison;
-  myops::emu::defer_store(p, v);
+  *p = v;
 }
 
 }  // namespace emu_detail

@@ -177,15 +177,13 @@ inline uint64_t order_key(std::initializer_list<uint64_t> shape) {
 
 // ---- the stream: device results become visible to the host at a synchronization -------------
 
-// Results a device pass stores (cuda/cub_emulation.h: CUB's counts), held back until the
-// stream's next synchronization point: the next launch or copy (stream order), or a host read
-// through read_device_int64 (cuda/glue.h).
-inline thread_local std::vector<std::pair<int64_t*, int64_t>> pending_stores;
-inline void defer_store(int64_t* p, int64_t v) { pending_stores.emplace_back(p, v); }
-inline void synchronize() {
-  for (auto& [p, v] : pending_stores) *p = v;
-  pending_stores.clear();
-}
+// The emulated stream is the host's program order: a device pass's results (cuda/cub_emulation.h:
+// CUB's counts) are in memory when its call returns, and a synchronization has nothing to wait
+// for. (Holding them back until the next synchronization was tried: an op that returns with a
+// count it never reads, as nonzero's second pass does, frees the buffer first, and the held
+// store then lands in freed memory. On the device the caching allocator orders the free after
+// the pass; here nothing can.) The calls stay, at every point the device synchronizes.
+inline void synchronize() {}
 
 // cudaMemcpy2DAsync between host buffers (the stream is the host's program order).
 inline cudaError_t memcpy_2d_async(void* dst, size_t dpitch, const void* src, size_t spitch, size_t width,

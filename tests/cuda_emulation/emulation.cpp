@@ -6,7 +6,7 @@
 //   myops_emu::_emu_cub_misuse(str algorithm, str misuse) -> int
 //       calls the CUB stand-in ("select": DeviceSelect::If, "sum": DeviceReduce::Sum) the way
 //       `misuse` names ("none": as documented) and returns the CUDA error code of the second
-//       call, or for "unsynchronized_read" / "none" the count read back (0 when correct)
+//       call, or for "none" 0 when the count and the selection are right
 //   myops_emu::_emu_cub_items(int num_items, int every) -> int[]
 //       selects every `every`-th of num_items (int64) items: [count, last rank, last item]
 #include <ATen/core/Tensor.h>
@@ -77,7 +77,6 @@ int64_t emu_cub_misuse(std::string algorithm, std::string misuse) {
     return 0;
   }
   if (cudaError_t e = call(temp, bytes, n); e != cudaSuccess) return e;
-  if (misuse == "unsynchronized_read") return count;  // the host read the device result too early
   TORCH_CHECK(misuse == "none", "_emu_cub_misuse: unknown misuse ", misuse);
   myops::emu::synchronize();
   if (count != expected) return count;
