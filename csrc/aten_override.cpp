@@ -227,6 +227,7 @@ std::vector<int64_t> stats(bool this_thread) {
 struct CpuBackend {
   static constexpr c10::DispatchKey key = c10::DispatchKey::CPU;
   static constexpr c10::DeviceType device = c10::DeviceType::CPU;
+  static constexpr bool cuda = false;
   // myops fuses a * b + c on every CPU (std::fma); torch does in its AVX2 / AVX-512 kernels,
   // not in its baseline ones (an older CPU, or ATEN_CPU_CAPABILITY=default).
   static bool fuses_like_torch() {
@@ -267,6 +268,12 @@ Nested::~Nested() { t_state.nested = prev_; }
 bool add_backend(c10::DispatchKey key, Registrar reg) {
   auto& r = registry();
   std::lock_guard<std::mutex> lock(r.mu);
+  for (auto& b : r.backends) {
+    if (b.first == key) {
+      b.second = reg;
+      return true;
+    }
+  }
   r.backends.emplace_back(key, reg);
   return true;
 }
@@ -274,7 +281,7 @@ bool add_backend(c10::DispatchKey key, Registrar reg) {
 }  // namespace aten_override
 }  // namespace myops
 
-TORCH_LIBRARY_FRAGMENT(myops, m) {
+TORCH_LIBRARY_FRAGMENT(MYOPS_OVERRIDE_LIBRARY, m) {
   namespace ao = myops::aten_override;
   m.def("_override_ops() -> str[]", &ao::ops_all);
   m.def("_override_defaults() -> str[]", &ao::ops_default);

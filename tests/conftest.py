@@ -26,3 +26,5 @@ def pytest_runtest_makereport(item, call):
         for k, v in item.user_properties:
             if k == "seed":
                 rep.sections.append(("seed", f"replay with MYOPS_SEED={v}"))
+            if k == "emu_seed":  # tests/test_cuda_emulation.py: the emulated thread order
+                rep.sections.append(("emu_seed", f"replay the thread order with MYOPS_EMU_SEED={v}"))

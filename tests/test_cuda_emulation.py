@@ -1,19 +1,25 @@
-"""The CUDA kernels and their glue, run on the CPU.
+"""The CUDA kernels, their glue and the CUDA drop-in, run on the CPU.
 
 csrc/cuda is compiled a second time by the host compiler with MYOPS_CUDA_EMULATION
-(csrc/cuda/emulation.h): every launch runs its (block, thread) pairs one after another, and the
-ops register as CPU kernels of the test library `myops_emu` (tests/cuda_emulation/loader.py).
-So the CUDA code itself - the glue's CUDA rules, the launch descriptors, packs and per-operand
-alignment, tails, grid-stride loops (the emulated device has one SM, so the grid caps are
-reached), broadcasting offsets, the pooling windows and the diagonal's copy plan - runs in CI,
-which has no GPU. What it cannot show (races, launch limits, speed, the device's own math
-library) is left to tests/*.py on a GPU.
+(csrc/cuda/emulation.h): the emulated device is an H100 (132 SMs, 2048 threads per SM, CUDA's
+launch limits checked at every launch), every launch runs its (block, thread) pairs one after
+another in a seeded shuffled order, and the ops register as CPU kernels of the test library
+`myops_emu` (tests/cuda_emulation/loader.py). So the CUDA code itself - the glue's CUDA rules,
+the launch descriptors and grids, packs and per-operand alignment, tails, grid-stride loops,
+broadcasting offsets, the pooling windows, the diagonal's copy plan, nonzero's CUB call sequence
+(against stand-ins held to CUB's contract, csrc/cuda/cub_emulation.h) and the CUDA backend of the
+aten drop-in - runs in CI, which has no GPU. What it cannot show (races, resource limits, speed,
+the device's own math library) is left to tests/*.py on a GPU.
+
+The thread order of every launch follows a seed: MYOPS_EMU_SEED if set, else the test's own
+seed (MYOPS_SEED, fresh per test); a failure prints both for a replay.
 
 References follow PyTorch's CUDA rules: half / bfloat16 computed in float and rounded once,
 `alpha` / `value` fused (one rounding), a CPU scalar applied at float precision, result strides
-as TensorIterator lays them out off the CPU (computed here on the meta device). nonzero's kernels
-are CUB passes and are not emulated.
+as TensorIterator lays them out off the CPU (computed here on the meta device).
 """
+import os
+
 import math
 
 import pytest
@@ -32,6 +38,15 @@ REDUCED = (torch.float16, torch.bfloat16)
 @pytest.fixture(scope="module")
 def E():
     return build()
+
+
+@pytest.fixture(autouse=True)
+def emu_seed(E, fresh_seed, request):
+    """Seeds the emulated thread order of this test (see the module docstring)."""
+    seed = int(os.environ.get("MYOPS_EMU_SEED") or fresh_seed)
+    E._emu_seed(seed)
+    request.node.user_properties.append(("emu_seed", seed))
+    yield seed
 
 
 def meta_strides(fn, *args):
@@ -209,12 +224,15 @@ def test_binary_special_values(E):
 
 
 def test_grid_stride_loops(E):
-    # past the emulated device's grid cap (1 SM: 256 blocks of 256 threads, 4 floats a pack)
-    a = torch.randn(2**19 + 13)
-    b = torch.randn(2**19 + 13)
+    # past the H100 grid caps (elementwise: 132 SMs * 8 blocks * 32 waves = 33,792 blocks of 256
+    # threads; 16 bytes a thread in the packed path, 1 element in the others): the real grids,
+    # and every thread goes round its grid-stride loop
+    n = 33792 * 256 * 16 + 13  # bytes: one past the packed cap, plus a tail
+    a = torch.randint(0, 100, (n,), dtype=torch.uint8)
+    b = torch.randint(0, 100, (n,), dtype=torch.uint8)
     check(E.add(a, b), a + b)
-    check(E.add(a[1:], b[:-1]), a[1:] + b[:-1])  # misaligned: one element per access
-    x = torch.randn(1031, 517)
+    check(E.add(a[1:9_000_001], b[:9_000_000]), a[1:9_000_001] + b[:9_000_000])  # misaligned: one element a thread
+    x = torch.randn(2960, 2960)  # 8.76M elements through strides
     check(E.mul(x.t(), x[:, 0]), x.t() * x[:, 0], meta_strides(torch.mul, x.t(), x[:, 0]))
 
 
@@ -385,8 +403,9 @@ def test_max_pool2d_add(E, dtype, pool, channels_last, other_shape):
 
 
 def test_max_pool2d_add_grid_stride(E):
-    x = torch.randn(4, 16, 130, 66)  # 139k outputs: past the emulated grid cap of 16k threads
-    o = torch.randn(4, 16, 65, 33)
+    # 2.23M outputs: past the H100 cap of 132 SMs * 8 blocks * 8 = 8,448 blocks of 256 threads
+    x = torch.randn(8, 64, 132, 132)
+    o = torch.randn(8, 64, 66, 66)
     check(E.max_pool2d_add(x, o, [3, 3], [2, 2], [1, 1], False), F.max_pool2d(x, 3, 2, 1) + o)
     xc = x.contiguous(memory_format=torch.channels_last)
     exp = F.max_pool2d(xc, 3, 2, 1) + o
@@ -591,3 +610,171 @@ def test_clamp_number_bounds_keep_a_0d_self_dtype(E, dtype):
     for out in (E.clamp(x, -0.5, 0.25), E.clamp(x, None, 0.25), E.clamp(x, 0.5, None)):
         assert out.dtype == dtype and out.dim() == 0
     check(E.clamp(x, -0.5, 0.25), torch.clamp(x.float(), -0.5, 0.25).to(dtype))
+
+
+# ---- the emulated device: launch limits and thread order -----------------------------------------
+
+# CUDA's limits on an H100: grid (2^31 - 1, 65535, 65535), block (1024, 1024, 64), 1024 threads
+BAD_LAUNCHES = [
+    ([0, 1, 1], [32, 1, 1]), ([2**31, 1, 1], [1, 1, 1]), ([1, 65536, 1], [1, 1, 1]), ([1, 1, 65536], [1, 1, 1]),
+    ([1, 1, 1], [0, 1, 1]), ([1, 1, 1], [1025, 1, 1]), ([1, 1, 1], [1, 1025, 1]), ([1, 1, 1], [1, 1, 65]),
+    ([1, 1, 1], [32, 32, 2]),
+]
+
+
+@pytest.mark.parametrize("grid,block", BAD_LAUNCHES, ids=str)
+def test_launch_limits(E, grid, block):
+    with pytest.raises(torch.AcceleratorError, match="invalid launch configuration"):
+        E._emu_launch(grid, block)
+
+
+@pytest.mark.parametrize("grid,block", [([7, 3, 2], [32, 4, 2]), ([1, 1, 1], [1024, 1, 1]), ([5, 1, 1], [1, 1, 64]),
+                                        ([3, 1, 1], [16, 64, 1])], ids=str)
+def test_launch_limits_accepted(E, grid, block):
+    order = E._emu_launch(grid, block)
+    assert torch.equal(order.sort().values, torch.arange(math.prod(grid) * math.prod(block)))
+
+
+def test_thread_order_is_shuffled(E):
+    grid, block = [40, 3, 1], [64, 2, 1]
+    n = 40 * 3 * 64 * 2
+    E._emu_seed(12345)
+    a = E._emu_launch(grid, block)
+    assert torch.equal(a, E._emu_launch(grid, block))  # a seed replays
+    assert torch.equal(a.sort().values, torch.arange(n))  # every thread once
+    assert not torch.equal(a, torch.arange(n))
+    # blocks interleave: the first 128 threads to run come from many blocks
+    assert len(set((a[:128] // 128).tolist())) > 32
+    E._emu_seed(54321)
+    assert not torch.equal(a, E._emu_launch(grid, block))
+    E._emu_seed(0)  # 0: in order
+    assert torch.equal(E._emu_launch(grid, block), torch.arange(n))
+
+
+# ---- nonzero's CUB stand-ins: CUB's contract ---------------------------------------------------------
+
+# What each misuse makes the stand-in do (csrc/cuda/cub_emulation.h): the CUDA error code CUB returns.
+CUB_MISUSES = {
+    "short_temp": 1,  # cudaErrorInvalidValue: fewer bytes than the size query returned
+    "other_num_items": 1,  # cudaErrorInvalidValue: the size was queried for fewer items
+    "misaligned_temp": 716,  # cudaErrorMisalignedAddress
+    "negative_num_items": 1,
+}
+
+
+@pytest.mark.parametrize("algorithm", ["select", "sum"])
+@pytest.mark.parametrize("misuse", sorted(CUB_MISUSES))
+def test_cub_stand_ins_refuse_misuse(E, algorithm, misuse):
+    assert E._emu_cub_misuse(algorithm, misuse) == CUB_MISUSES[misuse]
+
+
+@pytest.mark.parametrize("algorithm", ["select", "sum"])
+def test_cub_stand_ins_follow_the_contract(E, algorithm):
+    # the size query writes nothing; the second call with exactly that many bytes works; the
+    # count lands at the stream's synchronization
+    assert E._emu_cub_misuse(algorithm, "none") == 0
+
+
+def test_cub_stand_ins_count_past_2_31(E):
+    # 64-bit num_items (CCCL >= 2.7): counted and selected in 64 bits (every 2^20-th item,
+    # the last selected rank and item returned)
+    n = 2**31 + 2**20 + 5
+    count, last_rank, last_item = E._emu_cub_items(n, 2**20)
+    assert count == (n + 2**20 - 1) // 2**20 == 2**11 + 2
+    assert (last_rank, last_item) == (count - 1, (count - 1) * 2**20)
+
+
+def test_nonzero_count_is_read_after_synchronization(E):
+    # the two-pass path reads the count on the host: through the stream's synchronization
+    x = torch.rand(3000, 1000) < 0.001
+    check_nonzero(E, x)
+
+
+# ---- the CUDA drop-in (csrc/cuda/aten_override_cuda.cpp), against the CPU drop-in -----------------
+
+DROPIN_OPS = list(torch.ops.myops._override_ops())
+
+
+def dropin_call(lib, op, fn):
+    """fn() with `op` routed by the drop-in of `lib` (myops: the CPU one, myops_emu: the emulated
+    CUDA one): (result or the exception it raised, calls routed, calls handed back)."""
+    i = DROPIN_OPS.index(op)
+    lib._override_enable([op])
+    try:
+        before = lib._override_stats(True)
+        try:
+            out = fn()
+        except Exception as e:  # noqa: BLE001 - compared with the other drop-in's
+            out = e
+        after = lib._override_stats(True)
+    finally:
+        lib._override_disable()
+    assert list(lib._override_registered()) == []
+    return out, after[2 * i] - before[2 * i], after[2 * i + 1] - before[2 * i + 1]
+
+
+def _t(shape, dtype):
+    return rand(shape, dtype, "cpu")
+
+
+# (id, op, call, differences): `differences` names where the CUDA backend's rules differ from the
+# CPU's on purpose: "hands_back" (torch's CUDA kernel computes it another way: left to torch),
+# "layout" (torch's CUDA nonzero is column-major), "signed_zero" (fmax / fmin ties)
+DROPIN_CASES = [
+    ("add", "add", lambda: torch.add(_t((5, 33), torch.float32), _t((33,), torch.float32)), ""),
+    ("add_half", "add", lambda: torch.add(_t((5, 33), torch.float16), _t((5, 33), torch.float16)), ""),
+    ("add_int_alpha", "add", lambda: torch.add(_t((7, 9), torch.int64), _t((9,), torch.int64), alpha=3), ""),
+    ("add_float_alpha", "add", lambda: torch.add(_t((7,), torch.float32), _t((7,), torch.float32), alpha=0.5), ""),
+    ("add_complex", "add", lambda: torch.add(torch.randn(4, dtype=torch.complex64), torch.randn(4, dtype=torch.complex64)), ""),
+    ("add_transposed", "add", lambda: torch.add(_t((17, 6), torch.float64).t(), _t((6, 17), torch.float64)), ""),
+    ("sub", "sub", lambda: torch.sub(_t((3, 4, 5), torch.int32), _t((4, 1), torch.int32)), ""),
+    ("mul_bool", "mul", lambda: torch.mul(torch.rand(9) < 0.5, torch.rand(9) < 0.5), ""),
+    ("mul_scalar", "mul", lambda: torch.mul(_t((6, 7), torch.float32), torch.tensor(2.5)), ""),
+    ("div", "div", lambda: torch.div(_t((8, 8), torch.float32), _t((8,), torch.float32) + 3), ""),
+    ("div_host_scalar", "div", lambda: torch.div(_t((8, 8), torch.float32), torch.tensor(3.0)), "hands_back"),
+    ("maximum", "maximum", lambda: torch.maximum(_t((4, 31), torch.float32), _t((31,), torch.float32)), "signed_zero"),
+    ("minimum", "minimum", lambda: torch.minimum(_t((4, 31), torch.bfloat16), _t((4, 31), torch.bfloat16)), "signed_zero"),
+    ("relu", "relu", lambda: torch.relu(_t((1000,), torch.float16)), "signed_zero"),
+    ("relu_bool", "relu", lambda: torch.relu(torch.rand(5) < 0.5), ""),
+    ("where", "where", lambda: torch.where(torch.rand(6, 5) < 0.5, _t((6, 5), torch.float32), _t((5,), torch.float32)), ""),
+    ("clamp", "clamp", lambda: torch.clamp(_t((4, 9), torch.float32), _t((9,), torch.float32) - 1, _t((4, 1), torch.float32) + 1), "signed_zero"),
+    ("clamp_one_sided", "clamp", lambda: torch.clamp(_t((4, 9), torch.float32), min=_t((9,), torch.float32)), ""),
+    ("nonzero", "nonzero", lambda: torch.nonzero(torch.rand(13, 7) < 0.3), "layout"),
+    ("nonzero_big", "nonzero", lambda: torch.nonzero(torch.rand(700, 900) < 0.01), "layout"),
+    ("nonzero_static", "nonzero_static", lambda: torch.nonzero_static(torch.rand(13, 7) < 0.3, size=40, fill_value=-1), "layout"),
+    ("sigmoid_int", "sigmoid", lambda: torch.sigmoid(_t((9,), torch.int32)), ""),
+]
+
+
+@pytest.mark.parametrize("case", DROPIN_CASES, ids=lambda c: c[0])
+def test_cuda_dropin_against_cpu_dropin(E, case):
+    _, op, call, differences = case
+    seed = torch.initial_seed()
+    torch.manual_seed(seed)
+    mine, routed, handed = dropin_call(E, op, call)
+    torch.manual_seed(seed)  # the same inputs
+    ref, ref_routed, ref_handed = dropin_call(torch.ops.myops, op, call)
+    # the calls seen (the inputs' own construction may call the op too) are the same for both
+    assert routed + handed == ref_routed + ref_handed >= 1
+    if isinstance(ref, Exception):  # torch refuses it: the same refusal through either drop-in
+        assert type(mine) is type(ref) and str(mine) == str(ref), (mine, ref)
+        return
+    if "hands_back" in differences:
+        assert (routed, ref_routed) == (0, 1)
+    else:
+        assert routed == ref_routed, f"CUDA drop-in routed {routed}, CPU drop-in {ref_routed}"
+    if "layout" in differences:
+        assert torch.equal(mine, ref)
+        if mine.numel():
+            assert mine.stride() == (1, max(mine.shape[0], 1))  # torch's CUDA layout
+        return
+    check(mine, ref, ref.stride(), signed_zero="signed_zero" not in differences)
+
+
+def test_cuda_dropin_is_off_after_disable(E):
+    x = torch.randn(4, 4)
+    out, routed, _ = dropin_call(E, "relu", lambda: torch.relu(x))
+    assert routed == 1 and torch.equal(out, torch.relu(x))
+    before = E._override_stats(True)
+    torch.relu(x)  # torch's own kernel again: not counted
+    assert E._override_stats(True) == before

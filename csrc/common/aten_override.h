@@ -29,6 +29,14 @@
 #include <limits>
 #include <optional>
 
+#include "common/checks.h"
+
+// The library of the ops the drop-in calls, and of its control ops: myops (the CUDA emulation
+// builds the drop-in again around its own, myops_emu: cuda/glue.h).
+#ifndef MYOPS_OVERRIDE_LIBRARY
+#define MYOPS_OVERRIDE_LIBRARY myops
+#endif
+
 namespace myops {
 namespace aten_override {
 
@@ -75,7 +83,8 @@ class Nested {
 
 // A backend: its dispatch key and a function registering the aten overloads of one op into a
 // torch::Library for that key. csrc/aten_override.cpp adds the CPU backend; the CUDA build adds
-// CUDA from csrc/cuda/aten_override_cuda.cpp (at load time).
+// CUDA from csrc/cuda/aten_override_cuda.cpp (at load time). One backend per key: a later one
+// for the same key replaces the earlier (the CUDA emulation's CUDA backend takes the CPU key).
 using Registrar = void (*)(torch::Library& m, Op op);
 bool add_backend(c10::DispatchKey key, Registrar reg);
 
@@ -142,18 +151,20 @@ inline auto route(Op op, bool supported, Mine&& mine, Theirs&& theirs) -> declty
 #define MYOPS_OVERRIDE_CALL(NAME, SIG, ...)                                                       \
   [&] {                                                                                          \
     static const auto handle =                                                                   \
-        c10::Dispatcher::singleton().findSchemaOrThrow("myops::" NAME, "").typed<SIG>();         \
+        c10::Dispatcher::singleton().findSchemaOrThrow(C10_STRINGIZE(MYOPS_OVERRIDE_LIBRARY) "::" NAME, "") \
+            .typed<SIG>();                                                                       \
     return handle.redispatch(c10::DispatchKeySet(B::key), __VA_ARGS__);                          \
   }()
 
 // The overriding kernels for one backend. B provides:
 //   static constexpr c10::DispatchKey key;          // CPU or CUDA
 //   static constexpr c10::DeviceType device;        // the device type of that key
+//   static constexpr bool cuda;                      // CUDA's routing rules (host scalars, limits)
 //   static bool fuses_like_torch();                  // torch's kernels fuse a * b + c (FMA) as myops'
 //   static at::Tensor nonzero(const at::Tensor&) ... // torch's kernels (at::cpu:: / at::cuda::)
 template <class B>
 struct Kernels {
-  static constexpr bool kCuda = B::device != c10::DeviceType::CPU;
+  static constexpr bool kCuda = B::cuda;
 
   static bool on(const at::Tensor& t) { return plain(t, B::device); }
   // an operand of a TensorIterator op: on this device, or a 0-d CPU tensor beside CUDA ones
@@ -274,7 +285,7 @@ struct Kernels {
 
   static at::Tensor div(const at::Tensor& self, const at::Tensor& other) {
     // torch's CUDA kernel divides by a CPU scalar as a multiply by its reciprocal: left to torch
-    const bool ok = binary_ok(self, other) && !(kCuda && other.is_cpu());
+    const bool ok = binary_ok(self, other) && !(kCuda && host_scalar(other));
     return route(
         kDiv, ok, [&] { return MYOPS_OVERRIDE_CALL("div", BinarySig, self, other); },
         [&] { return B::div(self, other); });

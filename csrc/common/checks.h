@@ -13,6 +13,10 @@
 
 namespace myops {
 
+// A one-element tensor in host memory: an operand that the device glue folds into a kernel
+// launch as a scalar (common/elementwise_host.h), as torch's CUDA kernels take a CPU scalar.
+inline bool host_scalar(const at::Tensor& t) { return t.is_cpu() && t.numel() == 1; }
+
 // Raises unless `t` has one of `allowed` dtypes.
 inline void check_dtype(const at::Tensor& t, std::initializer_list<at::ScalarType> allowed,
                         const char* op, const char* arg) {

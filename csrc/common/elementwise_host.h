@@ -370,7 +370,7 @@ EwPlan make_plan(const char* op, c10::ArrayRef<at::Tensor> ins_in, c10::ArrayRef
     ptr_arr[k] = &ins[k];
     p.in_dtype[k] = in_dtype[k];
     // one-element operands that live on the host are folded into the kernel as scalars
-    p.folded[k] = ins[k].is_cpu() && ins[k].numel() == 1;
+    p.folded[k] = host_scalar(ins[k]);
   }
   const c10::ArrayRef<const at::Tensor*> ptrs(ptr_arr.data(), p.nin);
   if (plan_same_shape_contiguous(p, ins, out_given, dev)) return p;

@@ -1,6 +1,10 @@
 // The CUDA backend of the aten drop-in (csrc/common/aten_override.h): the same overriding
 // kernels on the CUDA key, handing back to torch's CUDA kernels (at::cuda::*, defined in
 // libtorch_cuda). Compiled only in a CUDA build; adds itself to the registry at load time.
+// The CUDA emulation builds it too (tests/cuda_emulation/dropin.cpp): key, device and
+// torch's kernels then come from cuda/glue.h's emulated side.
+#include "cuda/glue.h"  // first: it names the library the drop-in calls (MYOPS_OVERRIDE_LIBRARY)
+
 #include "common/aten_override.h"
 
 #include <ATen/ops/add_cuda_dispatch.h>
@@ -24,14 +28,15 @@ namespace aten_override {
 namespace {
 
 struct CudaBackend {
-  static constexpr c10::DispatchKey key = c10::DispatchKey::CUDA;
-  static constexpr c10::DeviceType device = c10::DeviceType::CUDA;
+  static constexpr c10::DispatchKey key = kCudaKey;
+  static constexpr c10::DeviceType device = kCudaDeviceType;
+  static constexpr bool cuda = true;
   // nvcc contracts torch's a * b + c into an FMA, as myops' kernels compute it
   static bool fuses_like_torch() { return true; }
-  MYOPS_OVERRIDE_TORCH_KERNELS(at::cuda)
+  MYOPS_OVERRIDE_TORCH_KERNELS(MYOPS_TORCH_CUDA_KERNELS)
 };
 
-[[maybe_unused]] const bool cuda_added = add_backend(c10::DispatchKey::CUDA, &Kernels<CudaBackend>::register_op);
+[[maybe_unused]] const bool cuda_added = add_backend(CudaBackend::key, &Kernels<CudaBackend>::register_op);
 
 }  // namespace
 }  // namespace aten_override

@@ -388,13 +388,17 @@ inline C host_value(const unsigned char* bytes) {
 }
 
 // Runs functor F (on compute types) with output and all inputs of storage type T; a binary
-// functor with a bound scalar (d.bind) runs as a unary one.
-template <typename T, int NIN, class F>
+// functor with a bound scalar (d.bind) runs as a unary one. kBindRight = false: the caller
+// handles d.bind == 1 itself (div: a reciprocal), so no kernel is instantiated for it.
+template <typename T, int NIN, bool kBindRight = true, class F>
 void launch_same(const Desc& d, const F& f) {
   using C = opmath_t<T>;
   if constexpr (NIN == 2) {
     if (d.bind == 0) return launch<T, T>(d, InOpMath<T, BindLeft<F, C>>{{f, host_value<C>(d.bound)}});
-    if (d.bind == 1) return launch<T, T>(d, InOpMath<T, BindRight<F, C>>{{f, host_value<C>(d.bound)}});
+    if constexpr (kBindRight) {
+      if (d.bind == 1) return launch<T, T>(d, InOpMath<T, BindRight<F, C>>{{f, host_value<C>(d.bound)}});
+    }
+    TORCH_INTERNAL_ASSERT(d.bind < 0 || kBindRight, "myops: launch_same got a divisor to bind");
     launch<T, T, T>(d, InOpMath<T, F>{f});
   } else if constexpr (NIN == 1) {
     launch<T, T>(d, InOpMath<T, F>{f});

@@ -21,7 +21,7 @@ void launch_div_minmax(EwKind kind, const Desc& d) {
           const C inv = C(1) / host_value<C>(d.bound);
           launch<scalar_t, scalar_t>(d, InOpMath<scalar_t, BindRight<Mul, C>>{{Mul{}, inv}});
         } else {
-          launch_same<scalar_t, 2>(d, Div{});
+          launch_same<scalar_t, 2, /*kBindRight=*/false>(d, Div{});  // no a / s kernel: it spilled (double)
         }
       }), MYOPS_EW_FLOAT);
       break;

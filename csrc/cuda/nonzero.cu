@@ -24,9 +24,6 @@
 #include <ATen/ops/empty.h>
 #include <ATen/ops/ne.h>
 #include <c10/cuda/CUDAException.h>
-#if !defined(MYOPS_CUDA_EMULATION)
-#include <c10/cuda/CUDAFunctions.h>
-#endif
 #include <torch/library.h>
 
 #include <algorithm>
@@ -159,17 +156,9 @@ at::Tensor column_major(int64_t ndim, int64_t n, const at::TensorOptions& opts) 
   return at::empty({ndim, n}, opts).t();
 }
 
-// The only host synchronization of nonzero: one 8-byte copy into pinned memory.
+// The only host synchronization of nonzero.
 int64_t read_count(const at::Tensor& d_count, cudaStream_t stream) {
-#if defined(MYOPS_CUDA_EMULATION)
-  (void)stream;
-  return *d_count.const_data_ptr<int64_t>();  // already on the host
-#else
-  at::Tensor host = at::empty({1}, d_count.options().device(at::kCPU).pinned_memory(true));
-  c10::cuda::memcpy_and_sync(host.data_ptr(), d_count.const_data_ptr(), sizeof(int64_t),
-                             cudaMemcpyDeviceToHost, stream);
-  return *host.const_data_ptr<int64_t>();
-#endif
+  return read_device_int64(d_count.const_data_ptr<int64_t>(), stream);
 }
 
 at::Tensor nonzero_on_cuda(const at::Tensor& self) {

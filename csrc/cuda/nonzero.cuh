@@ -10,7 +10,9 @@
 // two-phase scatter hands consecutive ranks to consecutive threads, so every coordinate row is
 // written coalesced. No separate index kernel; for 1-D the functor writes i itself.
 #include <c10/cuda/CUDAException.h>
-#if !defined(MYOPS_CUDA_EMULATION)
+#if defined(MYOPS_CUDA_EMULATION)
+#include "cuda/cub_emulation.h"  // host stand-ins of the CUB / thrust / allocator pieces below
+#else
 #include <c10/cuda/CUDACachingAllocator.h>
 #include <cub/device/device_reduce.cuh>
 #include <cub/device/device_select.cuh>
@@ -21,7 +23,7 @@
 
 // CUB's DeviceSelect / DeviceReduce take more than 2^31 - 1 items (int64 num_items, streamed in
 // partitions) from CCCL 2.7 on (NVIDIA/cccl#2400; CUDA 12.8); older ones would not count past it.
-#if defined(MYOPS_CUDA_EMULATION) || (defined(CCCL_VERSION) && CCCL_VERSION >= 2007000)
+#if defined(CCCL_VERSION) && CCCL_VERSION >= 2007000
 #define MYOPS_CUB_64BIT_ITEMS 1
 #else
 #define MYOPS_CUB_64BIT_ITEMS 0
@@ -128,27 +130,6 @@ inline void check_items(int64_t numel) {
               "newer; this build's is older (got ", numel, " elements)");
 }
 
-#if defined(MYOPS_CUDA_EMULATION)
-// The CUB passes' host stand-ins for tests/test_cuda_emulation.py (cuda/emulation.h): the same
-// flag and coordinate-writer functors, called in rank order.
-template <typename Flag, typename Writer>
-void launch_select(const Flag& flag, const Writer& writer, int64_t numel, int64_t* d_count,
-                   cudaStream_t /*stream*/) {
-  int64_t rank = 0;
-  for (int64_t i = 0; i < numel; ++i) {
-    if (flag(i)) writer(rank++, i);
-  }
-  *d_count = rank;
-}
-
-template <typename Flag>
-void count_impl(const Flag& flag, int64_t numel, int64_t* d_count, cudaStream_t /*stream*/) {
-  const FlagCount<Flag> one{flag};
-  int64_t n = 0;
-  for (int64_t i = 0; i < numel; ++i) n += one(i);
-  *d_count = n;
-}
-#else
 template <typename Flag, typename Writer>
 void launch_select(const Flag& flag, const Writer& writer, int64_t numel, int64_t* d_count,
                    cudaStream_t stream) {
@@ -171,7 +152,6 @@ void count_impl(const Flag& flag, int64_t numel, int64_t* d_count, cudaStream_t 
   auto temp = c10::cuda::CUDACachingAllocator::get()->allocate(bytes);
   C10_CUDA_CHECK(cub::DeviceReduce::Sum(temp.get(), bytes, it, d_count, numel, stream));
 }
-#endif
 
 template <typename Flag>
 void select_coords_impl(const Flag& flag, const CoordSpec& spec, int64_t numel, int64_t* d_count,

@@ -1,0 +1,118 @@
+// Test ops of the emulated device itself (csrc/cuda/emulation.h), for tests/test_cuda_emulation.py:
+//   myops_emu::_emu_seed(int seed) -> int               sets the thread-order seed, returns the old one
+//   myops_emu::_emu_launch(int[] grid, int[] block) -> Tensor
+//       launches a kernel that records which thread ran when: out[k] = linear id (block-major,
+//       x fastest) of the k-th thread that ran, through the same MYOPS_LAUNCH as the kernels
+//   myops_emu::_emu_cub_misuse(str algorithm, str misuse) -> int
+//       calls the CUB stand-in ("select": DeviceSelect::If, "sum": DeviceReduce::Sum) the way
+//       `misuse` names ("none": as documented) and returns the CUDA error code of the second
+//       call, or for "none" 0 when the count and the selection are right
+//   myops_emu::_emu_cub_items(int num_items, int every) -> int[]
+//       selects every `every`-th of num_items (int64) items: [count, last rank, last item]
+#include <ATen/core/Tensor.h>
+#include <ATen/ops/empty.h>
+#include <torch/library.h>
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "cuda/cub_emulation.h"
+#include "cuda/launch.h"
+
+namespace {
+
+__global__ void record_order_kernel(int64_t* out, int64_t* next) {
+  const int64_t threads = int64_t(blockDim.x) * blockDim.y * blockDim.z;
+  const int64_t block = (int64_t(blockIdx.z) * gridDim.y + blockIdx.y) * gridDim.x + blockIdx.x;
+  const int64_t thread = (int64_t(threadIdx.z) * blockDim.y + threadIdx.y) * blockDim.x + threadIdx.x;
+  out[(*next)++] = block * threads + thread;  // an order dependence, on purpose
+}
+
+dim3 to_dim3(const std::vector<int64_t>& v) {
+  TORCH_CHECK(v.size() == 3, "_emu_launch: three dims expected");
+  return dim3(static_cast<unsigned>(v[0]), static_cast<unsigned>(v[1]), static_cast<unsigned>(v[2]));
+}
+
+at::Tensor emu_launch(std::vector<int64_t> grid, std::vector<int64_t> block) {
+  const dim3 g = to_dim3(grid), b = to_dim3(block);
+  const int64_t n = int64_t(g.x) * g.y * g.z * b.x * b.y * b.z;
+  at::Tensor out = at::empty({n > 0 && n < (int64_t(1) << 28) ? n : 0}, at::kLong);
+  int64_t next = 0;
+  MYOPS_LAUNCH(g, b, nullptr, record_order_kernel)(out.data_ptr<int64_t>(), &next);
+  return out;
+}
+
+struct EveryKth {
+  int64_t k;
+  bool operator()(int64_t i) const { return i % k == 0; }
+};
+
+int64_t emu_cub_misuse(std::string algorithm, std::string misuse) {
+  TORCH_CHECK(algorithm == "select" || algorithm == "sum", "_emu_cub_misuse: unknown algorithm ", algorithm);
+  const int64_t n = 1000000, every = 7, expected = (n + every - 1) / every;
+  const EveryKth flag{every};
+  std::vector<int64_t> out(n);
+  int64_t count = -1;
+  auto call = [&](void* temp, size_t& bytes, int64_t items) {
+    if (algorithm == "select") {
+      auto writer = [&out](int64_t r, int64_t i) { out[r] = i; };
+      return cub::DeviceSelect::If(temp, bytes, thrust::counting_iterator<int64_t>(0),
+                                   thrust::make_tabulate_output_iterator(writer), &count, items, flag);
+    }
+    auto it = thrust::make_transform_iterator(thrust::counting_iterator<int64_t>(0),
+                                              [flag](int64_t i) -> int64_t { return flag(i) ? 1 : 0; });
+    return cub::DeviceReduce::Sum(temp, bytes, it, &count, items);
+  };
+  size_t bytes = 0;
+  const int64_t query_items = misuse == "other_num_items" ? n / 100 : n;
+  if (cudaError_t e = call(nullptr, bytes, query_items); e != cudaSuccess) return e;
+  TORCH_CHECK(count == -1 && bytes > 0, "_emu_cub_misuse: the size query wrote its output");
+  auto block = c10::cuda::CUDACachingAllocator::get()->allocate(bytes + 512);
+  char* temp = static_cast<char*>(block.get());
+  if (misuse == "misaligned_temp") temp += 16;
+  if (misuse == "short_temp") bytes -= 1;
+  if (misuse == "negative_num_items") {
+    if (cudaError_t e = call(temp, bytes, -1); e != cudaSuccess) return e;
+    return 0;
+  }
+  if (cudaError_t e = call(temp, bytes, n); e != cudaSuccess) return e;
+  TORCH_CHECK(misuse == "none", "_emu_cub_misuse: unknown misuse ", misuse);
+  myops::emu::synchronize();
+  if (count != expected) return count;
+  if (algorithm == "select") {
+    for (int64_t r = 0; r < expected; ++r) {
+      if (out[r] != r * every) return -2;
+    }
+  }
+  return 0;
+}
+
+std::vector<int64_t> emu_cub_items(int64_t num_items, int64_t every) {
+  int64_t count = -1, last_rank = -1, last_item = -1;
+  auto writer = [&](int64_t r, int64_t i) {
+    if (r > last_rank) {
+      last_rank = r;
+      last_item = i;
+    }
+  };
+  const EveryKth flag{every};
+  auto out = thrust::make_tabulate_output_iterator(writer);
+  size_t bytes = 0;
+  C10_CUDA_CHECK(cub::DeviceSelect::If(nullptr, bytes, thrust::counting_iterator<int64_t>(0), out, &count, num_items, flag));
+  auto temp = c10::cuda::CUDACachingAllocator::get()->allocate(bytes);
+  C10_CUDA_CHECK(cub::DeviceSelect::If(temp.get(), bytes, thrust::counting_iterator<int64_t>(0), out, &count, num_items, flag));
+  myops::emu::synchronize();
+  return {count, last_rank, last_item};
+}
+
+int64_t emu_seed(int64_t seed) { return static_cast<int64_t>(myops::emu::set_seed(static_cast<uint64_t>(seed))); }
+
+}  // namespace
+
+TORCH_LIBRARY_FRAGMENT(myops_emu, m) {
+  m.def("_emu_seed(int seed) -> int", &emu_seed);
+  m.def("_emu_launch(int[] grid, int[] block) -> Tensor", &emu_launch);
+  m.def("_emu_cub_misuse(str algorithm, str misuse) -> int", &emu_cub_misuse);
+  m.def("_emu_cub_items(int num_items, int every) -> int[]", &emu_cub_items);
+}
