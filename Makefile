@@ -1,8 +1,8 @@
 # make test   set everything up (venv, pinned deps, build) and run the whole pytest suite
 # make demo   set everything up and run the demo (myops vs torch, parity + speed, a detector)
 # make bench  set everything up and run every benchmark family on every device present
-# make package-check  sdist -> CPU wheel, repaired and checked -> fresh venv -> smoke test + C++
-#                     test (.ci/check_package)
+# make package-check  sdist -> wheel (CUDA when it can be built; FORCE_CPU=1: CPU), repaired and
+#                     checked -> fresh venv -> smoke test + C++ test (.ci/check_package)
 # make wheel  the release files in dist/: the sdist and the default variant's wheel (CUDA 13.0
 #             kernels, version 0.1.0, manylinux_2_28), repaired and checked (.ci/build_wheel).
 #             GPU code for RELEASE_CUDA_ARCHS unless TORCH_CUDA_ARCH_LIST says otherwise;
