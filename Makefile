@@ -1,7 +1,12 @@
 # make test   set everything up (venv, pinned deps, build) and run the whole pytest suite
 # make demo   set everything up and run the demo (myops vs torch, parity + speed, a detector)
 # make bench  set everything up and run every benchmark family on every device present
-# make package-check  sdist -> CPU wheel -> fresh venv -> smoke test + C++ test (.ci/check_package)
+# make package-check  sdist -> wheel (CUDA when it can be built; FORCE_CPU=1: CPU), repaired and
+#                     checked -> fresh venv -> smoke test + C++ test (.ci/check_package)
+# make wheel  the release files in dist/: the sdist and the default variant's wheel (CUDA 13.0
+#             kernels, version 0.1.0, manylinux_2_28), repaired and checked (.ci/build_wheel).
+#             GPU code for RELEASE_CUDA_ARCHS unless TORCH_CUDA_ARCH_LIST says otherwise;
+#             FORCE_CPU=1 make wheel: the 0.1.0+cpu wheel
 #
 # PYTHON=python3 make test   use an existing interpreter that already has torch (no venv,
 #                            nothing downloaded): e.g. on a GPU machine.
@@ -30,7 +35,7 @@ export MAX_JOBS ?= $(shell nproc 2>/dev/null || echo 2)
 SOURCES := setup.py $(shell find csrc cmake -type f 2>/dev/null)
 STAMP := build/.myops-built
 
-.PHONY: test demo bench build deps clean package-check sanitize
+.PHONY: test demo bench build deps clean package-check sanitize wheel
 
 test: $(STAMP)
 	$(PY) -m pytest tests -q
@@ -45,6 +50,16 @@ build: $(STAMP)
 
 package-check: $(DEPS)
 	.ci/check_package $(PY)
+
+# The release's GPU code: sm_90 (the H100, the GPU myops is tested and tuned on) and its PTX,
+# which the driver compiles for newer GPUs (sm_100, sm_120). Not the older ones torch also
+# covers (sm_75 to sm_86): add them here once they are tested (each one adds a full device
+# compile of every .cu file).
+RELEASE_CUDA_ARCHS ?= 9.0+PTX
+
+wheel: $(DEPS)
+	FORCE_CUDA=$${FORCE_CUDA:-1} TORCH_CUDA_ARCH_LIST="$${TORCH_CUDA_ARCH_LIST:-$(RELEASE_CUDA_ARCHS)}" \
+	  .ci/build_wheel $(PY) dist
 
 deps: $(DEPS)
 

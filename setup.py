@@ -133,9 +133,14 @@ if WITH_CUDA and not arch_list:
         arch_list = "9.0"
     os.environ["TORCH_CUDA_ARCH_LIST"] = arch_list
 
-# 0.1.0+cu130 / 0.1.0+cpu, as torchvision tags its builds; the sdist carries the plain version.
+# The default variant, the one published with a public version (`pip install myops`): CUDA 13.0
+# kernels, as torch 2.14.1's and torchvision's default wheels on PyPI. Every other build carries
+# a local tag, as torchvision's do on torch's own index: 0.1.0+cpu, 0.1.0+cu126. The sdist
+# carries the plain version.
+DEFAULT_VARIANT_CUDA = "13.0"
 LOCAL_TAG = ("cu" + torch.version.cuda.replace(".", "")) if WITH_CUDA else "cpu"
-VERSION = BASE_VERSION if "sdist" in sys.argv else f"{BASE_VERSION}+{LOCAL_TAG}"
+IS_DEFAULT_VARIANT = WITH_CUDA and torch.version.cuda == DEFAULT_VARIANT_CUDA
+VERSION = BASE_VERSION if "sdist" in sys.argv or IS_DEFAULT_VARIANT else f"{BASE_VERSION}+{LOCAL_TAG}"
 TORCH_BASE_VERSION = torch.__version__.split("+")[0]
 
 # Written into the package by build_ext as myops/_build_config.py (never by other commands:

@@ -53,12 +53,23 @@ leaf2 = f.clone().requires_grad_()
 (torch.nn.functional.max_pool2d(leaf2, 3, 2, 1) + o).sum().backward()
 torch.testing.assert_close(leaf.grad, leaf2.grad)
 
-# metadata: version with the local tag, torch pinned to the build's, license, typed
+# metadata: the version (0.1.0, or 0.1.0+cpu / +cuXXX), torch pinned to the build's, license, typed
 dist = md.distribution("myops")
 assert dist.version == myops.__version__, (dist.version, myops.__version__)
 torch_pin = "torch==" + myops.BUILD_CONFIG["torch_version"].split("+")[0]
 assert torch_pin in (dist.requires or []), dist.requires
 assert dist.metadata.get("License-Expression") == "BSD-3-Clause", dist.metadata.get("License-Expression")
+# what an index page shows: the README as Markdown, the Pythons tested, links, classifiers
+meta = dist.metadata
+assert meta["Description-Content-Type"] == "text/markdown" and "## Installing" in meta.get_payload()
+assert sorted(meta["Requires-Python"].split(",")) == ["<3.13", ">=3.11"], meta["Requires-Python"]
+assert {u.split(",")[0] for u in meta.get_all("Project-URL")} >= {"Homepage", "Source", "Issues", "Changelog"}
+classifiers = meta.get_all("Classifier")
+for c in ("Programming Language :: Python :: 3.11", "Operating System :: POSIX :: Linux", "Environment :: GPU :: NVIDIA CUDA :: 13"):
+    assert c in classifiers, (c, classifiers)
+# the wheel's tag: manylinux, as torch's own wheels
+tags = [line.split(": ", 1)[1] for line in dist.read_text("WHEEL").splitlines() if line.startswith("Tag: ")]
+assert tags and all(t.endswith("-manylinux_2_28_x86_64") for t in tags), tags
 assert any(str(p).endswith("LICENSE") for p in dist.files), "LICENSE not in the wheel"
 assert os.path.exists(os.path.join(here, "py.typed"))
 assert not os.path.exists(os.path.join(here, "..", "tests")), "tests installed as a package"

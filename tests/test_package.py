@@ -3,6 +3,7 @@ dynamic-shape op, the import-time checks."""
 import io
 import os
 import re
+import shutil
 import subprocess
 import sys
 
@@ -12,10 +13,41 @@ import torch
 import myops
 
 
-def test_version_has_the_build_tag():
-    tag = "cu" + myops.BUILD_CONFIG["torch_cuda_version"].replace(".", "") if myops.BUILD_CONFIG["with_cuda"] else "cpu"
-    assert myops.__version__ == f"0.1.0+{tag}"
-    assert re.fullmatch(r"\d+\.\d+\.\d+\+(cpu|cu\d+)", myops.__version__)
+def test_version_is_public_only_for_the_default_variant():
+    """0.1.0 for the default variant (CUDA 13.0 kernels, as torch's PyPI wheel); any other build
+    carries its local tag (0.1.0+cpu, 0.1.0+cu126), which a public index refuses."""
+    cfg = myops.BUILD_CONFIG
+    if cfg["with_cuda"] and cfg["torch_cuda_version"] == "13.0":
+        assert myops.__version__ == "0.1.0"
+    else:
+        tag = "cu" + cfg["torch_cuda_version"].replace(".", "") if cfg["with_cuda"] else "cpu"
+        assert myops.__version__ == f"0.1.0+{tag}"
+        assert re.fullmatch(r"\d+\.\d+\.\d+\+(cpu|cu\d+)", myops.__version__)
+
+
+# manylinux_2_28 (torch 2.14.1's own wheels): glibc 2.28, and libstdc++ as GCC 8 has it.
+MANYLINUX_2_28_MAX = {"GLIBC": (2, 28), "GLIBCXX": (3, 4, 24), "CXXABI": (1, 3, 11), "GCC": (7, 0, 0)}
+
+
+def _symbols(path):
+    return subprocess.run(["objdump", "-T", path], capture_output=True, text=True, check=True).stdout
+
+
+@pytest.mark.skipif(shutil.which("objdump") is None, reason="needs objdump (binutils)")
+@pytest.mark.parametrize("lib", ["libmyops", "_C"])
+def test_binaries_need_no_symbol_newer_than_manylinux_2_28(lib):
+    """A build on a newer glibc still loads on glibc 2.28 (csrc/common/glibc_compat.h): without
+    it, exp came out as GLIBC_2.29 and libstdc++'s __libc_single_threaded as GLIBC_2.32."""
+    here = os.path.dirname(os.path.abspath(myops.__file__))
+    path = os.path.join(here, "lib", "libmyops.so") if lib == "libmyops" else myops._C.__file__
+    text = _symbols(path)
+    needed = re.findall(r"\((GLIBC|GLIBCXX|CXXABI|GCC)_([\d.]+)\)", text)
+    assert needed, text[:2000]
+    too_new = sorted({f"{n}_{v}" for n, v in needed if tuple(map(int, v.split("."))) > MANYLINUX_2_28_MAX[n]})
+    assert not too_new, f"{path} needs {too_new}"
+    # the stand-ins are hidden: the library exports none of them
+    exported = re.findall(r"\s(?:\.text|\.bss|\.data)\s.*\s(exp|exp2|log|log2|pow|__libc_single_threaded)$", text, re.M)
+    assert not exported, exported
 
 
 def test_show_config_names_the_build():

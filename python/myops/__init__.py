@@ -23,8 +23,8 @@ except ImportError as e:  # pragma: no cover - only without a build
     ) from e
 
 
-#: The package version with the build's local tag: ``0.1.0+cu130`` (CUDA 13.0 kernels) or
-#: ``0.1.0+cpu`` (CPU kernels only), as torchvision tags its builds.
+#: The package version: ``0.1.0`` for the default variant (CUDA 13.0 kernels, as torch's PyPI
+#: wheel), with the build's local tag otherwise: ``0.1.0+cpu`` (CPU kernels only), ``0.1.0+cu126``.
 __version__ = BUILD_CONFIG.get("version", "0.1.0")
 
 #: Directory to add to CMake's ``CMAKE_PREFIX_PATH`` for ``find_package(myops CONFIG)``
