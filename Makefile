@@ -69,10 +69,15 @@ $(VENV)/.deps-installed: requirements-dev.txt
 	$(VENV)/bin/python -m pip install -q -r requirements-dev.txt
 	touch $@
 
+# The build's whole log goes to build/build.log (the compilers' warnings included: ptxas reports
+# spills there), and tools/check_spills.py fails on a spill the README does not list.
 $(STAMP): $(DEPS) $(SOURCES)
-	$(PY) -m pip install --no-build-isolation --no-deps -e .
+	mkdir -p build
+	$(PY) -m pip install -v --no-build-isolation --no-deps -e . > build/build.log 2>&1 \
+	  || { tail -n 60 build/build.log; echo "build failed: the whole log is build/build.log"; exit 1; }
+	$(PY) tools/check_spills.py build/build.log
 	$(PY) -c "import myops; myops.show_config()"
-	mkdir -p build && touch $@
+	touch $@
 
 clean:
 	rm -rf build dist python/myops/*.so python/myops/lib python/myops/include python/myops/share \
