@@ -149,6 +149,23 @@ void store_result(P p, int64_t v) {
   *p = v;
 }
 
+// CUB's two-phase temp storage, the same for every algorithm: the size query (`query` set: it
+// stores the size and does nothing else), or the checks of the second call's bytes and
+// alignment, after which the per-tile counts live in the caller's buffer.
+template <typename NumItems>
+cudaError_t two_phase(void* d_temp, size_t& bytes, NumItems num_items, int64_t& n, int64_t*& tile_counts,
+                      bool& query) {
+  if (cudaError_t e = check_items(num_items, n); e != cudaSuccess) return e;
+  query = d_temp == nullptr;
+  if (query) {
+    bytes = temp_bytes(n);
+    return cudaSuccess;
+  }
+  if (cudaError_t e = check_temp(d_temp, bytes, n, tile_counts); e != cudaSuccess) return e;
+  myops::emu::synchronize();  // stream order: earlier work is visible
+  return cudaSuccess;
+}
+
 }  // namespace emu_detail
 
 struct DeviceSelect {
@@ -157,14 +174,10 @@ struct DeviceSelect {
                         NumItems num_items, Op select_op, cudaStream_t /*stream*/ = nullptr) {
     namespace d = emu_detail;
     int64_t n = 0;
-    if (cudaError_t e = d::check_items(num_items, n); e != cudaSuccess) return e;
-    if (d_temp_storage == nullptr) {
-      temp_storage_bytes = d::temp_bytes(n);
-      return cudaSuccess;
-    }
     int64_t* tile_counts = nullptr;
-    if (cudaError_t e = d::check_temp(d_temp_storage, temp_storage_bytes, n, tile_counts); e != cudaSuccess) return e;
-    myops::emu::synchronize();  // stream order: earlier work is visible
+    bool query = false;
+    const cudaError_t e = d::two_phase(d_temp_storage, temp_storage_bytes, num_items, n, tile_counts, query);
+    if (e != cudaSuccess || query) return e;
     const int64_t nt = d::tiles(n);
     const myops::emu::Shuffle order(static_cast<uint64_t>(nt), myops::emu::order_key({0x5e1ec7ull, static_cast<uint64_t>(n)}));
     // pass 1: flags counted per tile; pass 2: each tile scatters from its exclusive prefix
@@ -198,14 +211,10 @@ struct DeviceReduce {
                          cudaStream_t /*stream*/ = nullptr) {
     namespace d = emu_detail;
     int64_t n = 0;
-    if (cudaError_t e = d::check_items(num_items, n); e != cudaSuccess) return e;
-    if (d_temp_storage == nullptr) {
-      temp_storage_bytes = d::temp_bytes(n);
-      return cudaSuccess;
-    }
     int64_t* tile_counts = nullptr;
-    if (cudaError_t e = d::check_temp(d_temp_storage, temp_storage_bytes, n, tile_counts); e != cudaSuccess) return e;
-    myops::emu::synchronize();
+    bool query = false;
+    const cudaError_t e = d::two_phase(d_temp_storage, temp_storage_bytes, num_items, n, tile_counts, query);
+    if (e != cudaSuccess || query) return e;
     const int64_t nt = d::tiles(n);
     int64_t total = 0;
     for (int64_t t = 0; t < nt; ++t) {
