@@ -33,7 +33,7 @@ at::Tensor gather_rows(const at::Tensor& source, const at::Tensor& indices, cons
   return rows.masked_fill(pad, fill_value);
 }
 
-std::tuple<at::Tensor, at::Tensor> masked_select_bounded(const at::Tensor& self, const at::Tensor& mask,
+std::tuple<at::Tensor, at::Tensor> masked_select_bounded_composite(const at::Tensor& self, const at::Tensor& mask,
                                                          int64_t size, const c10::Scalar& fill_value) {
   TORCH_CHECK(mask.scalar_type() == at::kBool,
               "myops.masked_select_bounded: argument 'mask' must have dtype torch.bool, got ",
@@ -48,7 +48,7 @@ std::tuple<at::Tensor, at::Tensor> masked_select_bounded(const at::Tensor& self,
   return {gather_rows(flat_self, indices, count, size, fill_value), count};
 }
 
-std::tuple<at::Tensor, at::Tensor> mask_rows_bounded(const at::Tensor& self, const at::Tensor& mask,
+std::tuple<at::Tensor, at::Tensor> mask_rows_bounded_composite(const at::Tensor& self, const at::Tensor& mask,
                                                      int64_t size, const c10::Scalar& fill_value) {
   TORCH_CHECK(self.dim() >= 1, "myops.mask_rows_bounded: argument 'self' must have at least 1 dim, got 0-D");
   TORCH_CHECK(mask.scalar_type() == at::kBool,
@@ -71,6 +71,6 @@ std::tuple<at::Tensor, at::Tensor> mask_rows_bounded(const at::Tensor& self, con
 }  // namespace myops
 
 TORCH_LIBRARY_IMPL(myops, CompositeImplicitAutograd, m) {
-  m.impl("masked_select_bounded", &myops::masked_select_bounded);
-  m.impl("mask_rows_bounded", &myops::mask_rows_bounded);
+  m.impl("masked_select_bounded", &myops::masked_select_bounded_composite);
+  m.impl("mask_rows_bounded", &myops::mask_rows_bounded_composite);
 }
