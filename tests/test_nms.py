@@ -256,3 +256,36 @@ def test_nms_cuda_large():
     for n in (5000, 20000):
         b, s = make_boxes(n, torch.float32, "cuda", scale=1000.0)
         check_nms(b, s, 0.5)
+
+
+# ---- drop-in: myops.enable() routes torchvision::nms ---------------------------------------
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_dropin_torchvision_nms(device):
+    b, s = make_boxes(400, torch.float32, device, ties=True, nan_scores=True)
+    idxs = torch.randint(0, 5, (400,), device=device)
+    expected = tv_ops.nms(b, s, 0.5), tv_ops.batched_nms(b, s, idxs, 0.5)
+    with myops.enable({"nms"}) as stats:
+        actual = tv_ops.nms(b, s, 0.5), tv_ops.batched_nms(b, s, idxs, 0.5)
+        # a call myops does not take (half boxes on the CPU) is handed back: torchvision raises
+        if device == "cpu":
+            with pytest.raises(RuntimeError, match="nms_kernel"):
+                tv_ops.nms(b.half(), s.half(), 0.5)
+    for a, e in zip(actual, expected, strict=True):
+        assert torch.equal(a, e)
+    assert stats.routed["nms"] == 2
+    assert stats.handed_back.get("nms", 0) == (1 if device == "cpu" else 0)
+    assert "nms" not in torch.ops.myops._override_registered()
+
+
+def test_dropin_torchvision_nms_under_tracing_hands_back():
+    # FakeTensors (torch.export) reach torchvision's own path below the Autograd key
+    class M(torch.nn.Module):
+        def forward(self, b, s):
+            return tv_ops.nms(b, s, 0.5)
+
+    b, s = make_boxes(50, torch.float32, "cpu")
+    with myops.enable({"nms"}):
+        ep = torch.export.export(M(), (b, s), strict=False)
+        assert torch.equal(ep.module()(b, s), tv_ops.nms(b, s, 0.5))
