@@ -520,6 +520,9 @@ def check_nonzero(E, x):
     for size in (0, 1, exp.shape[0], exp.shape[0] + 5):
         st = E.nonzero_static(x, size=size, fill_value=-7)
         assert torch.equal(st, torch.nonzero_static(x, size=size, fill_value=-7)), size
+        bi, bc = E.nonzero_bounded(x, size=size, fill_value=-7)  # the same pass, plus its count
+        assert torch.equal(bi, st) and bi.stride() == st.stride() and bc.dim() == 0
+        assert int(bc) == (int(torch.count_nonzero(x)) if x.dim() else int(bool(x != 0))), size
 
 
 @pytest.mark.parametrize("dtype", NZ_DTYPES, ids=str)

@@ -19,7 +19,6 @@
 #include <ATen/ops/empty.h>
 #include <ATen/ops/empty_strided.h>
 #include <ATen/ops/ne.h>
-#include <ATen/ops/scalar_tensor.h>
 #include <c10/util/BFloat16.h>
 #include <c10/util/Half.h>
 #include <torch/library.h>
@@ -361,7 +360,9 @@ std::tuple<at::Tensor, at::Tensor> nonzero_bounded_cpu(const at::Tensor& self, i
                                                        int64_t fill_value) {
   int64_t nnz = 0;
   at::Tensor out = select_static(self, size, fill_value, &nnz, "nonzero_bounded");
-  return {out, at::scalar_tensor(nnz, self.options().dtype(at::kLong))};
+  at::Tensor count = at::empty({}, self.options().dtype(at::kLong));
+  *count.data_ptr<int64_t>() = nnz;
+  return {out, count};
 }
 
 }  // namespace

@@ -111,6 +111,10 @@ def nonzero_bounded(input: Tensor, *, size: int, fill_value: int = -1) -> Tuple[
     Both come from nonzero_static's one select pass: no host sync on CUDA, graph-capturable, and
     static output shapes under torch.compile / torch.export.
     """
+    if not _is_compiling():
+        r = _fast.nonzero_bounded(input, size, fill_value)
+        if r is not NotImplemented:
+            return r
     return _ops.nonzero_bounded.default(input, size=size, fill_value=fill_value)
 
 
