@@ -37,6 +37,7 @@
 #include <tuple>
 
 #include "common/checks.h"
+#include "common/elementwise_functors.h"  // OpMath: torchvision's accumulate type on CUDA
 #include "common/nms_common.h"
 #include "cuda/glue.h"
 #include "cuda/launch.h"
@@ -48,15 +49,6 @@ constexpr int kTile = 64;  // boxes per mask word
 constexpr int kSweepThreads = 256;
 constexpr int64_t kVanillaAbove = 100000;
 constexpr int64_t kMaxBoxes = int64_t(65535) * kTile;  // grid.y limit of the mask kernel
-
-template <typename T>
-struct AccOf {
-  using type = T;
-};
-template <>
-struct AccOf<c10::Half> {
-  using type = float;
-};
 
 // Class identity for the class-aware sweep: integral idxs as int64, floating as double (NaN
 // equals nothing, as torchvision's `idxs == class_id`).
@@ -74,12 +66,12 @@ struct Classes {
 // half goes through float (the result is one of the operands, so exact).
 template <typename T>
 __device__ __forceinline__ T dmax(T a, T b) {
-  using Acc = typename AccOf<T>::type;
+  using Acc = typename ew::OpMath<T>::type;
   return static_cast<T>(::fmax(static_cast<Acc>(a), static_cast<Acc>(b)));
 }
 template <typename T>
 __device__ __forceinline__ T dmin(T a, T b) {
-  using Acc = typename AccOf<T>::type;
+  using Acc = typename ew::OpMath<T>::type;
   return static_cast<T>(::fmin(static_cast<Acc>(a), static_cast<Acc>(b)));
 }
 
@@ -87,7 +79,7 @@ __device__ __forceinline__ T dmin(T a, T b) {
 // corners in T (rounded to half for half), the products and the ratio in the accumulate type.
 template <typename T>
 __device__ __forceinline__ bool iou_above(const T* a, const T* b, float threshold) {
-  using Acc = typename AccOf<T>::type;
+  using Acc = typename ew::OpMath<T>::type;
   const T left = dmax(a[0], b[0]), right = dmin(a[2], b[2]);
   const T top = dmax(a[1], b[1]), bottom = dmin(a[3], b[3]);
   const T width = dmax(static_cast<T>(right - left), static_cast<T>(0));
