@@ -46,7 +46,15 @@ namespace myops {
 namespace {
 
 constexpr int kTile = 64;  // boxes per mask word
+#if defined(MYOPS_CUDA_EMULATION)
+// The emulation (cuda/emulation.h) runs a block's threads one after another: there the sweep's
+// block is one thread, which makes its barriers no-ops. The mask kernel's threads never talk.
+constexpr int kSweepThreads = 1;
+#define MYOPS_NMS_BARRIER() ((void)0)
+#else
 constexpr int kSweepThreads = 256;
+#define MYOPS_NMS_BARRIER() __syncthreads()
+#endif
 constexpr int64_t kVanillaAbove = 100000;
 constexpr int64_t kMaxBoxes = int64_t(65535) * kTile;  // grid.y limit of the mask kernel
 
@@ -134,14 +142,14 @@ __global__ void sweep_kernel(int64_t n, int64_t tiles, const uint64_t* mask, con
       }
       nkept = c;
     }
-    __syncthreads();
+    MYOPS_NMS_BARRIER();
     const int c = nkept;
     for (int64_t w = tile + 1 + threadIdx.x; w < tiles; w += blockDim.x) {
       uint64_t acc = removed[w];
       for (int k = 0; k < c; ++k) acc |= mask[kept[k] * tiles + w];
       removed[w] = acc;
     }
-    __syncthreads();
+    MYOPS_NMS_BARRIER();
   }
   const int64_t start = total < size ? total : size;
   for (int64_t r = start + threadIdx.x; r < size; r += blockDim.x) keep[r] = -1;
