@@ -506,3 +506,11 @@ def test_nonzero_bounded_cuda_graph_and_no_sync():
         torch.cuda.set_sync_debug_mode(prev)
     assert_same(out, torch.nonzero_static(x, size=50))
     assert int(count) == int(c2) == int(torch.count_nonzero(x))
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_opcheck_bounded_select(device):
+    x = torch.randn(6, 5, device=device, dtype=torch.float64, requires_grad=True)
+    mask = torch.rand(6, 5, device=device) < 0.5
+    torch.library.opcheck(torch.ops.myops.masked_select_bounded.default, (x, mask), {"size": 9, "fill_value": 2.0})
+    torch.library.opcheck(torch.ops.myops.mask_rows_bounded.default, (x, mask[:, 0]), {"size": 4})
