@@ -298,7 +298,8 @@ at::Tensor nonzero_impl(const at::Tensor& self) {
   return out;
 }
 
-// nonzero_static's result [size, ndim]; stores the true number of nonzeros at *nnz_out.
+// nonzero_static's result [size, ndim]; stores the true number of nonzeros at *nnz_out, or,
+// with a null nnz_out (nonzero_static), skips the passes when there is nothing to write.
 template <typename scalar_t>
 at::Tensor nonzero_static_impl(const at::Tensor& self, int64_t size, int64_t fill_value,
                                int64_t* nnz_out) {
@@ -309,7 +310,7 @@ at::Tensor nonzero_static_impl(const at::Tensor& self, int64_t size, int64_t fil
   int64_t* o = out.data_ptr<int64_t>();
   int64_t nnz = 0;
   const int64_t numel = self.numel();
-  if (numel > 0) {
+  if (numel > 0 && (nnz_out != nullptr || (size > 0 && ndim > 0))) {
     const U* data = reinterpret_cast<const U*>(self.const_data_ptr());
     Space sp(self);
     Partition part(numel);
@@ -317,7 +318,7 @@ at::Tensor nonzero_static_impl(const at::Tensor& self, int64_t size, int64_t fil
     nnz = count_chunks<U, mask>(data, sp, part, offsets);
     if (size > 0) write_chunks<U, mask>(data, sp, ndim, part, offsets, size, OutLayout{o, ndim, 1});
   }
-  *nnz_out = nnz;
+  if (nnz_out != nullptr) *nnz_out = nnz;
   if (ndim > 0) std::fill(o + std::min(nnz, size) * ndim, o + size * ndim, fill_value);
   return out;
 }
@@ -352,8 +353,7 @@ at::Tensor select_static(const at::Tensor& self, int64_t size, int64_t fill_valu
 }
 
 at::Tensor nonzero_static_cpu(const at::Tensor& self, int64_t size, int64_t fill_value) {
-  int64_t nnz = 0;
-  return select_static(self, size, fill_value, &nnz, "nonzero_static");
+  return select_static(self, size, fill_value, nullptr, "nonzero_static");
 }
 
 std::tuple<at::Tensor, at::Tensor> nonzero_bounded_cpu(const at::Tensor& self, int64_t size,

@@ -219,7 +219,8 @@ at::Tensor nonzero_on_cuda(const at::Tensor& self) {
 }
 
 // nonzero_static / nonzero_bounded: the one select pass (it stores the true count in `d_count`,
-// a 0-d int64 on the device) and the tail fill that reads it. Never synchronizes.
+// a 0-d int64 on the device) and the tail fill that reads it. Never synchronizes. An undefined
+// `d_count` (nonzero_static) means the count is not wanted: a scratch one is used when needed.
 at::Tensor select_static(const at::Tensor& self, int64_t size, int64_t fill_value,
                          const at::Tensor& d_count, const char* op) {
   if (self.is_complex()) return select_static(at::ne(self, 0), size, fill_value, d_count, op);
@@ -230,14 +231,16 @@ at::Tensor select_static(const at::Tensor& self, int64_t size, int64_t fill_valu
   const auto opts = self.options().dtype(at::kLong);
   const int64_t ndim = self.dim();
   at::Tensor out = column_major(ndim, size, opts);
-  int64_t* count = d_count.data_ptr<int64_t>();
+  if (!d_count.defined() && (size == 0 || ndim == 0)) return out;  // nothing to write or count
   const int64_t numel = self.numel();
   if (numel == 0) {
-    d_count.zero_();
+    if (d_count.defined()) d_count.zero_();
     nonzero_cuda::fill_tail(out.data_ptr<int64_t>(), size, static_cast<int>(ndim), size, nullptr,
                             fill_value, stream);
     return out;
   }
+  const at::Tensor count_t = d_count.defined() ? d_count : at::empty({}, opts);
+  int64_t* count = count_t.data_ptr<int64_t>();
   at::Tensor keep;
   const FlagSource flags = make_flags(self, keep);
   // a 0-d self has ndim == 0: the pass only counts (limit 0 writes no coordinates)
@@ -250,8 +253,7 @@ at::Tensor select_static(const at::Tensor& self, int64_t size, int64_t fill_valu
 }
 
 at::Tensor nonzero_static_on_cuda(const at::Tensor& self, int64_t size, int64_t fill_value) {
-  const at::Tensor d_count = at::empty({}, self.options().dtype(at::kLong));
-  return select_static(self, size, fill_value, d_count, "nonzero_static");
+  return select_static(self, size, fill_value, at::Tensor(), "nonzero_static");
 }
 
 std::tuple<at::Tensor, at::Tensor> nonzero_bounded_on_cuda(const at::Tensor& self, int64_t size,
