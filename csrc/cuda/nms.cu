@@ -9,8 +9,8 @@
 //     per-class path) boxes of different classes never set a bit.
 //  2. sweep_kernel: the greedy pass ON THE DEVICE (torchvision copies the mask to the host). One
 //     block walks the tiles in order: thread 0 decides the kept boxes of the current tile from
-//     the removed-bits word and the tile's own words (serial, 64 steps), then all threads OR the
-//     kept rows into the removed bits of the later tiles. It writes the first `size` kept indices
+//     the removed-bits word and the tile's own words (loaded into shared memory by the block;
+//     serial, 64 steps), then all threads OR the kept rows into the removed bits of later tiles. It writes the first `size` kept indices
 //     (original numbering), pads the rest with -1 and stores the true count on the device.
 // nms_static / batched_nms_static never synchronize with the host; nms / batched_nms run the same
 // passes with size = N and read the count once (their only host sync) to trim the result.
@@ -119,24 +119,29 @@ __global__ void iou_mask_kernel(int64_t n, int64_t tiles, float threshold, const
 }
 
 // One block. removed: `tiles` zeroed words (scratch). order: sorted position -> original index.
+// Per tile: the block loads the tile's own mask words (row k's word for this tile) into shared
+// memory, thread 0 walks its 64 boxes (serial, from shared memory), then all threads OR the
+// rows of the kept boxes into the removed bits of the later tiles.
 __global__ void sweep_kernel(int64_t n, int64_t tiles, const uint64_t* mask, const int64_t* order,
                              uint64_t* removed, int64_t* keep, int64_t size, int64_t* count) {
+  __shared__ uint64_t own[kTile];
   __shared__ int64_t kept[kTile];
   __shared__ int nkept;
   __shared__ int64_t total;
   if (threadIdx.x == 0) total = 0;
   for (int64_t tile = 0; tile < tiles; ++tile) {
+    const int64_t base = tile * kTile;
+    const int64_t m = n - base < kTile ? n - base : kTile;
+    for (int64_t k = threadIdx.x; k < m; k += blockDim.x) own[k] = mask[(base + k) * tiles + tile];
+    MYOPS_NMS_BARRIER();
     if (threadIdx.x == 0) {
       uint64_t word = removed[tile];
-      const int64_t base = tile * kTile;
-      const int64_t m = n - base < kTile ? n - base : kTile;
       int c = 0;
       for (int k = 0; k < m; ++k) {
         if (!((word >> k) & 1)) {
-          const int64_t i = base + k;
-          kept[c++] = i;
-          word |= mask[i * tiles + tile];
-          if (total < size) keep[total] = order[i];
+          kept[c++] = base + k;
+          word |= own[k];
+          if (total < size) keep[total] = order[base + k];
           ++total;
         }
       }
