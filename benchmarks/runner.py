@@ -40,7 +40,7 @@ warnings.filterwarnings("ignore", category=FutureWarning, module=r"torch\._induc
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
-FAMILIES = ["nonzero", "elementwise", "max_pool2d_add", "diagonal", "latency", "detector"]
+FAMILIES = ["nonzero", "elementwise", "max_pool2d_add", "diagonal", "latency", "detector", "nms"]
 
 
 @dataclasses.dataclass

@@ -55,7 +55,14 @@ constexpr OpInfo kOpTable[kNumOps] = {
     {"nonzero", true},  {"nonzero_static", true}, {"where", true},   {"add", true},     {"sub", true},
     {"mul", true},      {"div", true},            {"maximum", true}, {"minimum", true}, {"relu", true},
     {"addcmul", true},  {"clamp", true},          {"gelu", false},   {"silu", false},   {"sigmoid", false},
+    {"nms", true},
 };
+
+// kNms overrides torchvision::nms, on the backend's Autograd key (see Kernels::tv_nms); it is
+// registered only if torchvision's ops are loaded when the op is enabled.
+bool torchvision_loaded() {
+  return c10::Dispatcher::singleton().findSchema({"torchvision::nms", ""}).has_value();
+}
 
 // Process-wide routing (enable) and the counters of every thread together.
 std::atomic<uint32_t> g_mask{0};
@@ -108,8 +115,12 @@ void acquire_locked(Registry& r, uint32_t mask) {
   c10::WarningUtils::WarningHandlerGuard guard(&drop);
   for (int op = 0; op < kNumOps; ++op) {
     if (!(mask >> op & 1u) || r.refs[op]++ > 0) continue;
+    const bool tv = op == kNms;
+    if (tv && !torchvision_loaded()) continue;
     for (auto& [key, reg] : r.backends) {
-      auto lib = std::make_unique<torch::Library>(torch::Library::IMPL, "aten", key, __FILE__, __LINE__);
+      const c10::DispatchKey k = tv ? c10::getAutogradKeyFromBackend(c10::toBackendComponent(key)) : key;
+      auto lib = std::make_unique<torch::Library>(torch::Library::IMPL, tv ? "torchvision" : "aten", k, __FILE__,
+                                                  __LINE__);
       reg(*lib, static_cast<Op>(op));
       r.libs[op].push_back(std::move(lib));
     }
@@ -183,7 +194,7 @@ std::vector<std::string> ops_registered() {
   auto& r = registry();
   std::lock_guard<std::mutex> lock(r.mu);
   uint32_t m = 0;
-  for (int op = 0; op < kNumOps; ++op) m |= r.refs[op] > 0 ? 1u << op : 0u;
+  for (int op = 0; op < kNumOps; ++op) m |= !r.libs[op].empty() ? 1u << op : 0u;
   return names_of(m);
 }
 

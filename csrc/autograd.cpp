@@ -626,5 +626,9 @@ TORCH_LIBRARY_IMPL(myops, Autograd, m) {
   // skips the boxed "not implemented" autograd fallback
   m.impl("nonzero", torch::CppFunction::makeFallthrough());
   m.impl("nonzero_static", torch::CppFunction::makeFallthrough());
+  // likewise the bounded selection indices and counts, and the nms indices (int64)
+  for (const char* op : {"nonzero_bounded", "nms", "batched_nms", "nms_static", "batched_nms_static"}) {
+    m.impl(op, torch::CppFunction::makeFallthrough());
+  }
   m.impl("max_pool2d_add_backward", &max_pool2d_add_backward_autograd);
 }

@@ -17,6 +17,8 @@ void unsupported_dynamic_shape(const c10::OperatorHandle& op, torch::jit::Stack*
 
 TORCH_LIBRARY_IMPL(myops, FuncTorchBatched, m) {
   m.impl("nonzero", torch::CppFunction::makeFromBoxedFunction<&unsupported_dynamic_shape>());
+  m.impl("nms", torch::CppFunction::makeFromBoxedFunction<&unsupported_dynamic_shape>());
+  m.impl("batched_nms", torch::CppFunction::makeFromBoxedFunction<&unsupported_dynamic_shape>());
 }
 
 }  // namespace myops

@@ -17,6 +17,32 @@ TORCH_LIBRARY(myops, m) {
   m.def("nonzero(Tensor self) -> Tensor");
   m.def("nonzero_static(Tensor self, *, SymInt size, int fill_value=-1) -> Tensor");
 
+  // ---- bounded selection (static output shapes plus the true count as a device scalar) ----
+  // indices [size, ndim]: the first min(count, size) rows of nonzero(self), the rest fill_value;
+  // count: 0-d int64 on self's device, the true number of nonzeros (may exceed size).
+  m.def("nonzero_bounded(Tensor self, *, SymInt size, int fill_value=-1) -> (Tensor indices, Tensor count)");
+  // values [size]: the first min(count, size) elements of self[mask], the rest fill_value.
+  m.def(
+      "masked_select_bounded(Tensor self, Tensor mask, *, SymInt size, Scalar fill_value=0) -> "
+      "(Tensor values, Tensor count)");
+  // rows [size, *self.shape[1:]]: the first min(count, size) rows of self[mask] (mask 1-D over
+  // dim 0), the rest fill_value.
+  m.def(
+      "mask_rows_bounded(Tensor self, Tensor mask, *, SymInt size, Scalar fill_value=0) -> "
+      "(Tensor rows, Tensor count)");
+
+  // ---- non-maximum suppression (== torchvision.ops.nms / batched_nms) ----------------------
+  m.def("nms(Tensor boxes, Tensor scores, float iou_threshold) -> Tensor");
+  m.def("batched_nms(Tensor boxes, Tensor scores, Tensor idxs, float iou_threshold) -> Tensor");
+  // keep [size] int64: the first size survivors of nms (batched_nms), padded with -1;
+  // count: 0-d int64 on the boxes' device, the true number of survivors. No host sync.
+  m.def(
+      "nms_static(Tensor boxes, Tensor scores, float iou_threshold, *, SymInt size) -> "
+      "(Tensor keep, Tensor count)");
+  m.def(
+      "batched_nms_static(Tensor boxes, Tensor scores, Tensor idxs, float iou_threshold, *, "
+      "SymInt size) -> (Tensor keep, Tensor count)");
+
   // ---- elementwise: unary -----------------------------------------------------------------
   m.def("relu(Tensor self) -> Tensor");
   m.def("gelu(Tensor self, *, str approximate='none') -> Tensor");

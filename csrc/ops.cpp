@@ -30,6 +30,39 @@ Tensor nonzero_static(const Tensor& self, int64_t size, int64_t fill_value) {
   MYOPS_CALL(nonzero_static, Tensor(const Tensor&, c10::SymInt, int64_t), self, c10::SymInt(size), fill_value);
 }
 
+using Pair = std::tuple<Tensor, Tensor>;
+std::tuple<Tensor, Tensor> nonzero_bounded(const Tensor& self, int64_t size, int64_t fill_value) {
+  MYOPS_CALL(nonzero_bounded, Pair(const Tensor&, c10::SymInt, int64_t), self, c10::SymInt(size), fill_value);
+}
+std::tuple<Tensor, Tensor> masked_select_bounded(const Tensor& self, const Tensor& mask, int64_t size,
+                                                 const c10::Scalar& fill_value) {
+  MYOPS_CALL(masked_select_bounded, Pair(const Tensor&, const Tensor&, c10::SymInt, const c10::Scalar&),
+             self, mask, c10::SymInt(size), fill_value);
+}
+std::tuple<Tensor, Tensor> mask_rows_bounded(const Tensor& self, const Tensor& mask, int64_t size,
+                                             const c10::Scalar& fill_value) {
+  MYOPS_CALL(mask_rows_bounded, Pair(const Tensor&, const Tensor&, c10::SymInt, const c10::Scalar&),
+             self, mask, c10::SymInt(size), fill_value);
+}
+
+Tensor nms(const Tensor& boxes, const Tensor& scores, double iou_threshold) {
+  MYOPS_CALL(nms, Tensor(const Tensor&, const Tensor&, double), boxes, scores, iou_threshold);
+}
+Tensor batched_nms(const Tensor& boxes, const Tensor& scores, const Tensor& idxs, double iou_threshold) {
+  MYOPS_CALL(batched_nms, Tensor(const Tensor&, const Tensor&, const Tensor&, double), boxes, scores, idxs,
+             iou_threshold);
+}
+std::tuple<Tensor, Tensor> nms_static(const Tensor& boxes, const Tensor& scores, double iou_threshold,
+                                      int64_t size) {
+  MYOPS_CALL(nms_static, Pair(const Tensor&, const Tensor&, double, c10::SymInt), boxes, scores,
+             iou_threshold, c10::SymInt(size));
+}
+std::tuple<Tensor, Tensor> batched_nms_static(const Tensor& boxes, const Tensor& scores, const Tensor& idxs,
+                                              double iou_threshold, int64_t size) {
+  MYOPS_CALL(batched_nms_static, Pair(const Tensor&, const Tensor&, const Tensor&, double, c10::SymInt),
+             boxes, scores, idxs, iou_threshold, c10::SymInt(size));
+}
+
 Tensor relu(const Tensor& self) { MYOPS_CALL(relu, Unary, self); }
 Tensor gelu(const Tensor& self, c10::string_view approximate) {
   MYOPS_CALL(gelu, Tensor(const Tensor&, c10::string_view), self, approximate);

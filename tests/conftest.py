@@ -28,3 +28,13 @@ def pytest_runtest_makereport(item, call):
                 rep.sections.append(("seed", f"replay with MYOPS_SEED={v}"))
             if k == "emu_seed":  # tests/test_cuda_emulation.py: the emulated thread order
                 rep.sections.append(("emu_seed", f"replay the thread order with MYOPS_EMU_SEED={v}"))
+
+
+def pytest_collection_modifyitems(config, items):
+    """Tests marked `slow` (several GB, e.g. > 2^31-element inputs) run only with MYOPS_SLOW=1."""
+    if os.environ.get("MYOPS_SLOW") == "1":
+        return
+    skip = pytest.mark.skip(reason="slow test (set MYOPS_SLOW=1 to run it)")
+    for item in items:
+        if "slow" in item.keywords:
+            item.add_marker(skip)

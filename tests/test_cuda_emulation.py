@@ -539,6 +539,9 @@ def check_nonzero(E, x):
     for size in (0, 1, exp.shape[0], exp.shape[0] + 5):
         st = E.nonzero_static(x, size=size, fill_value=-7)
         assert torch.equal(st, torch.nonzero_static(x, size=size, fill_value=-7)), size
+        bi, bc = E.nonzero_bounded(x, size=size, fill_value=-7)  # the same pass, plus its count
+        assert torch.equal(bi, st) and bi.stride() == st.stride() and bc.dim() == 0
+        assert int(bc) == (int(torch.count_nonzero(x)) if x.dim() else int(bool(x != 0))), size
 
 
 @pytest.mark.parametrize("dtype", NZ_DTYPES, ids=str)
@@ -778,3 +781,46 @@ def test_cuda_dropin_is_off_after_disable(E):
     before = E._override_stats(True)
     torch.relu(x)  # torch's own kernel again: not counted
     assert E._override_stats(True) == before
+
+
+# ---- nms (the mask kernel and the device sweep; the sweep as a one-thread block) ----------------
+# torchvision's CUDA IoU equals its CPU one for float32 boxes without NaN and a threshold exact in
+# float (same operations in float; only a NaN coordinate takes fmax / fmin's other branch), so the
+# emulated CUDA ops are compared with torchvision's CPU kernels.
+
+
+@pytest.mark.parametrize("n", [0, 1, 63, 64, 65, 130, 700])
+@pytest.mark.parametrize("ties", [False, True])
+def test_nms(E, n, ties):
+    tv = pytest.importorskip("torchvision").ops
+    xy = torch.rand(n, 2) * 100
+    boxes = torch.cat([xy, xy + torch.rand(n, 2) * 30], 1)
+    if n > 4:
+        boxes[1::4] = boxes[0::4][: boxes[1::4].shape[0]]  # duplicates
+    scores = torch.randint(0, 5, (n,)).float() if ties else torch.rand(n)
+    if n:
+        scores[torch.rand(n) < 0.1] = math.nan
+    idxs = torch.randint(0, 3, (n,))
+    for thr in (0.0, 0.25, 0.5, 0.75):
+        exp = tv.nms(boxes, scores, thr)
+        assert torch.equal(E.nms(boxes, scores, thr), exp)
+        bexp = tv.batched_nms(boxes, scores, idxs, thr)
+        assert torch.equal(E.batched_nms(boxes, scores, idxs, thr), bexp)
+        for size in (0, 3, exp.numel() + 2):
+            keep, count = E.nms_static(boxes, scores, thr, size=size)
+            m = min(size, exp.numel())
+            assert int(count) == exp.numel() and torch.equal(keep[:m], exp[:m]) and (keep[m:] == -1).all()
+            keep, count = E.batched_nms_static(boxes, scores, idxs, thr, size=size)
+            m = min(size, bexp.numel())
+            assert int(count) == bexp.numel() and torch.equal(keep[:m], bexp[:m]) and (keep[m:] == -1).all()
+
+
+def test_batched_nms_per_class_path(E):
+    # above 100000 box elements the CUDA path is one class-aware sweep (distinct scores: same order)
+    tv = pytest.importorskip("torchvision").ops
+    n = 25100
+    xy = torch.rand(n, 2) * 3000
+    boxes = torch.cat([xy, xy + 20 + torch.rand(n, 2) * 40], 1)
+    scores = torch.randperm(n).float()
+    idxs = torch.randint(0, 7, (n,))
+    assert torch.equal(E.batched_nms(boxes, scores, idxs, 0.5), tv.batched_nms(boxes, scores, idxs, 0.5))

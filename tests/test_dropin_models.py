@@ -177,3 +177,4 @@ def test_scripted_fasterrcnn_in_fresh_process(tmp_path):
     result = torch.load(out_path)
     assert_identical(result["out"], expected)
     assert result["routed"].get("nonzero", 0) > 0 and result["routed"].get("add", 0) > 0, result["routed"]
+    assert result["routed"].get("nms", 0) > 0, result["routed"]  # torchvision::nms, from TorchScript

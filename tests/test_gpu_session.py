@@ -128,3 +128,24 @@ def test_junit_counts(tmp_path, junit, expected):
     path = tmp_path / "r.xml"
     path.write_text(junit)
     assert gpu_results.junit_counts(str(path)) == expected
+
+
+def test_every_graph_capture_is_marked():
+    """The sanitizer stage runs `cuda_graph` tests apart (the no-caching allocator's cudaFree is
+    forbidden inside a capture): every test that captures a CUDA graph must carry the marker."""
+    import ast
+
+    unmarked = []
+    for name in sorted(os.listdir(os.path.join(ROOT, "tests"))):
+        if not (name.startswith("test_") and name.endswith(".py")) or name == "test_gpu_session.py":
+            continue
+        tree = ast.parse(open(os.path.join(ROOT, "tests", name)).read())
+        for fn in ast.walk(tree):
+            if not isinstance(fn, ast.FunctionDef) or not fn.name.startswith("test_"):
+                continue
+            body = ast.unparse(fn)
+            if "CUDAGraph" in body or "cuda.graph(" in body or "make_graphed_callables" in body:
+                marks = [ast.unparse(d) for d in fn.decorator_list]
+                if "cuda_graph" not in marks and "pytest.mark.cuda_graph" not in marks:
+                    unmarked.append(f"{name}::{fn.name}")
+    assert not unmarked, f"capture a CUDA graph without @cuda_graph: {unmarked}"

@@ -333,3 +333,186 @@ def test_nonzero_cuda_result_owns_exact_memory():
     nnz = out.shape[0]
     assert out.untyped_storage().nbytes() == nnz * 2 * 8
     torch.cuda.synchronize()
+
+
+# ---- nonzero_bounded, masked_select_bounded, mask_rows_bounded (issue 27) ---------------------
+
+
+def check_bounded(x, size, fill_value=-1):
+    """indices == nonzero_static's result (values, shape, strides), count == the true nnz as a
+    0-d int64 on x's device."""
+    indices, count = myops.nonzero_bounded(x, size=size, fill_value=fill_value)
+    assert_same(indices, torch.nonzero_static(x, size=size, fill_value=fill_value))
+    assert count.dim() == 0 and count.dtype == torch.int64 and count.device == x.device
+    assert int(count) == torch.count_nonzero(x).item() if x.dim() else int(count) == int(bool(x != 0))
+
+
+@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("dtype", ALL_DTYPES, ids=str)
+@pytest.mark.parametrize("shape", [(), (0,), (1,), (7,), (33, 17), (4, 5, 6), (2, 0, 3)], ids=str)
+def test_nonzero_bounded_dtypes(device, dtype, shape):
+    x = sparse(shape, dtype, device, 0.4)
+    nnz = int(torch.count_nonzero(x)) if x.dim() else int(bool(x != 0))
+    for size in (0, 1, max(nnz - 1, 0), nnz, nnz + 5):  # below, at and above the true count
+        check_bounded(x, size)
+    check_bounded(x, 3, fill_value=-9)
+
+
+@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("layout", NONZERO_LAYOUTS)
+def test_nonzero_bounded_layouts(device, layout):
+    x = with_layout(sparse((13, 21), torch.float32, device, 0.3), layout)
+    check_bounded(x, 40)
+    check_bounded(x, 500)
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_nonzero_bounded_nan_negative_zero_complex(device):
+    x = torch.tensor([0.0, -0.0, float("nan"), 1.0, 0.0], device=device)
+    check_bounded(x, 4)
+    c = torch.tensor([0, 1j, 0, 2 + 0j], device=device)
+    check_bounded(c, 3)
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_nonzero_bounded_bad_inputs(device):
+    x = torch.ones(3, device=device)
+    with pytest.raises(RuntimeError, match="'size' must be >= 0"):
+        myops.nonzero_bounded(x, size=-1)
+    with pytest.raises(RuntimeError, match="argument 'self' must have dtype"):
+        myops.nonzero_bounded(torch.ones(3, dtype=torch.uint16, device=device), size=2)
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_opcheck_nonzero_bounded(device):
+    for x in (sparse((9, 11), torch.float32, device, 0.3), torch.zeros(0, 3, device=device)):
+        torch.library.opcheck(torch.ops.myops.nonzero_bounded.default, (x,), {"size": 20})
+
+
+@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("dtype", [torch.float32, torch.int64, torch.bool], ids=str)
+@pytest.mark.parametrize("shapes", [((6, 7), (6, 7)), ((6, 7), (7,)), ((1, 7), (5, 1)), ((0, 3), (0, 3)), ((), ())],
+                         ids=str)
+def test_masked_select_bounded(device, dtype, shapes):
+    x = rand(shapes[0], dtype, device)
+    mask = torch.rand(shapes[1], device=device) < 0.4
+    ref = torch.masked_select(x, mask)
+    for size in (0, 2, ref.numel(), ref.numel() + 4):
+        values, count = myops.masked_select_bounded(x, mask, size=size, fill_value=7)
+        assert values.shape == (size,) and values.dtype == dtype and int(count) == ref.numel()
+        m = min(size, ref.numel())
+        assert torch.equal(values[:m], ref[:m])
+        assert (values[m:] == torch.tensor(7).to(dtype)).all()
+
+
+@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("shape", [(9,), (9, 4), (9, 2, 3), (0, 4)], ids=str)
+def test_mask_rows_bounded(device, shape):
+    x = torch.randn(shape, device=device, dtype=torch.float64, requires_grad=True)
+    mask = torch.rand(shape[0], device=device) < 0.5
+    ref = x[mask]
+    for size in (0, 1, ref.shape[0], ref.shape[0] + 3):
+        rows, count = myops.mask_rows_bounded(x, mask, size=size, fill_value=-1.5)
+        assert rows.shape == (size,) + tuple(shape[1:]) and int(count) == ref.shape[0]
+        m = min(size, ref.shape[0])
+        assert torch.equal(rows[:m], ref[:m]) and (rows[m:] == -1.5).all()
+    if shape[0]:
+        rows, _ = myops.mask_rows_bounded(x, mask, size=4)
+        torch.autograd.gradcheck(lambda t: myops.mask_rows_bounded(t, mask, size=4)[0], (x,))
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_bounded_select_bad_inputs(device):
+    x = torch.ones(4, 3, device=device)
+    with pytest.raises(RuntimeError, match="'mask' must have dtype torch.bool"):
+        myops.masked_select_bounded(x, torch.ones(4, 3, device=device), size=2)
+    with pytest.raises(RuntimeError, match="'mask' must be 1-D with 4"):
+        myops.mask_rows_bounded(x, torch.ones(3, dtype=torch.bool, device=device), size=2)
+    with pytest.raises(RuntimeError, match="'size' must be >= 0"):
+        myops.mask_rows_bounded(x, torch.ones(4, dtype=torch.bool, device=device), size=-2)
+
+
+def test_bounded_export_has_no_unbacked_symbols():
+    class M(torch.nn.Module):
+        def forward(self, x, mask):
+            i, c = myops.nonzero_bounded(x, size=8)
+            v, c2 = myops.masked_select_bounded(x, mask, size=5)
+            r, c3 = myops.mask_rows_bounded(x, mask[:, 0], size=4)
+            return i, c, v, c2, r, c3
+
+    args = (sparse((6, 5), torch.float32, "cpu", 0.4), torch.rand(6, 5) < 0.5)
+    ep = torch.export.export(M(), args, strict=False)
+    for node in ep.graph.nodes:
+        vals = node.meta.get("val")
+        for v in vals if isinstance(vals, (tuple, list)) else [vals]:
+            if isinstance(v, torch.Tensor):
+                assert all(isinstance(s, int) for s in v.shape), (node, v.shape)
+    for a, e in zip(ep.module()(*args), M()(*args), strict=True):
+        assert torch.equal(a, e)
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_compile_nonzero_bounded(device):
+    def f(x, mask):
+        i, c = myops.nonzero_bounded(x, size=10)
+        v, c2 = myops.masked_select_bounded(x, mask, size=6)
+        return i, c, v, c2
+
+    x = sparse((7, 6), torch.float32, device, 0.3)
+    mask = torch.rand(7, 6, device=device) < 0.5
+    for a, e in zip(torch.compile(f, fullgraph=True)(x, mask), f(x, mask), strict=True):
+        assert torch.equal(a, e)
+
+
+@pytest.mark.slow
+def test_nonzero_bounded_over_2_31_elements():
+    # 2^31 + 5 bool elements (2 GB): 64-bit positions in the select pass, count above int32
+    n = (1 << 31) + 5
+    x = torch.zeros(n, dtype=torch.bool)
+    pos = torch.tensor([0, 12345, (1 << 31) - 1, 1 << 31, n - 1])
+    x[pos] = True
+    indices, count = myops.nonzero_bounded(x, size=8)
+    assert int(count) == 5
+    assert torch.equal(indices[:5, 0], pos) and (indices[5:] == -1).all()
+    del x
+    y = torch.ones(n, dtype=torch.bool)
+    _, count = myops.nonzero_bounded(y, size=1)
+    assert int(count) == n
+
+
+@cuda_only
+@cuda_graph
+def test_nonzero_bounded_cuda_graph_and_no_sync():
+    x = torch.zeros(64, 33, device="cuda")
+    s = torch.cuda.Stream()
+    s.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(s):
+        for _ in range(2):
+            myops.nonzero_bounded(x, size=300)
+    torch.cuda.current_stream().wait_stream(s)
+    g = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(g):
+        out, count = myops.nonzero_bounded(x, size=300)
+    for density in [0.01, 0.1, 0.5]:
+        x.copy_(sparse((64, 33), torch.float32, "cuda", density))
+        g.replay()
+        torch.cuda.synchronize()
+        assert_same(out, torch.nonzero_static(x, size=300))
+        assert int(count) == int(torch.count_nonzero(x))
+    prev = torch.cuda.get_sync_debug_mode()
+    torch.cuda.set_sync_debug_mode("error")
+    try:
+        out, count = myops.nonzero_bounded(x, size=50)
+        v, c2 = myops.masked_select_bounded(x, x > 0, size=50)
+    finally:
+        torch.cuda.set_sync_debug_mode(prev)
+    assert_same(out, torch.nonzero_static(x, size=50))
+    assert int(count) == int(c2) == int(torch.count_nonzero(x))
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_opcheck_bounded_select(device):
+    x = torch.randn(6, 5, device=device, dtype=torch.float64, requires_grad=True)
+    mask = torch.rand(6, 5, device=device) < 0.5
+    torch.library.opcheck(torch.ops.myops.masked_select_bounded.default, (x, mask), {"size": 9, "fill_value": 2.0})
+    torch.library.opcheck(torch.ops.myops.mask_rows_bounded.default, (x, mask[:, 0]), {"size": 4})

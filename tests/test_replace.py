@@ -10,6 +10,7 @@ import threading
 import pytest
 import torch
 import torch.nn.functional as F
+import torchvision  # noqa: F401  (loads torchvision::nms before the drop-in registers it)
 
 import myops
 from helpers import ALL_DTYPES, DEVICES, assert_same, cuda_only, rand, with_layout
@@ -34,6 +35,7 @@ OVERLOADS = {
     "gelu": "aten::gelu",
     "silu": "aten::silu",
     "sigmoid": "aten::sigmoid",
+    "nms": "torchvision::nms",  # on the Autograd keys (see aten_override.h)
 }
 
 
@@ -65,6 +67,12 @@ def assert_tree_same(actual, expected):
             assert_same(a, e)
     else:
         assert_same(actual, expected)
+
+
+def _boxes(x):
+    """50 (x1, y1, x2, y2) boxes made from x's values."""
+    b = x.flatten()[:200].view(50, 4)
+    return torch.cat([b[:, :2], b[:, :2] + b[:, 2:].abs()], 1)
 
 
 # (op counted, call) — each call is evaluated once with and once without routing
@@ -107,6 +115,8 @@ CALLS = [
     ("addcmul", lambda x, y: torch.addcmul(x, y, x[:1])),
     ("clamp", lambda x, y: torch.clamp(x, -y.abs(), y.abs())),
     ("clamp", lambda x, y: x.clamp(y[0], y[1])),
+    ("nms", lambda x, y: torchvision.ops.nms(_boxes(x), y.flatten()[:50], 0.3)),
+    ("nms", lambda x, y: torchvision.ops.batched_nms(_boxes(x), y.flatten()[:50], (y.flatten()[50:100] > 0).long(), 0.3)),
 ]
 
 
@@ -394,7 +404,8 @@ def test_disable_restores_torch_kernels_exactly():
     myops.enable(ALL_OPS)
     during = dispatch_tables()
     for name in ALL_OPS:
-        cpu = [line for line in during[name].splitlines() if line.startswith("CPU:")]
+        key = "AutogradCPU:" if OVERLOADS[name].startswith("torchvision::") else "CPU:"
+        cpu = [line for line in during[name].splitlines() if line.startswith(key)]
         assert len(cpu) == 1 and "aten_override.cpp" in cpu[0], (name, cpu)
     assert sorted(torch.ops.myops._override_registered()) == sorted(ALL_OPS)
     myops.disable()

@@ -57,6 +57,7 @@ enum Op : int {
   kGelu,
   kSilu,
   kSigmoid,
+  kNms,  // torchvision::nms (registered only while torchvision's ops are loaded)
   kNumOps
 };
 
@@ -333,6 +334,25 @@ struct Kernels {
         [&] { return B::sigmoid(self); });
   }
 
+  // ---- torchvision::nms ---------------------------------------------------------------------
+  //
+  // Registered on this backend's Autograd key (torchvision has no kernel there: nms is not
+  // differentiable), so torchvision's own CPU / CUDA kernel stays in place below it and the
+  // hand-back is a redispatch to it. Routed only when the next key below autograd is this
+  // backend itself: a FakeTensor, functionalization or a Python mode goes to torchvision's path.
+  static at::Tensor tv_nms(c10::DispatchKeySet ks, const at::Tensor& dets, const at::Tensor& scores,
+                           double iou_threshold) {
+    using Sig = at::Tensor(const at::Tensor&, const at::Tensor&, double);
+    static const auto torchvision_nms = c10::Dispatcher::singleton().findSchemaOrThrow("torchvision::nms", "").typed<Sig>();
+    const c10::DispatchKeySet below = ks & c10::after_autograd_keyset;
+    const c10::DispatchKeySet plain_keys =
+        below - c10::DispatchKeySet({c10::DispatchKey::ADInplaceOrView, c10::DispatchKey::BackendSelect});
+    const bool ok = plain_keys.highestPriorityTypeId() == B::key && on(dets) && on(scores);
+    return route(
+        kNms, ok, [&] { return MYOPS_OVERRIDE_CALL("nms", Sig, dets, scores, iou_threshold); },
+        [&] { return torchvision_nms.redispatch(below, dets, scores, iou_threshold); });
+  }
+
   // ---- registration -------------------------------------------------------------------------
 
   // The aten overloads of `op` (functional forms only: myops has no out= or in-place kernels,
@@ -354,6 +374,7 @@ struct Kernels {
       case kGelu: m.impl("gelu", TORCH_FN(gelu)); break;
       case kSilu: m.impl("silu", TORCH_FN(silu)); break;
       case kSigmoid: m.impl("sigmoid", TORCH_FN(sigmoid)); break;
+      case kNms: m.impl("nms", TORCH_FN(tv_nms)); break;
       case kNumOps: break;
     }
   }

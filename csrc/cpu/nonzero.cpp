@@ -298,26 +298,28 @@ at::Tensor nonzero_impl(const at::Tensor& self) {
   return out;
 }
 
+// nonzero_static's result [size, ndim]; stores the true number of nonzeros at *nnz_out, or,
+// with a null nnz_out (nonzero_static), skips the passes when there is nothing to write.
 template <typename scalar_t>
-at::Tensor nonzero_static_impl(const at::Tensor& self, int64_t size, int64_t fill_value) {
+at::Tensor nonzero_static_impl(const at::Tensor& self, int64_t size, int64_t fill_value,
+                               int64_t* nnz_out) {
   using U = typename Bits<scalar_t>::type;
   constexpr U mask = Bits<scalar_t>::mask;
   const int ndim = static_cast<int>(self.dim());
   at::Tensor out = at::empty({size, ndim}, self.options().dtype(at::kLong));
-  if (size == 0 || ndim == 0) return out;
   int64_t* o = out.data_ptr<int64_t>();
-  int64_t written = 0;
+  int64_t nnz = 0;
   const int64_t numel = self.numel();
-  if (numel > 0) {
+  if (numel > 0 && (nnz_out != nullptr || (size > 0 && ndim > 0))) {
     const U* data = reinterpret_cast<const U*>(self.const_data_ptr());
     Space sp(self);
     Partition part(numel);
     std::vector<int64_t> offsets;
-    const int64_t nnz = count_chunks<U, mask>(data, sp, part, offsets);
-    write_chunks<U, mask>(data, sp, ndim, part, offsets, size, OutLayout{o, ndim, 1});
-    written = std::min(nnz, size);
+    nnz = count_chunks<U, mask>(data, sp, part, offsets);
+    if (size > 0) write_chunks<U, mask>(data, sp, ndim, part, offsets, size, OutLayout{o, ndim, 1});
   }
-  std::fill(o + written * ndim, o + size * ndim, fill_value);
+  if (nnz_out != nullptr) *nnz_out = nnz;
+  if (ndim > 0) std::fill(o + std::min(nnz, size) * ndim, o + size * ndim, fill_value);
   return out;
 }
 
@@ -336,16 +338,31 @@ at::Tensor nonzero_cpu(const at::Tensor& self) {
   return out;
 }
 
-at::Tensor nonzero_static_cpu(const at::Tensor& self, int64_t size, int64_t fill_value) {
-  if (self.is_complex()) return nonzero_static_cpu(at::ne(self, 0), size, fill_value);
-  check_input(self, "nonzero_static");
-  MYOPS_CHECK(size >= 0, "nonzero_static", "size", "must be >= 0, got ", size);
+// nonzero_static / nonzero_bounded: one counting and one writing pass; `nnz` gets the count.
+at::Tensor select_static(const at::Tensor& self, int64_t size, int64_t fill_value, int64_t* nnz,
+                         const char* op) {
+  if (self.is_complex()) return select_static(at::ne(self, 0), size, fill_value, nnz, op);
+  check_input(self, op);
+  TORCH_CHECK(size >= 0, "myops.", op, ": argument 'size' must be >= 0, got ", size);
   at::Tensor out;
   AT_DISPATCH_V2(self.scalar_type(), "myops.nonzero_static",
-                 AT_WRAP([&] { out = nonzero_static_impl<scalar_t>(self, size, fill_value); }),
+                 AT_WRAP([&] { out = nonzero_static_impl<scalar_t>(self, size, fill_value, nnz); }),
                  AT_EXPAND(AT_INTEGRAL_TYPES), at::kBool, at::kHalf, at::kBFloat16, at::kFloat,
                  at::kDouble);
   return out;
+}
+
+at::Tensor nonzero_static_cpu(const at::Tensor& self, int64_t size, int64_t fill_value) {
+  return select_static(self, size, fill_value, nullptr, "nonzero_static");
+}
+
+std::tuple<at::Tensor, at::Tensor> nonzero_bounded_cpu(const at::Tensor& self, int64_t size,
+                                                       int64_t fill_value) {
+  int64_t nnz = 0;
+  at::Tensor out = select_static(self, size, fill_value, &nnz, "nonzero_bounded");
+  at::Tensor count = at::empty({}, self.options().dtype(at::kLong));
+  *count.data_ptr<int64_t>() = nnz;
+  return {out, count};
 }
 
 }  // namespace
@@ -354,4 +371,5 @@ at::Tensor nonzero_static_cpu(const at::Tensor& self, int64_t size, int64_t fill
 TORCH_LIBRARY_IMPL(myops, CPU, m) {
   m.impl("nonzero", &myops::nonzero_cpu);
   m.impl("nonzero_static", &myops::nonzero_static_cpu);
+  m.impl("nonzero_bounded", &myops::nonzero_bounded_cpu);
 }

@@ -30,6 +30,7 @@
 
 #include <cstdint>
 #include <limits>
+#include <tuple>
 
 #include "common/checks.h"
 #include "common/strided.h"
@@ -206,30 +207,49 @@ at::Tensor nonzero_on_cuda(const at::Tensor& self) {
   return out;
 }
 
-at::Tensor nonzero_static_on_cuda(const at::Tensor& self, int64_t size, int64_t fill_value) {
-  if (self.is_complex()) return nonzero_static_on_cuda(at::ne(self, 0), size, fill_value);
-  check_input(self, "nonzero_static");
-  MYOPS_CHECK(size >= 0, "nonzero_static", "size", "must be >= 0, got ", size);
+// nonzero_static / nonzero_bounded: the one select pass (it stores the true count in `d_count`,
+// a 0-d int64 on the device) and the tail fill that reads it. Never synchronizes. An undefined
+// `d_count` (nonzero_static) means the count is not wanted: a scratch one is used when needed.
+at::Tensor select_static(const at::Tensor& self, int64_t size, int64_t fill_value,
+                         const at::Tensor& d_count, const char* op) {
+  if (self.is_complex()) return select_static(at::ne(self, 0), size, fill_value, d_count, op);
+  check_input(self, op);
+  TORCH_CHECK(size >= 0, "myops.", op, ": argument 'size' must be >= 0, got ", size);
   CudaGuard guard(self.device());
   const cudaStream_t stream = current_stream();
   const auto opts = self.options().dtype(at::kLong);
   const int64_t ndim = self.dim();
   at::Tensor out = column_major(ndim, size, opts);
-  if (size == 0 || ndim == 0) return out;
-  int64_t* o = out.data_ptr<int64_t>();
+  if (!d_count.defined() && (size == 0 || ndim == 0)) return out;  // nothing to write or count
   const int64_t numel = self.numel();
   if (numel == 0) {
-    nonzero_cuda::fill_tail(o, size, static_cast<int>(ndim), size, nullptr, fill_value, stream);
+    if (d_count.defined()) d_count.zero_();
+    nonzero_cuda::fill_tail(out.data_ptr<int64_t>(), size, static_cast<int>(ndim), size, nullptr,
+                            fill_value, stream);
     return out;
   }
+  const at::Tensor count_t = d_count.defined() ? d_count : at::empty({}, opts);
+  int64_t* count = count_t.data_ptr<int64_t>();
   at::Tensor keep;
   const FlagSource flags = make_flags(self, keep);
-  at::Tensor d_count = at::empty({1}, opts);
-  nonzero_cuda::select_coords(flags, make_spec(self, o, size, size), numel,
-                              d_count.data_ptr<int64_t>(), stream);
-  nonzero_cuda::fill_tail(o, size, static_cast<int>(ndim), size, d_count.const_data_ptr<int64_t>(),
+  // a 0-d self has ndim == 0: the pass only counts (limit 0 writes no coordinates)
+  const int64_t limit = ndim == 0 ? 0 : size;
+  nonzero_cuda::select_coords(flags, make_spec(self, out.data_ptr<int64_t>(), size, limit), numel,
+                              count, stream);
+  nonzero_cuda::fill_tail(out.data_ptr<int64_t>(), size, static_cast<int>(ndim), size, count,
                           fill_value, stream);
   return out;
+}
+
+at::Tensor nonzero_static_on_cuda(const at::Tensor& self, int64_t size, int64_t fill_value) {
+  return select_static(self, size, fill_value, at::Tensor(), "nonzero_static");
+}
+
+std::tuple<at::Tensor, at::Tensor> nonzero_bounded_on_cuda(const at::Tensor& self, int64_t size,
+                                                           int64_t fill_value) {
+  at::Tensor d_count = at::empty({}, self.options().dtype(at::kLong));
+  at::Tensor out = select_static(self, size, fill_value, d_count, "nonzero_bounded");
+  return {out, d_count};
 }
 
 }  // namespace
@@ -238,4 +258,5 @@ at::Tensor nonzero_static_on_cuda(const at::Tensor& self, int64_t size, int64_t 
 MYOPS_CUDA_LIBRARY_IMPL(m) {
   m.impl("nonzero", &myops::nonzero_on_cuda);
   m.impl("nonzero_static", &myops::nonzero_static_on_cuda);
+  m.impl("nonzero_bounded", &myops::nonzero_bounded_on_cuda);
 }

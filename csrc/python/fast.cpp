@@ -17,6 +17,7 @@
 
 #include "myops/ops.h"
 
+#include <tuple>
 #include <utility>
 
 namespace myops {
@@ -73,16 +74,32 @@ bool small_cpu_call(PyObject* const* args, std::index_sequence<I...>) {
   return ((THPVariable_Unpack(args[I]).is_cpu() && THPVariable_Unpack(args[I]).numel() <= kKeepGilNumel) && ...);
 }
 
+// The Python object of a result: a Tensor, or a tuple of two (the bounded / static ops).
+PyObject* wrap(Tensor t) { return THPVariable_Wrap(std::move(t)); }
+PyObject* wrap(std::tuple<Tensor, Tensor> t) {
+  PyObject* a = THPVariable_Wrap(std::move(std::get<0>(t)));
+  if (a == nullptr) return nullptr;
+  PyObject* b = THPVariable_Wrap(std::move(std::get<1>(t)));
+  if (b == nullptr) {
+    Py_DECREF(a);
+    return nullptr;
+  }
+  PyObject* r = PyTuple_Pack(2, a, b);
+  Py_DECREF(a);
+  Py_DECREF(b);
+  return r;
+}
+
 template <class F, size_t... I>
 PyObject* run(PyObject* const* args, F&& f, std::index_sequence<I...> seq) {
-  Tensor out;
+  decltype(f(THPVariable_Unpack(args[I])...)) out;
   if (small_cpu_call(args, seq)) {
     out = f(THPVariable_Unpack(args[I])...);
   } else {
     pybind11::gil_scoped_release no_gil;
     out = f(THPVariable_Unpack(args[I])...);
   }
-  return THPVariable_Wrap(std::move(out));
+  return wrap(std::move(out));
 }
 
 // Calls f(tensor args...) when exactly N plain tensors were passed, else NotImplemented.
@@ -208,6 +225,18 @@ PyObject* py_nonzero_static(PyObject*, PyObject* const* args, Py_ssize_t nargs) 
   END_HANDLE_TH_ERRORS
 }
 
+// nonzero_bounded(x, size, fill_value)
+PyObject* py_nonzero_bounded(PyObject*, PyObject* const* args, Py_ssize_t nargs) {
+  HANDLE_TH_ERRORS
+  int64_t size, fill;
+  if (nargs != 3 || !as_int(args[1], &size) || !as_int(args[2], &fill) || !plain_tensors(args, 1)) {
+    Py_RETURN_NOTIMPLEMENTED;
+  }
+  return run(args, [size, fill](const Tensor& a) { return myops::nonzero_bounded(a, size, fill); },
+             std::make_index_sequence<1>{});
+  END_HANDLE_TH_ERRORS
+}
+
 #define MYOPS_METHOD(name) {#name, reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(py_##name)), METH_FASTCALL, nullptr}
 
 PyMethodDef methods[] = {
@@ -216,6 +245,7 @@ PyMethodDef methods[] = {
     MYOPS_METHOD(mul),      MYOPS_METHOD(div),     MYOPS_METHOD(maximum),    MYOPS_METHOD(minimum),
     MYOPS_METHOD(where),    MYOPS_METHOD(addcmul), MYOPS_METHOD(clamp),      MYOPS_METHOD(nonzero),
     MYOPS_METHOD(nonzero_static), MYOPS_METHOD(max_pool2d_add), MYOPS_METHOD(diagonal),
+    MYOPS_METHOD(nonzero_bounded),
     {nullptr, nullptr, 0, nullptr}};
 #undef MYOPS_METHOD
 

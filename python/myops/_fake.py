@@ -59,6 +59,88 @@ def _nonzero_static_fake(self, *, size, fill_value=-1):
     return self.new_empty((size, self.dim()), dtype=torch.int64)
 
 
+# ---- bounded selection and nms: static shapes, no unbacked symbols ---------------------------
+
+
+def _check_size(size, op):
+    torch._check(size >= 0, lambda: f"myops.{op}: argument 'size' must be >= 0, got {size}")
+
+
+@register_fake("myops::nonzero_bounded")
+def _nonzero_bounded_fake(self, *, size, fill_value=-1):
+    _nonzero_checks(self, "nonzero_bounded")
+    _check_size(size, "nonzero_bounded")
+    if self.device.type == "cuda":
+        indices = self.new_empty((self.dim(), size), dtype=torch.int64).t()
+    else:
+        indices = self.new_empty((size, self.dim()), dtype=torch.int64)
+    return indices, self.new_empty((), dtype=torch.int64)
+
+
+_NMS_DTYPES = {"cpu": (torch.float32, torch.float64), "cuda": (torch.float16, torch.float32, torch.float64)}
+
+
+def _nms_checks(boxes, scores, op, idxs=None):
+    torch._check(boxes.dim() == 2, lambda: f"myops.{op}: argument 'boxes' must be a 2-D [N, 4] tensor, got {boxes.dim()}-D")
+    torch._check(boxes.shape[1] == 4, lambda: f"myops.{op}: argument 'boxes' must have 4 elements in dim 1, got {boxes.shape[1]}")
+    torch._check(scores.dim() == 1, lambda: f"myops.{op}: argument 'scores' must be a 1-D tensor, got {scores.dim()}-D")
+    torch._check(
+        boxes.shape[0] == scores.shape[0],
+        lambda: f"myops.{op}: arguments 'boxes' and 'scores' must have the same number of boxes, "
+        f"got {boxes.shape[0]} and {scores.shape[0]}",
+    )
+    torch._check(
+        boxes.dtype == scores.dtype,
+        lambda: f"myops.{op}: arguments 'boxes' and 'scores' must have the same dtype, got {boxes.dtype} and {scores.dtype}",
+    )
+    allowed = _NMS_DTYPES.get(boxes.device.type, _NMS_DTYPES["cuda"])
+    torch._check(
+        boxes.dtype in allowed,
+        lambda: f"myops.{op}: argument 'boxes' must have dtype in {{{', '.join(str(d) for d in allowed)}}}, got {boxes.dtype}",
+    )
+    if idxs is not None:
+        torch._check(
+            idxs.dim() == 1 and idxs.shape[0] == boxes.shape[0],
+            lambda: f"myops.{op}: argument 'idxs' must be a 1-D tensor of {boxes.shape[0]} class indices, "
+            f"got shape {list(idxs.shape)}",
+        )
+
+
+def _nms_dynamic(boxes):
+    n = boxes.shape[0]
+    if isinstance(n, int) and n == 0:
+        k = 0
+    else:
+        k = torch.library.get_ctx().new_dynamic_size(max=n if isinstance(n, int) else None)
+    return boxes.new_empty((k,), dtype=torch.int64)
+
+
+@register_fake("myops::nms")
+def _nms_fake(boxes, scores, iou_threshold):
+    _nms_checks(boxes, scores, "nms")
+    return _nms_dynamic(boxes)
+
+
+@register_fake("myops::batched_nms")
+def _batched_nms_fake(boxes, scores, idxs, iou_threshold):
+    _nms_checks(boxes, scores, "batched_nms", idxs)
+    return _nms_dynamic(boxes)
+
+
+@register_fake("myops::nms_static")
+def _nms_static_fake(boxes, scores, iou_threshold, *, size):
+    _nms_checks(boxes, scores, "nms_static")
+    _check_size(size, "nms_static")
+    return boxes.new_empty((size,), dtype=torch.int64), boxes.new_empty((), dtype=torch.int64)
+
+
+@register_fake("myops::batched_nms_static")
+def _batched_nms_static_fake(boxes, scores, idxs, iou_threshold, *, size):
+    _nms_checks(boxes, scores, "batched_nms_static", idxs)
+    _check_size(size, "batched_nms_static")
+    return boxes.new_empty((size,), dtype=torch.int64), boxes.new_empty((), dtype=torch.int64)
+
+
 # ---- elementwise ----------------------------------------------------------------------------
 
 _EW_ALL = (

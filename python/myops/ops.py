@@ -98,6 +98,90 @@ __all__ += ["nonzero", "argwhere", "nonzero_static", "where"]
 
 
 # =============================================================================================
+# bounded selection: static shapes plus the true count on the device (no host sync)
+# =============================================================================================
+
+def nonzero_bounded(input: Tensor, *, size: int, fill_value: int = -1) -> Tuple[Tensor, Tensor]:
+    """``(indices, count)``: a bounded :func:`torch.nonzero`.
+
+    ``indices`` is int64 ``[size, input.dim()]``; its first ``min(count, size)`` rows equal
+    ``torch.nonzero(input)[:size]`` and the remaining rows hold ``fill_value`` (default -1).
+    ``count`` is a 0-d int64 tensor on ``input``'s device holding the TRUE number of nonzeros,
+    which may exceed ``size`` (overflow is detectable without a sync: ``count > size``).
+    Both come from nonzero_static's one select pass: no host sync on CUDA, graph-capturable, and
+    static output shapes under torch.compile / torch.export.
+    """
+    if not _is_compiling():
+        r = _fast.nonzero_bounded(input, size, fill_value)
+        if r is not NotImplemented:
+            return r
+    return _ops.nonzero_bounded.default(input, size=size, fill_value=fill_value)
+
+
+def masked_select_bounded(
+    input: Tensor, mask: Tensor, *, size: int, fill_value: Union[int, float, bool] = 0
+) -> Tuple[Tensor, Tensor]:
+    """``(values, count)``: a bounded :func:`torch.masked_select`. ``values`` is ``[size]``
+    (``input``'s dtype): the first ``min(count, size)`` elements of ``input[mask]`` (``input``
+    and ``mask`` broadcast, as torch.masked_select), the rest ``fill_value``; ``count`` is the
+    true number of selected elements (0-d int64, on the device). Differentiable in ``input``."""
+    return _ops.masked_select_bounded.default(input, mask, size=size, fill_value=fill_value)
+
+
+def mask_rows_bounded(
+    input: Tensor, mask: Tensor, *, size: int, fill_value: Union[int, float, bool] = 0
+) -> Tuple[Tensor, Tensor]:
+    """``(rows, count)``: a bounded ``input[mask]`` for a 1-D boolean ``mask`` over dim 0 (what
+    detector code does with ``boxes[keep]``). ``rows`` is ``[size, *input.shape[1:]]``: the first
+    ``min(count, size)`` rows of ``input[mask]``, the rest ``fill_value``; ``count`` is the true
+    number of selected rows (0-d int64, on the device). Differentiable in ``input``."""
+    return _ops.mask_rows_bounded.default(input, mask, size=size, fill_value=fill_value)
+
+
+__all__ += ["nonzero_bounded", "masked_select_bounded", "mask_rows_bounded"]
+
+
+# =============================================================================================
+# non-maximum suppression: == torchvision.ops.nms / batched_nms, plus static forms
+# =============================================================================================
+
+def nms(boxes: Tensor, scores: Tensor, iou_threshold: float) -> Tensor:
+    """Like :func:`torchvision.ops.nms`: the int64 indices of the boxes kept by greedy
+    non-maximum suppression, in decreasing score order (the same indices in the same order as
+    torchvision, ties and NaN scores included). ``boxes`` is ``[N, 4]`` in ``(x1, y1, x2, y2)``
+    form, ``scores`` ``[N]`` of the same dtype (float32/float64; float16 too on CUDA); a box is
+    dropped when its IoU with a kept, higher-scored box is ``> iou_threshold``. Synchronizes with
+    the host once on CUDA (the result size); see :func:`nms_static` for a sync-free form."""
+    return _ops.nms.default(boxes, scores, float(iou_threshold))
+
+
+def batched_nms(boxes: Tensor, scores: Tensor, idxs: Tensor, iou_threshold: float) -> Tensor:
+    """Like :func:`torchvision.ops.batched_nms`: NMS within each category ``idxs`` (``[N]``),
+    never across categories; the kept indices in decreasing score order, equal to torchvision's
+    (which takes one of two paths by input size; myops takes the same one)."""
+    return _ops.batched_nms.default(boxes, scores, idxs, float(iou_threshold))
+
+
+def nms_static(boxes: Tensor, scores: Tensor, iou_threshold: float, *, size: int) -> Tuple[Tensor, Tensor]:
+    """``(keep, count)``: ``keep`` is int64 ``[size]``, the first ``size`` survivors of
+    :func:`nms` in the same order, padded with -1; ``count`` is a 0-d int64 on the boxes' device
+    holding the TRUE number of survivors (may exceed ``size``). When ``size >= count``,
+    ``keep[:count]`` equals ``nms(boxes, scores, iou_threshold)``. No host sync on CUDA,
+    graph-capturable, static shapes under torch.compile / torch.export."""
+    return _ops.nms_static.default(boxes, scores, float(iou_threshold), size=size)
+
+
+def batched_nms_static(
+    boxes: Tensor, scores: Tensor, idxs: Tensor, iou_threshold: float, *, size: int
+) -> Tuple[Tensor, Tensor]:
+    """``(keep, count)``: :func:`batched_nms` in the static form of :func:`nms_static`."""
+    return _ops.batched_nms_static.default(boxes, scores, idxs, float(iou_threshold), size=size)
+
+
+__all__ += ["nms", "batched_nms", "nms_static", "batched_nms_static"]
+
+
+# =============================================================================================
 # elementwise: unary, binary, ternary
 # =============================================================================================
 

@@ -20,6 +20,7 @@
 
 #include <cstdint>
 #include <optional>
+#include <tuple>
 
 // Linux only (as the package): the functions are exported whatever -fvisibility the caller uses.
 #define MYOPS_API __attribute__((visibility("default")))
@@ -34,6 +35,34 @@ using at::Tensor;
 MYOPS_API Tensor nonzero(const Tensor& self);
 // == torch::nonzero_static(self, size, fill_value): int64 [size, self.dim()], no host sync on CUDA.
 MYOPS_API Tensor nonzero_static(const Tensor& self, int64_t size, int64_t fill_value = -1);
+
+// ---- bounded selection: static shapes, the true count as a 0-d int64 device tensor ---------
+
+// (indices [size, self.dim()], count): the first min(count, size) rows of nonzero(self), the
+// rest fill_value; count = the true number of nonzeros. No host sync on CUDA.
+MYOPS_API std::tuple<Tensor, Tensor> nonzero_bounded(const Tensor& self, int64_t size,
+                                                     int64_t fill_value = -1);
+// (values [size], count): the first min(count, size) elements of self.masked_select(mask).
+MYOPS_API std::tuple<Tensor, Tensor> masked_select_bounded(const Tensor& self, const Tensor& mask,
+                                                           int64_t size,
+                                                           const c10::Scalar& fill_value = 0);
+// (rows [size, ...], count): the first min(count, size) rows of self[mask] (mask 1-D bool over dim 0).
+MYOPS_API std::tuple<Tensor, Tensor> mask_rows_bounded(const Tensor& self, const Tensor& mask,
+                                                       int64_t size,
+                                                       const c10::Scalar& fill_value = 0);
+
+// ---- non-maximum suppression ---------------------------------------------------------------
+
+// == torchvision::ops::nms / batched_nms: kept indices (int64) in decreasing score order.
+MYOPS_API Tensor nms(const Tensor& boxes, const Tensor& scores, double iou_threshold);
+MYOPS_API Tensor batched_nms(const Tensor& boxes, const Tensor& scores, const Tensor& idxs,
+                             double iou_threshold);
+// (keep [size] padded with -1, count): the first size survivors and their true number. No sync.
+MYOPS_API std::tuple<Tensor, Tensor> nms_static(const Tensor& boxes, const Tensor& scores,
+                                                double iou_threshold, int64_t size);
+MYOPS_API std::tuple<Tensor, Tensor> batched_nms_static(const Tensor& boxes, const Tensor& scores,
+                                                        const Tensor& idxs, double iou_threshold,
+                                                        int64_t size);
 
 // ---- elementwise: unary ------------------------------------------------------------------
 
