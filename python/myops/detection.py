@@ -34,6 +34,7 @@ turns them into torchvision's list of dicts.
 """
 from __future__ import annotations
 
+import importlib
 import math
 from typing import Dict, List, Optional, Tuple
 
@@ -120,8 +121,7 @@ def _roi_align_portable(features: Tensor, rois: Tensor, output_size, spatial_sca
                         sampling_ratio: int, aligned: bool) -> Tensor:
     """torchvision's pure-torch RoIAlign (``torchvision.ops.roi_align._roi_align``), which Inductor
     lowers, so a package needs no torchvision library."""
-    from torchvision.ops import roi_align as ra
-
+    ra = importlib.import_module("torchvision.ops.roi_align")  # the module, not the function
     fn = getattr(ra._roi_align, "__wrapped__", ra._roi_align)
     return fn(features, rois, spatial_scale, output_size[0], output_size[1], sampling_ratio, aligned)
 
@@ -134,19 +134,19 @@ def _roi_align(features: Tensor, rois: Tensor, output_size, spatial_scale: float
                                            output_size[1], sampling_ratio, False)
 
 
-def _pooler_levels(pooler, features: List[Tensor], image_shape: Tuple[int, int]):
+def _pooler_levels(pooler, features: List[Tensor], image_sizes: List[Tuple[int, int]]):
     """``MultiScaleRoIAlign``'s scales and level range for these static shapes, in Python (what
     ``torchvision.ops.poolers._setup_scales`` computes with tensors and ``.item()``)."""
     scales = []
     for f in features:
-        approx = float(f.shape[-2]) / float(image_shape[0])
+        approx = float(f.shape[-2]) / float(max(h for h, _ in image_sizes))
         scales.append(2.0 ** round(math.log2(approx)))
     lvl_min, lvl_max = int(-math.log2(scales[0])), int(-math.log2(scales[-1]))
     return scales, lvl_min, lvl_max
 
 
 def _multiscale_roi_align(pooler, features: Dict[str, Tensor], rois: Tensor,
-                          image_shape: Tuple[int, int], portable: bool) -> Tensor:
+                          image_sizes: List[Tuple[int, int]], portable: bool) -> Tensor:
     """``MultiScaleRoIAlign.forward`` over ``rois [R, 5]`` with every RoI pooled at every level and
     the mapped level picked by a mask (torchvision gathers each level's RoIs, a data-dependent
     size)."""
@@ -155,9 +155,9 @@ def _multiscale_roi_align(pooler, features: Dict[str, Tensor], rois: Tensor,
     x = [v for k, v in features.items() if k in pooler.featmap_names]
     out = tuple(pooler.output_size)
     if len(x) == 1:
-        scales, _, _ = _pooler_levels(pooler, x, image_shape)
+        scales, _, _ = _pooler_levels(pooler, x, image_sizes)
         return _roi_align(x[0], rois, out, scales[0], pooler.sampling_ratio, portable)
-    scales, lvl_min, lvl_max = _pooler_levels(pooler, x, image_shape)
+    scales, lvl_min, lvl_max = _pooler_levels(pooler, x, image_sizes)
     mapper = LevelMapper(lvl_min, lvl_max, pooler.canonical_scale, pooler.canonical_level)
     levels = mapper([rois[:, 1:]])
     result: Optional[Tensor] = None
@@ -268,7 +268,7 @@ def heatmaps_to_keypoints(maps: Tensor, rois: Tensor, max_h: int, max_w: int) ->
     inside = (torch.arange(max_h, device=maps.device)[None, :, None] < hc[:, None, None]) & \
         (torch.arange(max_w, device=maps.device)[None, None, :] < wc[:, None, None])
     roi_map = torch.where(inside[:, None], roi_map, torch.full_like(roi_map, _NEG_INF))
-    flat = roi_map.reshape(roi_map.shape[0], k, -1)
+    flat = roi_map.reshape(roi_map.shape[0], k, max_h * max_w)
     score, pos = flat.max(dim=2)
     x_int = pos % max_w
     y_int = pos // max_w
@@ -299,8 +299,10 @@ def _kind(model: nn.Module) -> str:
 class StaticDetector(nn.Module):
     """A torchvision detector with static shapes end to end (see the module docstring)."""
 
-    def __init__(self, model: nn.Module, max_candidates: int = 4096, portable: bool = False):
+    def __init__(self, model: nn.Module, max_candidates: int = 4096, portable: bool = False,
+                 image_sizes: Optional[List[Tuple[int, int]]] = None):
         super().__init__()
+        self.image_sizes = [tuple(s) for s in image_sizes] if image_sizes else None
         self.kind = _kind(model)
         self.model = model
         self.max_candidates = int(max_candidates)
@@ -308,27 +310,44 @@ class StaticDetector(nn.Module):
 
     # -- shared steps --------------------------------------------------------------------------
     def _transform(self, images: Tensor):
+        """torchvision's transform (normalize, resize, pad to the size divisor) on each image, cut
+        to its size when the module was made for images of several sizes."""
         if images.dim() != 4 or images.shape[1] != 3:
             raise ValueError(f"StaticDetector: expected images [N, 3, H, W], got {tuple(images.shape)}")
-        image_list, _ = self.model.transform(list(images.unbind(0)))
-        return image_list
+        n, _, hmax, wmax = images.shape
+        originals = self.image_sizes or [(hmax, wmax)] * n
+        if len(originals) != n or any(h > hmax or w > wmax for h, w in originals):
+            raise ValueError(f"StaticDetector: made for image sizes {originals}, got images "
+                             f"{tuple(images.shape)}")
+        image_list, _ = self.model.transform([img[:, :h, :w] for img, (h, w) in zip(images.unbind(0),
+                                                                                  originals)])
+        return image_list, [(int(h), int(w)) for h, w in originals]
 
-    def _finish(self, out: Dict[str, Tensor], image_shape: Tuple[int, int],
-                original: Tuple[int, int]) -> Dict[str, Tensor]:
+    def _finish(self, out: Dict[str, Tensor], sizes: List[Tuple[int, int]],
+                originals: List[Tuple[int, int]]) -> Dict[str, Tensor]:
+        """``transform.postprocess`` on the padded detections: boxes and keypoints scaled back to
+        each image's size, masks pasted into it (on a ``[H, W]`` canvas, zero outside)."""
         from torchvision.models.detection.transform import resize_boxes, resize_keypoints
 
-        n, d = out["scores"].shape
         rows = out.pop("rows")
-        boxes = resize_boxes(out["boxes"].reshape(-1, 4), image_shape, original).reshape(n, d, 4)
-        out["boxes"] = torch.where(rows[..., None], boxes, torch.zeros_like(boxes))
-        if "masks" in out:
-            pasted = paste_masks(out["masks"], out["boxes"].reshape(-1, 4), original)
-            pasted = pasted.reshape(n, d, 1, original[0], original[1])
-            out["masks"] = torch.where(rows[:, :, None, None, None], pasted, torch.zeros_like(pasted))
-        if "keypoints" in out:
-            kp = resize_keypoints(out["keypoints"].reshape(n * d, -1, 3), image_shape, original)
-            kp = kp.reshape(n, d, -1, 3)
-            out["keypoints"] = torch.where(rows[:, :, None, None], kp, torch.zeros_like(kp))
+        boxes, masks, keypoints = [], [], []
+        hmax, wmax = max(h for h, _ in originals), max(w for _, w in originals)
+        for i, (size, original) in enumerate(zip(sizes, originals)):
+            b = torch.where(rows[i][:, None], resize_boxes(out["boxes"][i], size, original),
+                            torch.zeros_like(out["boxes"][i]))
+            boxes.append(b)
+            if "masks" in out:
+                m = paste_masks(out["masks"][i], b, original)
+                m = torch.where(rows[i][:, None, None, None], m, torch.zeros_like(m))
+                masks.append(F.pad(m, (0, wmax - original[1], 0, hmax - original[0])))
+            if "keypoints" in out:
+                k = resize_keypoints(out["keypoints"][i], size, original)
+                keypoints.append(torch.where(rows[i][:, None, None], k, torch.zeros_like(k)))
+        out["boxes"] = torch.stack(boxes)
+        if masks:
+            out["masks"] = torch.stack(masks)
+        if keypoints:
+            out["keypoints"] = torch.stack(keypoints)
         return out
 
     # -- R-CNN -------------------------------------------------------------------------------
@@ -371,15 +390,14 @@ class StaticDetector(nn.Module):
 
         model = self.model
         rh = model.roi_heads
-        original = (images.shape[-2], images.shape[-1])
-        image_list = self._transform(images)
-        image_shape = image_list.image_sizes[0]
+        image_list, originals = self._transform(images)
+        sizes = image_list.image_sizes
         features = model.backbone(image_list.tensors)
         if isinstance(features, Tensor):
             features = OrderedDict([("0", features)])
         proposals, prows = self._proposals(image_list, features)
         n, p = prows.shape
-        pooled = _multiscale_roi_align(rh.box_roi_pool, features, _rois(proposals), image_shape,
+        pooled = _multiscale_roi_align(rh.box_roi_pool, features, _rois(proposals), sizes,
                                        self.portable)
         class_logits, box_regression = rh.box_predictor(rh.box_head(pooled))
         pred_boxes = rh.box_coder.decode(box_regression, list(proposals.unbind(0)))
@@ -389,7 +407,7 @@ class StaticDetector(nn.Module):
         fields: Dict[str, List[Tensor]] = {k: [] for k in ("boxes", "scores", "labels", "rows",
                                                            "count", "overflow")}
         for i in range(n):
-            boxes = _clip(pred_boxes[i * p:(i + 1) * p], image_shape)[:, 1:].reshape(-1, 4)
+            boxes = _clip(pred_boxes[i * p:(i + 1) * p], sizes[i])[:, 1:].reshape(-1, 4)
             scores = pred_scores[i * p:(i + 1) * p, 1:].reshape(-1)
             labels = torch.arange(1, c, device=scores.device).repeat(p)
             valid = (scores > rh.score_thresh) & _big_enough(boxes, 1e-2) & \
@@ -404,29 +422,30 @@ class StaticDetector(nn.Module):
         if rh.has_mask() or rh.has_keypoint():
             det_rois = _rois(out["boxes"])
         if rh.has_mask():
-            mf = _multiscale_roi_align(rh.mask_roi_pool, features, det_rois, image_shape, self.portable)
+            mf = _multiscale_roi_align(rh.mask_roi_pool, features, det_rois, sizes, self.portable)
             prob = rh.mask_predictor(rh.mask_head(mf)).sigmoid()
             lab = out["labels"].reshape(-1).clamp(min=0)
-            out["masks"] = prob[torch.arange(lab.shape[0], device=lab.device), lab][:, None]
+            masks = prob[torch.arange(lab.shape[0], device=lab.device), lab][:, None]
+            out["masks"] = masks.reshape(n, size, *masks.shape[1:])
         if rh.has_keypoint():
-            kf = _multiscale_roi_align(rh.keypoint_roi_pool, features, det_rois, image_shape,
+            kf = _multiscale_roi_align(rh.keypoint_roi_pool, features, det_rois, sizes,
                                        self.portable)
             maps = rh.keypoint_predictor(rh.keypoint_head(kf))
-            xy, kscores = heatmaps_to_keypoints(maps, det_rois[:, 1:], image_shape[0], image_shape[1])
+            canvas = (max(h for h, _ in sizes), max(w for _, w in sizes))
+            xy, kscores = heatmaps_to_keypoints(maps, det_rois[:, 1:], *canvas)
             out["keypoints"] = xy.reshape(n, size, -1, 3)
             kscores = kscores.reshape(n, size, -1)
             out["keypoints_scores"] = torch.where(out["rows"][..., None], kscores,
                                                   torch.zeros_like(kscores))
-        return self._finish(out, image_shape, original)
+        return self._finish(out, sizes, originals)
 
     # -- RetinaNet / FCOS ----------------------------------------------------------------------
     def _dense(self, images: Tensor) -> Dict[str, Tensor]:
         from collections import OrderedDict
 
         model = self.model
-        original = (images.shape[-2], images.shape[-1])
-        image_list = self._transform(images)
-        image_shape = image_list.image_sizes[0]
+        image_list, originals = self._transform(images)
+        sizes = image_list.image_sizes
         features = model.backbone(image_list.tensors)
         if isinstance(features, Tensor):
             features = OrderedDict([("0", features)])
@@ -458,7 +477,7 @@ class StaticDetector(nn.Module):
                     boxes = model.box_coder.decode(regression, level_anchors[lvl][anchor_idx])
                 else:
                     boxes = model.box_coder.decode_single(regression, level_anchors[lvl][anchor_idx])
-                all_boxes.append(_clip(boxes, image_shape))
+                all_boxes.append(_clip(boxes, sizes[i]))
                 all_scores.append(scores[idx])
                 all_labels.append(idx % c)
                 all_valid.append(valid[idx])
@@ -468,14 +487,15 @@ class StaticDetector(nn.Module):
                 fields[name].append(value)
         out = {name: torch.stack(values) for name, values in fields.items()}
         out["overflow"] = torch.zeros_like(out["count"], dtype=torch.bool)
-        return self._finish(out, image_shape, original)
+        return self._finish(out, sizes, originals)
 
     def forward(self, images: Tensor) -> Dict[str, Tensor]:
         """Detections for ``images [N, 3, H, W]`` (raw float images, as torchvision takes them)."""
         return self._rcnn(images) if self.kind == "rcnn" else self._dense(images)
 
 
-def make_static(model: nn.Module, *, max_candidates: int = 4096, portable: bool = False) -> StaticDetector:
+def make_static(model: nn.Module, *, max_candidates: int = 4096, portable: bool = False,
+                image_sizes: Optional[List[Tuple[int, int]]] = None) -> StaticDetector:
     """A static-shape form of the torchvision detector ``model`` (shares its modules and weights;
     the model must be in eval mode: inference only).
 
@@ -483,10 +503,16 @@ def make_static(model: nn.Module, *, max_candidates: int = 4096, portable: bool 
     leaves that count unbounded); ``overflow`` in the output flags an image that had more.
     ``portable=True`` uses torchvision's pure-torch RoIAlign, which Inductor lowers, so an
     AOTInductor package runs without torchvision's library (values within float rounding of the
-    C++ kernel)."""
+    C++ kernel).
+
+    ``image_sizes`` (one ``(h, w)`` per image) makes a module for a batch of images of different
+    sizes: the caller places image ``i`` at the top left of ``images[i]`` (any padding value) and
+    each is transformed (resized, padded) as torchvision transforms it; the sizes are part of the
+    static shapes, as the batch size is. Without it every image is the whole ``[H, W]``."""
     if model.training:
         raise ValueError("make_static: the model must be in eval mode (call model.eval())")
-    return StaticDetector(model, max_candidates=max_candidates, portable=portable)
+    return StaticDetector(model, max_candidates=max_candidates, portable=portable,
+                          image_sizes=image_sizes)
 
 
 def unpad(outputs: Dict[str, Tensor]) -> List[Dict[str, Tensor]]:
