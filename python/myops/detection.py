@@ -414,6 +414,7 @@ class StaticDetector(nn.Module):
                 prows[i][:, None].expand(p, c - 1).reshape(-1)
             k = min(self.max_candidates, scores.numel())
             _, cand = torch.where(valid, scores, torch.full_like(scores, _NEG_INF)).topk(k)
+            cand = cand.sort().values  # torchvision's order: NMS then breaks score ties alike
             selected = _select(boxes[cand], scores[cand], labels[cand], valid[cand], rh.nms_thresh, size)
             for name, value in zip(("boxes", "scores", "labels", "rows", "count"), selected):
                 fields[name].append(value)
