@@ -228,9 +228,19 @@ def assert_static_graph(ep):
                 symbolic.add(str(v))
     assert symbolic == set(), f"symbolic sizes in the exported graph: {sorted(symbolic)[:10]}"
     asserts = [n for n in ep.graph.nodes if n.op == "call_function" and re.search(
-        r"_assert_scalar|sym_constrain_range|_assert_async|item|_local_scalar_dense", str(n.target))]
+        r"_assert_scalar|sym_constrain_range|_assert_async|aten\.item\b|_local_scalar_dense", str(n.target))]
     assert asserts == [], asserts
     assert ep.range_constraints == {}, ep.range_constraints
+
+
+def test_static_graph_check_fails_on_data_dependent_shapes():
+    class Select(torch.nn.Module):
+        def forward(self, x):
+            return x[x > 0]
+
+    ep = torch.export.export(Select(), (torch.randn(8),), strict=False)
+    with pytest.raises(AssertionError, match="symbolic sizes"):
+        assert_static_graph(ep)
 
 
 @pytest.mark.parametrize("name", models())
@@ -292,3 +302,61 @@ def test_cuda_graph_whole_forward(name):
             assert_matches(ref, {k: v.clone() for k, v in out.items()}, exact=False)
     finally:
         model.cpu()
+
+
+# ---- AOTInductor, from C++ -------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def detect_program(tmp_path_factory):
+    """examples/cpp's myops_detect, built with CMake against this myops and LibTorch."""
+    from test_cpp import EXAMPLE, _cuda_cmake_args
+
+    import myops
+
+    if shutil.which("cmake") is None:
+        pytest.skip("cmake not installed")
+    build = str(tmp_path_factory.mktemp("detect"))
+    prefix = torch.utils.cmake_prefix_path + ";" + myops.cmake_prefix_path
+    for cmd in (["cmake", "-S", EXAMPLE, "-B", build, "-DCMAKE_BUILD_TYPE=Release",
+                 f"-DCMAKE_PREFIX_PATH={prefix}"] + _cuda_cmake_args(),
+                ["cmake", "--build", build, "--target", "myops_detect", "-j",
+                 os.environ.get("MAX_JOBS", "2")]):
+        r = subprocess.run(cmd, capture_output=True, text=True)
+        assert r.returncode == 0, f"{' '.join(cmd)} failed:\n{r.stdout[-4000:]}\n{r.stderr[-4000:]}"
+    return os.path.join(build, "myops_detect")
+
+
+def run_package_from_cpp(program, package, x, workdir, repeats=0):
+    """Runs an AOTInductor detector package in myops_detect (no Python in that process): its
+    outputs as a list of tensors, and the program's stdout."""
+    from test_cpp import _env_without_python
+
+    images, out = os.path.join(workdir, "images.pt"), os.path.join(workdir, "out.pt")
+    torch.save(x.contiguous(), images)
+    r = subprocess.run([program, package, images, out, str(repeats)], capture_output=True, text=True,
+                       env=_env_without_python(), timeout=600)
+    assert r.returncode == 0, (r.stdout + r.stderr)[-6000:]
+    return torch.load(out), r.stdout
+
+
+@pytest.mark.skipif(not hasattr(torch.ops.myops, "batched_nms_static"),
+                    reason="needs myops' C++ batched_nms_static (issue #27, branch select)")
+@pytest.mark.parametrize("name", models())
+def test_aoti_package_runs_from_cpp(name, detect_program, tmp_path):
+    from torch._inductor import aoti_compile_and_package
+    from torch.utils._pytree import tree_unflatten
+
+    model = build(name)
+    static = detection.make_static(model, portable=True)
+    x = torch.stack(images(SIZE))
+    ep = torch.export.export(static, (x,), strict=False)
+    assert_static_graph(ep)
+    ops = {str(n.target) for n in ep.graph.nodes if n.op == "call_function"}
+    assert not [o for o in ops if "torchvision" in o], "the package would need torchvision's library"
+    package = aoti_compile_and_package(ep, package_path=str(tmp_path / "detector.pt2"))
+    y = torch.stack(images(SIZE))  # new images through the package
+    flat, stdout = run_package_from_cpp(detect_program, package, y, str(tmp_path))
+    assert "ok      no libpython in this process" in stdout, stdout
+    assert "ok      no torchvision in this process" in stdout, stdout
+    assert_matches(eager(model, list(y)), tree_unflatten(list(flat), ep.call_spec.out_spec), exact=False)

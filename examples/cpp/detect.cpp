@@ -44,7 +44,7 @@ int main(int argc, char** argv) {
     return 2;
   }
   const int repeats = argc > 4 ? std::stoi(argv[4]) : 0;
-  at::Tensor images = torch::pickle_load(read_file(argv[2])).toTensor();
+  at::Tensor images = torch::jit::pickle_load(read_file(argv[2])).toTensor();
   torch::inductor::AOTIModelPackageLoader loader(argv[1]);
   std::vector<at::Tensor> out = loader.run({images});
 
@@ -61,7 +61,7 @@ int main(int argc, char** argv) {
 
   c10::List<at::Tensor> list;
   for (const auto& t : out) list.push_back(t);
-  write_file(argv[3], torch::pickle_save(list));
+  write_file(argv[3], torch::jit::pickle_save(list));
   std::cout << "outputs " << out.size() << std::endl;
 
   const bool python = mapped("libpython"), torchvision = mapped("torchvision");
