@@ -8,6 +8,7 @@
 // on CPU inputs x [2, 3, 9, 9] float32, other [2, 3, 5, 5] float32 (tests/test_cpp.py makes it).
 #include <ATen/ATen.h>
 #include <myops/ops.h>
+#include "process.h"
 #include <torch/csrc/inductor/aoti_package/model_package_loader.h>
 
 #include <fstream>
@@ -28,19 +29,6 @@ void check(bool ok, const std::string& what) {
 bool same(const at::Tensor& a, const at::Tensor& b) {
   return a.scalar_type() == b.scalar_type() && a.sizes() == b.sizes() && a.strides() == b.strides() &&
          at::equal(a, b);
-}
-
-// True when a libpython shared object is mapped into this process.
-bool libpython_mapped() {
-  std::ifstream maps("/proc/self/maps");
-  std::string line;
-  while (std::getline(maps, line)) {
-    if (line.find("libpython") != std::string::npos) {
-      std::cout << "mapped: " << line << std::endl;
-      return true;
-    }
-  }
-  return false;
 }
 
 }  // namespace
@@ -93,7 +81,7 @@ int main(int argc, char** argv) {
           std::string("AOTInductor package ") + argv[1]);
   }
 
-  check(!libpython_mapped(), "no libpython in this process");
+  check(!mapped("libpython"), "no libpython in this process");
   std::cout << (failures ? "FAILED: " + std::to_string(failures) + " check(s)" : std::string("all checks passed"))
             << std::endl;
   return failures ? 1 : 0;

@@ -1,0 +1,524 @@
+"""Static-shape torchvision detectors: export, compile whole, run from C++.
+
+``make_static(model)`` takes an unmodified torchvision detector (any weights) and returns a module
+that runs the same model with static shapes from the image batch to the detections. Every step of
+torchvision's inference whose output size depends on the data (``torch.where(mask)``, ``x[keep]``,
+NMS, ``keep[:n]``, the per-level RoI gathers, the Python loops over boxes in mask pasting and
+keypoint decoding) is replaced by the same computation over a size the model itself bounds:
+
+======================================  =========================================================
+torchvision step                        static form here
+======================================  =========================================================
+RPN ``filter_proposals``                top ``pre_nms_top_n`` per level (already a topk), small
+                                        boxes and low scores masked to ``-inf``, per-level
+                                        ``batched_nms_static`` keeping ``post_nms_top_n``
+``MultiScaleRoIAlign``                  every RoI pooled at every level, the mapped level chosen
+                                        by ``torch.where`` (same kernel, same values)
+``postprocess_detections`` (R-CNN)      score/small-box/padding mask, top ``max_candidates``
+                                        by score, ``batched_nms_static`` keeping
+                                        ``detections_per_img``
+``postprocess_detections`` (RetinaNet,  per level top ``topk_candidates`` of the masked scores,
+FCOS)                                   then the same NMS step
+``paste_masks_in_image``                one batched bilinear gather over all boxes
+``heatmaps_to_keypoints``               one batched bicubic resample over all boxes
+======================================  =========================================================
+
+The static module's ``forward(images)`` takes one ``[N, 3, H, W]`` float tensor of raw images
+(what the torchvision model takes as a list, stacked) and returns a dict of padded tensors:
+``boxes [N, D, 4]``, ``scores [N, D]``, ``labels [N, D]`` (padding ``-1``), ``count [N]`` (int64,
+the number of real detections per image), plus ``masks [N, D, 1, H, W]`` (Mask R-CNN),
+``keypoints [N, D, K, 3]`` and ``keypoints_scores [N, D, K]`` (Keypoint R-CNN), and
+``overflow [N]`` (bool: an R-CNN image had more candidates than ``max_candidates``; only then can
+the result differ from eager). ``D`` is the model's ``detections_per_img``. ``unpad(outputs)``
+turns them into torchvision's list of dicts.
+"""
+from __future__ import annotations
+
+import importlib
+import math
+from typing import Dict, List, Optional, Tuple
+
+import torch
+import torch.nn.functional as F
+from torch import Tensor, nn
+
+__all__ = ["make_static", "unpad", "StaticDetector"]
+
+_NEG_INF = float("-inf")
+
+
+# ---------------------------------------------------------------------------------------------
+# Bounded selection ops.
+# ---------------------------------------------------------------------------------------------
+
+def _batched_nms_static(boxes: Tensor, scores: Tensor, idxs: Tensor, iou_threshold: float,
+                        size: int) -> Tuple[Tensor, Tensor]:
+    """``torch.ops.myops.batched_nms_static``: the first ``size`` survivors of
+    ``torchvision.ops.batched_nms`` (padded with -1) and their true count."""
+    if hasattr(torch.ops.myops, "batched_nms_static"):
+        return torch.ops.myops.batched_nms_static(boxes, scores, idxs, iou_threshold, size=size)
+    return _standin_batched_nms_static(boxes, scores, idxs, iou_threshold, size)
+
+
+# STAND-IN (branch detect, until branch select's C++ batched_nms_static lands): the same contract
+# as a Python custom op over torchvision's batched_nms. Not usable from C++.
+@torch.library.custom_op("myops_standin::batched_nms_static", mutates_args=())
+def _standin_batched_nms_static(boxes: Tensor, scores: Tensor, idxs: Tensor, iou_threshold: float,
+                                size: int) -> Tuple[Tensor, Tensor]:
+    from torchvision.ops import batched_nms
+
+    keep = batched_nms(boxes, scores, idxs, iou_threshold)
+    out = torch.full((size,), -1, dtype=torch.int64, device=boxes.device)
+    n = min(size, keep.numel())
+    out[:n] = keep[:n]
+    return out, torch.tensor(keep.numel(), dtype=torch.int64, device=boxes.device)
+
+
+@_standin_batched_nms_static.register_fake
+def _(boxes, scores, idxs, iou_threshold, size):
+    return boxes.new_empty((size,), dtype=torch.int64), boxes.new_empty((), dtype=torch.int64)
+
+
+def _survivors(keep: Tensor, valid: Tensor) -> Tensor:
+    """How many of the first ``len(keep)`` NMS survivors are real candidates. Candidates that are
+    not real carry a ``-inf`` score, so NMS visits them after every real one: the real survivors
+    are a prefix of ``keep``."""
+    return (valid[keep.clamp(min=0)] & (keep >= 0)).sum(dtype=torch.int64)
+
+
+def _select(boxes: Tensor, scores: Tensor, labels: Tensor, valid: Tensor, iou_threshold: float,
+            size: int) -> Tuple[Tensor, Tensor, Tensor, Tensor, Tensor]:
+    """Per-class NMS over the real candidates (``valid``), keeping the best ``size``: padded
+    boxes, scores, labels, a row mask and the count."""
+    masked = torch.where(valid, scores, torch.full_like(scores, _NEG_INF))
+    keep, _ = _batched_nms_static(boxes, masked, labels, iou_threshold, size)
+    count = _survivors(keep, valid)
+    rows = torch.arange(size, device=boxes.device) < count
+    k = keep.clamp(min=0)
+    out_boxes = torch.where(rows[:, None], boxes[k], torch.zeros_like(boxes[k]))
+    out_scores = torch.where(rows, scores[k], torch.zeros_like(scores[k]))
+    out_labels = torch.where(rows, labels[k], torch.full_like(labels[k], -1))
+    return out_boxes, out_scores, out_labels, rows, count
+
+
+def _clip(boxes: Tensor, size: Tuple[int, int]) -> Tensor:
+    from torchvision.ops import boxes as box_ops
+
+    return box_ops.clip_boxes_to_image(boxes, size)
+
+
+def _big_enough(boxes: Tensor, min_size: float) -> Tensor:
+    """``torchvision.ops.remove_small_boxes`` as a mask."""
+    ws, hs = boxes[..., 2] - boxes[..., 0], boxes[..., 3] - boxes[..., 1]
+    return (ws >= min_size) & (hs >= min_size)
+
+
+# ---------------------------------------------------------------------------------------------
+# Multi-scale RoIAlign without the per-level gather.
+# ---------------------------------------------------------------------------------------------
+
+def _roi_align_portable(features: Tensor, rois: Tensor, output_size, spatial_scale: float,
+                        sampling_ratio: int, aligned: bool) -> Tensor:
+    """torchvision's pure-torch RoIAlign (``torchvision.ops.roi_align._roi_align``), which Inductor
+    lowers, so a package needs no torchvision library."""
+    ra = importlib.import_module("torchvision.ops.roi_align")  # the module, not the function
+    fn = getattr(ra._roi_align, "__wrapped__", ra._roi_align)
+    return fn(features, rois, spatial_scale, output_size[0], output_size[1], sampling_ratio, aligned)
+
+
+def _roi_align(features: Tensor, rois: Tensor, output_size, spatial_scale: float,
+               sampling_ratio: int, portable: bool) -> Tensor:
+    if portable:
+        return _roi_align_portable(features, rois, output_size, spatial_scale, sampling_ratio, False)
+    return torch.ops.torchvision.roi_align(features, rois, spatial_scale, output_size[0],
+                                           output_size[1], sampling_ratio, False)
+
+
+def _pooler_levels(pooler, features: List[Tensor], image_sizes: List[Tuple[int, int]]):
+    """``MultiScaleRoIAlign``'s scales and level range for these static shapes, in Python (what
+    ``torchvision.ops.poolers._setup_scales`` computes with tensors and ``.item()``)."""
+    scales = []
+    for f in features:
+        approx = float(f.shape[-2]) / float(max(h for h, _ in image_sizes))
+        scales.append(2.0 ** round(math.log2(approx)))
+    lvl_min, lvl_max = int(-math.log2(scales[0])), int(-math.log2(scales[-1]))
+    return scales, lvl_min, lvl_max
+
+
+def _multiscale_roi_align(pooler, features: Dict[str, Tensor], rois: Tensor,
+                          image_sizes: List[Tuple[int, int]], portable: bool) -> Tensor:
+    """``MultiScaleRoIAlign.forward`` over ``rois [R, 5]`` with every RoI pooled at every level and
+    the mapped level picked by a mask (torchvision gathers each level's RoIs, a data-dependent
+    size)."""
+    from torchvision.ops.poolers import LevelMapper
+
+    x = [v for k, v in features.items() if k in pooler.featmap_names]
+    out = tuple(pooler.output_size)
+    if len(x) == 1:
+        scales, _, _ = _pooler_levels(pooler, x, image_sizes)
+        return _roi_align(x[0], rois, out, scales[0], pooler.sampling_ratio, portable)
+    scales, lvl_min, lvl_max = _pooler_levels(pooler, x, image_sizes)
+    mapper = LevelMapper(lvl_min, lvl_max, pooler.canonical_scale, pooler.canonical_level)
+    levels = mapper([rois[:, 1:]])
+    result: Optional[Tensor] = None
+    for level, (feat, scale) in enumerate(zip(x, scales)):
+        pooled = _roi_align(feat, rois, out, scale, pooler.sampling_ratio, portable)
+        result = pooled if result is None else torch.where(
+            (levels == level)[:, None, None, None], pooled, result)
+    return result
+
+
+def _rois(boxes: Tensor) -> Tensor:
+    """``[N, P, 4]`` per-image boxes -> ``[N * P, 5]`` RoIs (batch index first)."""
+    n, p = boxes.shape[:2]
+    ids = torch.arange(n, device=boxes.device, dtype=boxes.dtype).repeat_interleave(p)
+    return torch.cat([ids[:, None], boxes.reshape(-1, 4)], dim=1)
+
+
+# ---------------------------------------------------------------------------------------------
+# Mask pasting and keypoint decoding, batched over boxes.
+# ---------------------------------------------------------------------------------------------
+
+def _linear_taps(start: Tensor, length: Tensor, src_size: int, out_size: int):
+    """For image rows ``0..out_size-1`` and boxes starting at ``start`` with ``length`` rows
+    (``[B]`` int64): the two source taps and weights of ``F.interpolate(bilinear,
+    align_corners=False)`` from ``src_size`` to ``length``, and whether the row is inside the box.
+    """
+    pos = torch.arange(out_size, device=start.device)
+    d = pos[None, :] - start[:, None]                               # [B, out]
+    inside = (d >= 0) & (d < length[:, None])
+    scale = src_size / length.to(torch.float32)                     # [B]
+    src = (scale[:, None] * (d.to(torch.float32) + 0.5) - 0.5).clamp(min=0)
+    i0 = src.to(torch.int64).clamp(max=src_size - 1)
+    i1 = torch.where(i0 < src_size - 1, i0 + 1, i0)
+    w1 = src - i0.to(torch.float32)
+    w0 = 1.0 - w1
+    return i0, i1, w0, w1, inside
+
+
+def paste_masks(masks: Tensor, boxes: Tensor, image_shape: Tuple[int, int], padding: int = 1) -> Tensor:
+    """``torchvision.models.detection.roi_heads.paste_masks_in_image`` for ``masks [B, 1, M, M]``
+    and ``boxes [B, 4]`` at once: each output pixel inside its (expanded, integer) box gathers the
+    bilinear resample of the padded mask; the rest are zero."""
+    from torchvision.models.detection.roi_heads import expand_boxes
+
+    m = masks.shape[-1]
+    padded = F.pad(masks, (padding,) * 4)[:, 0]                     # [B, S, S]
+    s = padded.shape[-1]
+    ib = expand_boxes(boxes, float(m + 2 * padding) / m).to(torch.int64)
+    w = (ib[:, 2] - ib[:, 0] + 1).clamp(min=1)
+    h = (ib[:, 3] - ib[:, 1] + 1).clamp(min=1)
+    im_h, im_w = image_shape
+    y0, y1, wy0, wy1, iny = _linear_taps(ib[:, 1], h, s, im_h)      # [B, H]
+    x0, x1, wx0, wx1, inx = _linear_taps(ib[:, 0], w, s, im_w)      # [B, W]
+    b = torch.arange(padded.shape[0], device=masks.device)[:, None, None]
+
+    def tap(yi, xi):
+        return padded[b, yi[:, :, None], xi[:, None, :]]
+
+    val = wy0[:, :, None] * (wx0[:, None, :] * tap(y0, x0) + wx1[:, None, :] * tap(y0, x1)) + \
+        wy1[:, :, None] * (wx0[:, None, :] * tap(y1, x0) + wx1[:, None, :] * tap(y1, x1))
+    inside = iny[:, :, None] & inx[:, None, :]
+    return torch.where(inside, val, torch.zeros_like(val))[:, None]
+
+
+def _cubic_weights(t: Tensor):
+    """PyTorch's bicubic convolution weights (A = -0.75) for fractional offsets ``t``."""
+    a = -0.75
+
+    def near(x):  # |x| <= 1
+        return ((a + 2) * x - (a + 3)) * x * x + 1
+
+    def far(x):  # 1 < |x| < 2
+        return ((a * x - 5 * a) * x + 8 * a) * x - 4 * a
+
+    return far(t + 1.0), near(t), near(1.0 - t), far(2.0 - t)
+
+
+def _cubic_matrix(length: Tensor, src_size: int, out_size: int) -> Tensor:
+    """``[B, out_size, src_size]`` resampling matrices of ``F.interpolate(bicubic,
+    align_corners=False)`` from ``src_size`` to ``length[b]`` (rows past ``length`` are zero)."""
+    pos = torch.arange(out_size, device=length.device)
+    scale = src_size / length.to(torch.float32)
+    src = scale[:, None] * (pos[None, :].to(torch.float32) + 0.5) - 0.5   # [B, out]
+    fl = src.floor()
+    t = src - fl
+    i = fl.to(torch.int64)
+    mat = torch.zeros(length.shape[0], out_size, src_size, device=length.device)
+    for k, wk in enumerate(_cubic_weights(t)):
+        idx = (i - 1 + k).clamp(0, src_size - 1)
+        mat = mat.scatter_add(2, idx[:, :, None], wk[:, :, None])
+    rows = pos[None, :] < length[:, None]
+    return torch.where(rows[:, :, None], mat, torch.zeros_like(mat))
+
+
+def heatmaps_to_keypoints(maps: Tensor, rois: Tensor, max_h: int, max_w: int) -> Tuple[Tensor, Tensor]:
+    """``torchvision.models.detection.roi_heads.heatmaps_to_keypoints`` for all RoIs at once:
+    each heatmap is resampled (bicubic) to its box's ceil size inside a ``[max_h, max_w]`` canvas,
+    positions outside the box masked, and the argmax decoded as torchvision does."""
+    offset_x, offset_y = rois[:, 0], rois[:, 1]
+    widths = (rois[:, 2] - rois[:, 0]).clamp(min=1)
+    heights = (rois[:, 3] - rois[:, 1]).clamp(min=1)
+    wc = widths.ceil().to(torch.int64).clamp(max=max_w)
+    hc = heights.ceil().to(torch.int64).clamp(max=max_h)
+    k, mh, mw = maps.shape[1:]
+    ry = _cubic_matrix(hc, mh, max_h)                               # [B, H, mh]
+    rx = _cubic_matrix(wc, mw, max_w)                               # [B, W, mw]
+    roi_map = torch.matmul(torch.matmul(ry[:, None], maps), rx[:, None].transpose(-1, -2))
+    inside = (torch.arange(max_h, device=maps.device)[None, :, None] < hc[:, None, None]) & \
+        (torch.arange(max_w, device=maps.device)[None, None, :] < wc[:, None, None])
+    roi_map = torch.where(inside[:, None], roi_map, torch.full_like(roi_map, _NEG_INF))
+    flat = roi_map.reshape(roi_map.shape[0], k, max_h * max_w)
+    score, pos = flat.max(dim=2)
+    x_int = pos % max_w
+    y_int = pos // max_w
+    x = (x_int.float() + 0.5) * (widths / wc.to(torch.float32))[:, None]
+    y = (y_int.float() + 0.5) * (heights / hc.to(torch.float32))[:, None]
+    xy = torch.stack([x + offset_x[:, None], y + offset_y[:, None], torch.ones_like(x)], dim=2)
+    return xy, score
+
+
+# ---------------------------------------------------------------------------------------------
+# The static module.
+# ---------------------------------------------------------------------------------------------
+
+def _kind(model: nn.Module) -> str:
+    from torchvision.models.detection import FCOS, RetinaNet
+    from torchvision.models.detection.generalized_rcnn import GeneralizedRCNN
+
+    if isinstance(model, GeneralizedRCNN):
+        return "rcnn"
+    if isinstance(model, RetinaNet):
+        return "retinanet"
+    if isinstance(model, FCOS):
+        return "fcos"
+    raise TypeError(f"make_static: expected a torchvision R-CNN, RetinaNet or FCOS detector, got "
+                    f"{type(model).__name__}")
+
+
+class StaticDetector(nn.Module):
+    """A torchvision detector with static shapes end to end (see the module docstring)."""
+
+    def __init__(self, model: nn.Module, max_candidates: int = 4096, portable: bool = False,
+                 image_sizes: Optional[List[Tuple[int, int]]] = None):
+        super().__init__()
+        self.image_sizes = [tuple(s) for s in image_sizes] if image_sizes else None
+        self.kind = _kind(model)
+        self.model = model
+        self.max_candidates = int(max_candidates)
+        self.portable = bool(portable)
+
+    # -- shared steps --------------------------------------------------------------------------
+    def _transform(self, images: Tensor):
+        """torchvision's transform (normalize, resize, pad to the size divisor) on each image, cut
+        to its size when the module was made for images of several sizes."""
+        if images.dim() != 4 or images.shape[1] != 3:
+            raise ValueError(f"StaticDetector: expected images [N, 3, H, W], got {tuple(images.shape)}")
+        n, _, hmax, wmax = images.shape
+        originals = self.image_sizes or [(hmax, wmax)] * n
+        if len(originals) != n or any(h > hmax or w > wmax for h, w in originals):
+            raise ValueError(f"StaticDetector: made for image sizes {originals}, got images "
+                             f"{tuple(images.shape)}")
+        image_list, _ = self.model.transform([img[:, :h, :w] for img, (h, w) in zip(images.unbind(0),
+                                                                                  originals)])
+        return image_list, [(int(h), int(w)) for h, w in originals]
+
+    def _finish(self, out: Dict[str, Tensor], sizes: List[Tuple[int, int]],
+                originals: List[Tuple[int, int]]) -> Dict[str, Tensor]:
+        """``transform.postprocess`` on the padded detections: boxes and keypoints scaled back to
+        each image's size, masks pasted into it (on a ``[H, W]`` canvas, zero outside)."""
+        from torchvision.models.detection.transform import resize_boxes, resize_keypoints
+
+        rows = out.pop("rows")
+        boxes, masks, keypoints = [], [], []
+        hmax, wmax = max(h for h, _ in originals), max(w for _, w in originals)
+        for i, (size, original) in enumerate(zip(sizes, originals)):
+            b = torch.where(rows[i][:, None], resize_boxes(out["boxes"][i], size, original),
+                            torch.zeros_like(out["boxes"][i]))
+            boxes.append(b)
+            if "masks" in out:
+                m = paste_masks(out["masks"][i], b, original)
+                m = torch.where(rows[i][:, None, None, None], m, torch.zeros_like(m))
+                masks.append(F.pad(m, (0, wmax - original[1], 0, hmax - original[0])))
+            if "keypoints" in out:
+                k = resize_keypoints(out["keypoints"][i], size, original)
+                keypoints.append(torch.where(rows[i][:, None, None], k, torch.zeros_like(k)))
+        out["boxes"] = torch.stack(boxes)
+        if masks:
+            out["masks"] = torch.stack(masks)
+        if keypoints:
+            out["keypoints"] = torch.stack(keypoints)
+        return out
+
+    # -- R-CNN -------------------------------------------------------------------------------
+    def _proposals(self, image_list, features: Dict[str, Tensor]) -> Tuple[Tensor, Tensor]:
+        """RPN proposals ``[N, post_nms_top_n, 4]`` and their row mask (``filter_proposals``)."""
+        from torchvision.models.detection.rpn import concat_box_prediction_layers
+
+        rpn = self.model.rpn
+        feats = list(features.values())
+        objectness, deltas = rpn.head(feats)
+        anchors = rpn.anchor_generator(image_list, feats)
+        n = len(anchors)
+        per_level = [o[0].numel() for o in objectness]
+        objectness, deltas = concat_box_prediction_layers(objectness, deltas)
+        proposals = rpn.box_coder.decode(deltas.detach(), anchors).view(n, -1, 4)
+        objectness = objectness.detach().reshape(n, -1)
+        levels = torch.cat([torch.full((c,), i, dtype=torch.int64, device=proposals.device)
+                            for i, c in enumerate(per_level)])
+        top = rpn._get_top_n_idx(objectness, per_level)
+        batch = torch.arange(n, device=proposals.device)[:, None]
+        objectness, proposals, levels = objectness[batch, top], proposals[batch, top], levels[top]
+        prob = torch.sigmoid(objectness)
+        size = rpn.post_nms_top_n()
+        out, row_masks = [], []
+        for i in range(n):
+            boxes = _clip(proposals[i], image_list.image_sizes[i])
+            valid = _big_enough(boxes, rpn.min_size) & (prob[i] >= rpn.score_thresh)
+            masked = torch.where(valid, prob[i], torch.full_like(prob[i], _NEG_INF))
+            keep, _ = _batched_nms_static(boxes, masked, levels[i], rpn.nms_thresh, size)
+            count = _survivors(keep, valid)
+            rows = torch.arange(size, device=boxes.device) < count
+            # padded proposals repeat the best one: harmless rows that are masked later
+            kept = boxes[torch.where(rows, keep, torch.zeros_like(keep))]
+            out.append(torch.where(rows[:, None], kept, kept[:1].expand_as(kept)))
+            row_masks.append(rows)
+        return torch.stack(out), torch.stack(row_masks)
+
+    def _rcnn(self, images: Tensor) -> Dict[str, Tensor]:
+        from collections import OrderedDict
+
+        model = self.model
+        rh = model.roi_heads
+        image_list, originals = self._transform(images)
+        sizes = image_list.image_sizes
+        features = model.backbone(image_list.tensors)
+        if isinstance(features, Tensor):
+            features = OrderedDict([("0", features)])
+        proposals, prows = self._proposals(image_list, features)
+        n, p = prows.shape
+        pooled = _multiscale_roi_align(rh.box_roi_pool, features, _rois(proposals), sizes,
+                                       self.portable)
+        class_logits, box_regression = rh.box_predictor(rh.box_head(pooled))
+        pred_boxes = rh.box_coder.decode(box_regression, list(proposals.unbind(0)))
+        pred_scores = F.softmax(class_logits, -1)
+        c = pred_scores.shape[-1]
+        size = rh.detections_per_img
+        fields: Dict[str, List[Tensor]] = {k: [] for k in ("boxes", "scores", "labels", "rows",
+                                                           "count", "overflow")}
+        for i in range(n):
+            boxes = _clip(pred_boxes[i * p:(i + 1) * p], sizes[i])[:, 1:].reshape(-1, 4)
+            scores = pred_scores[i * p:(i + 1) * p, 1:].reshape(-1)
+            labels = torch.arange(1, c, device=scores.device).repeat(p)
+            valid = (scores > rh.score_thresh) & _big_enough(boxes, 1e-2) & \
+                prows[i][:, None].expand(p, c - 1).reshape(-1)
+            k = min(self.max_candidates, scores.numel())
+            _, cand = torch.where(valid, scores, torch.full_like(scores, _NEG_INF)).topk(k)
+            cand = cand.sort().values  # torchvision's order: NMS then breaks score ties alike
+            selected = _select(boxes[cand], scores[cand], labels[cand], valid[cand], rh.nms_thresh, size)
+            for name, value in zip(("boxes", "scores", "labels", "rows", "count"), selected):
+                fields[name].append(value)
+            fields["overflow"].append(valid.sum() > k)
+        out = {name: torch.stack(values) for name, values in fields.items()}
+        if rh.has_mask() or rh.has_keypoint():
+            det_rois = _rois(out["boxes"])
+        if rh.has_mask():
+            mf = _multiscale_roi_align(rh.mask_roi_pool, features, det_rois, sizes, self.portable)
+            prob = rh.mask_predictor(rh.mask_head(mf)).sigmoid()
+            lab = out["labels"].reshape(-1).clamp(min=0)
+            masks = prob[torch.arange(lab.shape[0], device=lab.device), lab][:, None]
+            out["masks"] = masks.reshape(n, size, *masks.shape[1:])
+        if rh.has_keypoint():
+            kf = _multiscale_roi_align(rh.keypoint_roi_pool, features, det_rois, sizes,
+                                       self.portable)
+            maps = rh.keypoint_predictor(rh.keypoint_head(kf))
+            canvas = (max(h for h, _ in sizes), max(w for _, w in sizes))
+            xy, kscores = heatmaps_to_keypoints(maps, det_rois[:, 1:], *canvas)
+            out["keypoints"] = xy.reshape(n, size, -1, 3)
+            kscores = kscores.reshape(n, size, -1)
+            out["keypoints_scores"] = torch.where(out["rows"][..., None], kscores,
+                                                  torch.zeros_like(kscores))
+        return self._finish(out, sizes, originals)
+
+    # -- RetinaNet / FCOS ----------------------------------------------------------------------
+    def _dense(self, images: Tensor) -> Dict[str, Tensor]:
+        from collections import OrderedDict
+
+        model = self.model
+        image_list, originals = self._transform(images)
+        sizes = image_list.image_sizes
+        features = model.backbone(image_list.tensors)
+        if isinstance(features, Tensor):
+            features = OrderedDict([("0", features)])
+        feats = list(features.values())
+        head = model.head(feats)
+        anchors = model.anchor_generator(image_list, feats)
+        hw = [f.shape[2] * f.shape[3] for f in feats]
+        a = head["cls_logits"].shape[1] // sum(hw)
+        per_level = [x * a for x in hw]
+        split = {k: v.split(per_level, dim=1) for k, v in head.items()}
+        fields: Dict[str, List[Tensor]] = {k: [] for k in ("boxes", "scores", "labels", "rows", "count")}
+        for i in range(len(anchors)):
+            level_anchors = anchors[i].split(per_level)
+            all_boxes, all_scores, all_labels, all_valid = [], [], [], []
+            for lvl in range(len(per_level)):
+                logits = split["cls_logits"][lvl][i]
+                c = logits.shape[-1]
+                if self.kind == "fcos":
+                    ctr = split["bbox_ctrness"][lvl][i]
+                    scores = torch.sqrt(torch.sigmoid(logits) * torch.sigmoid(ctr)).flatten()
+                else:
+                    scores = torch.sigmoid(logits).flatten()
+                valid = scores > model.score_thresh
+                k = min(model.topk_candidates, scores.numel())
+                _, idx = torch.where(valid, scores, torch.full_like(scores, _NEG_INF)).topk(k)
+                anchor_idx = torch.div(idx, c, rounding_mode="floor")
+                regression = split["bbox_regression"][lvl][i][anchor_idx]
+                if self.kind == "fcos":
+                    boxes = model.box_coder.decode(regression, level_anchors[lvl][anchor_idx])
+                else:
+                    boxes = model.box_coder.decode_single(regression, level_anchors[lvl][anchor_idx])
+                all_boxes.append(_clip(boxes, sizes[i]))
+                all_scores.append(scores[idx])
+                all_labels.append(idx % c)
+                all_valid.append(valid[idx])
+            selected = _select(torch.cat(all_boxes), torch.cat(all_scores), torch.cat(all_labels),
+                               torch.cat(all_valid), model.nms_thresh, model.detections_per_img)
+            for name, value in zip(("boxes", "scores", "labels", "rows", "count"), selected):
+                fields[name].append(value)
+        out = {name: torch.stack(values) for name, values in fields.items()}
+        out["overflow"] = torch.zeros_like(out["count"], dtype=torch.bool)
+        return self._finish(out, sizes, originals)
+
+    def forward(self, images: Tensor) -> Dict[str, Tensor]:
+        """Detections for ``images [N, 3, H, W]`` (raw float images, as torchvision takes them)."""
+        return self._rcnn(images) if self.kind == "rcnn" else self._dense(images)
+
+
+def make_static(model: nn.Module, *, max_candidates: int = 4096, portable: bool = False,
+                image_sizes: Optional[List[Tuple[int, int]]] = None) -> StaticDetector:
+    """A static-shape form of the torchvision detector ``model`` (shares its modules and weights;
+    the model must be in eval mode: inference only).
+
+    ``max_candidates`` bounds the per-class candidates an R-CNN image sends to NMS (torchvision
+    leaves that count unbounded); ``overflow`` in the output flags an image that had more.
+    ``portable=True`` uses torchvision's pure-torch RoIAlign, which Inductor lowers, so an
+    AOTInductor package runs without torchvision's library (values within float rounding of the
+    C++ kernel).
+
+    ``image_sizes`` (one ``(h, w)`` per image) makes a module for a batch of images of different
+    sizes: the caller places image ``i`` at the top left of ``images[i]`` (any padding value) and
+    each is transformed (resized, padded) as torchvision transforms it; the sizes are part of the
+    static shapes, as the batch size is. Without it every image is the whole ``[H, W]``."""
+    if model.training:
+        raise ValueError("make_static: the model must be in eval mode (call model.eval())")
+    return StaticDetector(model, max_candidates=max_candidates, portable=portable,
+                          image_sizes=image_sizes)
+
+
+def unpad(outputs: Dict[str, Tensor]) -> List[Dict[str, Tensor]]:
+    """The static module's padded outputs as torchvision's list of per-image dicts."""
+    counts = outputs["count"].tolist()
+    keys = [k for k in ("boxes", "labels", "scores", "masks", "keypoints", "keypoints_scores")
+            if k in outputs]
+    return [{k: outputs[k][i, :c] for k in keys} for i, c in enumerate(counts)]

@@ -1,0 +1,362 @@
+"""myops.detection: torchvision detectors with static shapes, equal to eager, through every
+deployment path (torch.export with no unbacked symbol, torch.compile(fullgraph=True), an
+AOTInductor package run from C++ with no Python, one CUDA graph).
+
+CI runs one model (``fasterrcnn_resnet50_fpn``) through every path; the other models are
+``slow``: ``make deploy-check`` (MYOPS_SLOW=1) runs all of them.
+
+Models have seeded random weights (torchvision's init) and run on small images (min_size=320,
+max_size=416) of uniform noise. The score threshold of each
+model is set so that every image yields at least 20 detections (asserted).
+"""
+import functools
+import os
+import re
+import shutil
+import subprocess
+
+import pytest
+import torch
+import torchvision
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from myops import detection
+
+SLOW = pytest.mark.skipif(not os.environ.get("MYOPS_SLOW"),
+                          reason="slow on 2 CPU cores: run with make deploy-check (MYOPS_SLOW=1)")
+CI_MODEL = "fasterrcnn_resnet50_fpn"
+#: model -> (score threshold keyword, value): at least 20 detections per image, and an R-CNN
+#: image's candidates stay under make_static's max_candidates.
+MODELS = {
+    "fasterrcnn_resnet50_fpn": ("box_score_thresh", 0.05),
+    "fasterrcnn_resnet50_fpn_v2": ("box_score_thresh", 0.05),
+    "fasterrcnn_mobilenet_v3_large_fpn": ("box_score_thresh", 0.05),
+    "retinanet_resnet50_fpn": ("score_thresh", 0.011),
+    "fcos_resnet50_fpn": ("score_thresh", 0.1),
+    "maskrcnn_resnet50_fpn": ("box_score_thresh", 0.05),
+    "keypointrcnn_resnet50_fpn": ("box_score_thresh", 0.5),
+}
+#: outputs of myops' batched rewrites of torchvision's per-box loops: within TOL, not bit-exact
+BATCHED = ("masks", "keypoints", "keypoints_scores")
+SIZE = (320, 416)
+TOL = 1e-4
+MIN_DETECTIONS = 20
+
+
+def models():
+    return [pytest.param(n, marks=() if n == CI_MODEL else SLOW, id=n) for n in MODELS]
+
+
+@functools.lru_cache(maxsize=2)
+def build(name, seed=0):
+    """The torchvision model with seeded random weights, in eval mode."""
+    key, thresh = MODELS[name]
+    gen = torch.random.fork_rng()
+    with gen:
+        torch.manual_seed(seed)
+        model = getattr(torchvision.models.detection, name)(
+            weights=None, weights_backbone=None, min_size=SIZE[0], max_size=SIZE[1], **{key: thresh})
+    return model.eval()
+
+
+def images(*sizes):
+    return [torch.rand(3, h, w) for h, w in sizes]
+
+
+def eager(model, imgs):
+    with torch.no_grad():
+        return model(imgs)
+
+
+def _tie_order(d):
+    """``d`` with detections of exactly equal score put in one canonical order (by label, then
+    box): torchvision's per-class NMS path orders equal scores with an unstable sort."""
+    order = torch.arange(d["scores"].shape[0])
+    keys = [d["boxes"][:, j] for j in (3, 2, 1, 0)] + [d["labels"].double(), -d["scores"].double()]
+    for key in keys:  # least significant first, each sort stable
+        order = order[key[order].sort(stable=True).indices]
+    return {k: v[order] for k, v in d.items()}
+
+
+def assert_matches(ref, out, exact=True, min_detections=MIN_DETECTIONS):
+    """Static outputs ``out`` (padded) equal eager's list of dicts ``ref``: the same count and
+    labels, boxes/scores/masks/keypoints within TOL (bit-identical when ``exact``, except the
+    BATCHED outputs), padding rows zero (labels -1)."""
+    got = detection.unpad(out)
+    assert len(got) == len(ref)
+    assert not out["overflow"].any(), "more candidates than max_candidates: raise it for the test"
+    for i, (r, g) in enumerate(zip(ref, got)):
+        r, g = _tie_order(r), _tie_order(g)
+        n = r["boxes"].shape[0]
+        assert n >= min_detections, f"image {i}: {n} detections, the comparison proves too little"
+        assert g["boxes"].shape[0] == n, f"image {i}: {g['boxes'].shape[0]} detections, eager {n}"
+        assert set(g) == set(r), (set(g), set(r))
+        for k in r:
+            assert g[k].dtype == r[k].dtype and g[k].shape == r[k].shape, (k, g[k].shape, r[k].shape)
+            if (exact and k not in BATCHED) or not r[k].is_floating_point():
+                torch.testing.assert_close(g[k], r[k], rtol=0, atol=0, msg=f"image {i} {k}")
+            else:
+                torch.testing.assert_close(g[k], r[k], rtol=0, atol=TOL, msg=f"image {i} {k}")
+        c = int(out["count"][i])
+        assert (out["labels"][i, c:] == -1).all() and (out["scores"][i, c:] == 0).all()
+        assert (out["boxes"][i, c:] == 0).all()
+
+
+# ---- equal to eager --------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("name", models())
+@pytest.mark.parametrize("size", [SIZE, (288, 352), (301, 419)], ids=str)
+def test_matches_eager_one_image(name, size):
+    model = build(name)
+    (img,) = images(size)
+    static = detection.make_static(model)
+    with torch.no_grad():
+        out = static(img[None])
+    assert_matches(eager(model, [img]), out)
+
+
+@pytest.mark.parametrize("name", models())
+def test_matches_eager_batch(name):
+    model = build(name)
+    imgs = images(SIZE, SIZE)
+    static = detection.make_static(model)
+    with torch.no_grad():
+        out = static(torch.stack(imgs))
+    assert_matches(eager(model, imgs), out)
+
+
+@pytest.mark.parametrize("name", models())
+def test_matches_eager_batch_of_sizes(name):
+    """Images of different sizes: each sits at the top left of its slot of the batch tensor;
+    make_static(image_sizes=...) cuts and transforms each as torchvision does."""
+    model = build(name)
+    sizes = [(288, 352), SIZE]
+    imgs = images(*sizes)
+    batch = torch.full((2, 3) + SIZE, 7.0)  # the padding value never reaches the model
+    for b, img in zip(batch, imgs):
+        b[:, :img.shape[1], :img.shape[2]] = img
+    static = detection.make_static(model, image_sizes=sizes)
+    with torch.no_grad():
+        out = static(batch)
+    if "masks" in out:  # each image's masks sit on the batch's canvas, zero outside the image
+        assert out["masks"].shape[-2:] == SIZE and (out["masks"][0, ..., 288:, :] == 0).all()
+        ref = eager(model, imgs)
+        for r, (h, w) in zip(ref, sizes):
+            r["masks"] = torch.nn.functional.pad(r["masks"], (0, SIZE[1] - w, 0, SIZE[0] - h))
+        assert_matches(ref, out)
+    else:
+        assert_matches(eager(model, imgs), out)
+
+
+# ---- the batched rewrites of torchvision's per-box loops --------------------------------------
+
+
+@settings(max_examples=25, deadline=None)
+@given(n=st.integers(0, 6), m=st.sampled_from([7, 14, 28]), h=st.integers(1, 60), w=st.integers(1, 60),
+       seed=st.integers(0, 2**31 - 1))
+def test_paste_masks_matches_torchvision(n, m, h, w, seed):
+    from torchvision.models.detection.roi_heads import paste_masks_in_image
+
+    g = torch.Generator().manual_seed(seed)
+    masks = torch.rand(n, 1, m, m, generator=g)
+    # detections are clipped to the image (torchvision's own paste fails on a box outside it)
+    size = torch.tensor([w, h], dtype=torch.float32)
+    xy = torch.rand(n, 2, generator=g) * size
+    boxes = torch.cat([xy, torch.minimum(xy + torch.rand(n, 2, generator=g) * size, size)], dim=1)
+    ref = paste_masks_in_image(masks, boxes, (h, w))
+    got = detection.paste_masks(masks, boxes, (h, w))
+    assert got.shape == ref.shape and got.dtype == ref.dtype
+    # the interpolation weights may round differently (FMA): within a few ulp of [0, 1] values
+    torch.testing.assert_close(got, ref, rtol=0, atol=1e-5)
+
+
+@settings(max_examples=15, deadline=None)
+@given(n=st.integers(0, 4), k=st.integers(1, 5), seed=st.integers(0, 2**31 - 1))
+def test_heatmaps_to_keypoints_matches_torchvision(n, k, seed):
+    from torchvision.models.detection.roi_heads import heatmaps_to_keypoints
+
+    g = torch.Generator().manual_seed(seed)
+    maps = torch.randn(n, k, 56, 56, generator=g)
+    xy = torch.rand(n, 2, generator=g) * 100
+    boxes = torch.cat([xy, xy + torch.rand(n, 2, generator=g) * 120 + 0.2], dim=1).clamp(max=200)
+    ref_xy, ref_scores = heatmaps_to_keypoints(maps, boxes)
+    got_xy, got_scores = detection.heatmaps_to_keypoints(maps, boxes, 200, 200)
+    torch.testing.assert_close(got_xy, ref_xy, rtol=0, atol=1e-4)
+    torch.testing.assert_close(got_scores, ref_scores, rtol=1e-5, atol=1e-5)
+
+
+# ---- bad input -------------------------------------------------------------------------------
+
+
+def test_errors():
+    model = build(CI_MODEL)
+    with pytest.raises(TypeError, match="expected a torchvision"):
+        detection.make_static(torch.nn.Linear(2, 2).eval())
+    model.train()
+    try:
+        with pytest.raises(ValueError, match="eval mode"):
+            detection.make_static(model)
+    finally:
+        model.eval()
+    static = detection.make_static(model)
+    with pytest.raises(ValueError, match=r"expected images \[N, 3, H, W\]"):
+        static(torch.rand(3, 64, 64))
+    with pytest.raises(ValueError, match="made for image sizes"):
+        detection.make_static(model, image_sizes=[(64, 64)])(torch.rand(2, 3, 64, 64))
+
+
+# ---- deployment paths ------------------------------------------------------------------------
+
+
+def _exported(static, x):
+    ep = torch.export.export(static, (x,), strict=False)
+    return ep
+
+
+def assert_static_graph(ep):
+    """No symbolic size anywhere (no unbacked symbol, no dynamic dim) and no runtime assertion
+    on data (what a data-dependent guard leaves behind)."""
+    symbolic = set()
+    for node in ep.graph.nodes:
+        vals = node.meta.get("val")
+        for v in vals if isinstance(vals, (list, tuple)) else [vals]:
+            if isinstance(v, torch.Tensor):
+                symbolic |= {str(d) for d in v.shape if isinstance(d, torch.SymInt)}
+            elif isinstance(v, (torch.SymInt, torch.SymBool, torch.SymFloat)):
+                symbolic.add(str(v))
+    assert symbolic == set(), f"symbolic sizes in the exported graph: {sorted(symbolic)[:10]}"
+    asserts = [n for n in ep.graph.nodes if n.op == "call_function" and re.search(
+        r"_assert_scalar|sym_constrain_range|_assert_async|aten\.item\b|_local_scalar_dense", str(n.target))]
+    assert asserts == [], asserts
+    assert ep.range_constraints == {}, ep.range_constraints
+
+
+def test_static_graph_check_fails_on_data_dependent_shapes():
+    class Select(torch.nn.Module):
+        def forward(self, x):
+            return x[x > 0]
+
+    ep = torch.export.export(Select(), (torch.randn(8),), strict=False)
+    with pytest.raises(AssertionError, match="symbolic sizes"):
+        assert_static_graph(ep)
+
+
+@pytest.mark.parametrize("name", models())
+def test_export_static_graph(name):
+    model = build(name)
+    x = torch.stack(images(SIZE, SIZE))
+    static = detection.make_static(model)
+    ep = _exported(static, x)
+    assert_static_graph(ep)
+    y = torch.stack(images(SIZE, SIZE))  # new images through the same graph
+    with torch.no_grad():
+        assert_matches(eager(model, list(y)), ep.module()(y))
+
+
+@pytest.mark.parametrize("name", models())
+def test_compile_fullgraph_no_graph_break(name):
+    model = build(name)
+    x = torch.stack(images(SIZE))
+    static = detection.make_static(model)
+    with torch.no_grad():
+        explained = torch._dynamo.explain(static)(x)
+    assert explained.graph_break_count == 0, explained.break_reasons
+    assert explained.graph_count == 1
+
+
+@pytest.mark.parametrize("name", models())
+def test_compile_inductor_matches_eager(name):
+    model = build(name)
+    static = detection.make_static(model)
+    compiled = torch.compile(static, fullgraph=True)
+    x = torch.stack(images(SIZE))
+    with torch.no_grad():
+        out = compiled(x)
+    assert_matches(eager(model, list(x)), out, exact=False)
+
+
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs CUDA (GPU session)")
+@pytest.mark.parametrize("name", models())
+def test_cuda_graph_whole_forward(name):
+    """The whole static forward captured in one CUDA graph and replayed on new images."""
+    model = build(name).cuda()
+    try:
+        static = detection.make_static(model)
+        x = torch.stack(images(SIZE)).cuda()
+        side = torch.cuda.Stream()
+        side.wait_stream(torch.cuda.current_stream())
+        with torch.no_grad(), torch.cuda.stream(side):
+            for _ in range(2):
+                static(x)
+        torch.cuda.current_stream().wait_stream(side)
+        graph = torch.cuda.CUDAGraph()
+        with torch.no_grad(), torch.cuda.graph(graph):
+            out = static(x)
+        for _ in range(2):
+            x.copy_(torch.stack(images(SIZE)).cuda())
+            graph.replay()
+            torch.cuda.synchronize()
+            ref = eager(model, list(x))
+            assert_matches(ref, {k: v.clone() for k, v in out.items()}, exact=False)
+    finally:
+        model.cpu()
+
+
+# ---- AOTInductor, from C++ -------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def detect_program(tmp_path_factory):
+    """examples/cpp's myops_detect, built with CMake against this myops and LibTorch."""
+    from test_cpp import EXAMPLE, _cuda_cmake_args
+
+    import myops
+
+    if shutil.which("cmake") is None:
+        pytest.skip("cmake not installed")
+    build = str(tmp_path_factory.mktemp("detect"))
+    prefix = torch.utils.cmake_prefix_path + ";" + myops.cmake_prefix_path
+    for cmd in (["cmake", "-S", EXAMPLE, "-B", build, "-DCMAKE_BUILD_TYPE=Release",
+                 f"-DCMAKE_PREFIX_PATH={prefix}"] + _cuda_cmake_args(),
+                ["cmake", "--build", build, "--target", "myops_detect", "-j",
+                 os.environ.get("MAX_JOBS", "2")]):
+        r = subprocess.run(cmd, capture_output=True, text=True)
+        assert r.returncode == 0, f"{' '.join(cmd)} failed:\n{r.stdout[-4000:]}\n{r.stderr[-4000:]}"
+    return os.path.join(build, "myops_detect")
+
+
+def run_package_from_cpp(program, package, x, workdir, repeats=0):
+    """Runs an AOTInductor detector package in myops_detect (no Python in that process): its
+    outputs as a list of tensors, and the program's stdout."""
+    from test_cpp import _env_without_python
+
+    images, out = os.path.join(workdir, "images.pt"), os.path.join(workdir, "out.pt")
+    torch.save(x.contiguous(), images)
+    r = subprocess.run([program, package, images, out, str(repeats)], capture_output=True, text=True,
+                       env=_env_without_python(), timeout=600)
+    assert r.returncode == 0, (r.stdout + r.stderr)[-6000:]
+    return torch.load(out), r.stdout
+
+
+@pytest.mark.skipif(not hasattr(torch.ops.myops, "batched_nms_static"),
+                    reason="needs myops' C++ batched_nms_static (issue #27, branch select)")
+@pytest.mark.parametrize("name", models())
+def test_aoti_package_runs_from_cpp(name, detect_program, tmp_path):
+    from torch._inductor import aoti_compile_and_package
+    from torch.utils._pytree import tree_unflatten
+
+    model = build(name)
+    static = detection.make_static(model, portable=True)
+    x = torch.stack(images(SIZE))
+    ep = torch.export.export(static, (x,), strict=False)
+    assert_static_graph(ep)
+    ops = {str(n.target) for n in ep.graph.nodes if n.op == "call_function"}
+    assert not [o for o in ops if "torchvision" in o], "the package would need torchvision's library"
+    package = aoti_compile_and_package(ep, package_path=str(tmp_path / "detector.pt2"))
+    y = torch.stack(images(SIZE))  # new images through the package
+    flat, stdout = run_package_from_cpp(detect_program, package, y, str(tmp_path))
+    assert "ok      no libpython in this process" in stdout, stdout
+    assert "ok      no torchvision in this process" in stdout, stdout
+    assert_matches(eager(model, list(y)), tree_unflatten(list(flat), ep.call_spec.out_spec), exact=False)
