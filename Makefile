@@ -1,6 +1,7 @@
 # make test   set everything up (venv, pinned deps, build) and run the whole pytest suite
 # make demo   set everything up and run the demo (myops vs torch, parity + speed, a detector)
 # make bench  set everything up and run every benchmark family on every device present
+# make deploy-check  every detector exported, compiled and run from C++ (slow; CI runs one)
 # make package-check  sdist -> wheel (CUDA when it can be built; FORCE_CPU=1: CPU), repaired and
 #                     checked -> fresh venv -> smoke test + C++ test (.ci/check_package)
 # make wheel  the release files in dist/: the sdist and the default variant's wheel (CUDA 13.0
@@ -35,7 +36,7 @@ export MAX_JOBS ?= $(shell nproc 2>/dev/null || echo 2)
 SOURCES := setup.py $(shell find csrc cmake -type f 2>/dev/null)
 STAMP := build/.myops-built
 
-.PHONY: test demo bench build deps clean package-check sanitize wheel
+.PHONY: test demo bench build deps clean package-check sanitize deploy-check wheel
 
 test: $(STAMP)
 	$(PY) -m pytest tests -q
@@ -47,6 +48,11 @@ bench: $(STAMP)
 	$(PY) benchmarks/runner.py --out benchmarks/results
 
 build: $(STAMP)
+
+# every torchvision detector through every deployment path (eager parity, export, compile,
+# AOTInductor from C++): too slow for CI, which runs fasterrcnn_resnet50_fpn only
+deploy-check: $(STAMP)
+	MYOPS_SLOW=1 $(PY) -m pytest tests/test_detection.py -q
 
 package-check: $(DEPS)
 	.ci/check_package $(PY)

@@ -121,6 +121,8 @@ def cases(device, quick):
             with myops.enable():
                 return loop()
 
+        # no Inductor peer: the stage runs n times in one call to last long enough, and Inductor
+        # computes the n identical, pure repeats once (measured: decode 0.36 ms for 106 repeats)
         out.append(Case(label="fasterrcnn stage", sub_label=f"{name} x{n}, enable()", myops=enabled,
-                        torch={"torch": loop}))
+                        torch={"torch": loop}, inductor=False))
     return out

@@ -54,29 +54,8 @@ _NEG_INF = float("-inf")
 def _batched_nms_static(boxes: Tensor, scores: Tensor, idxs: Tensor, iou_threshold: float,
                         size: int) -> Tuple[Tensor, Tensor]:
     """``torch.ops.myops.batched_nms_static``: the first ``size`` survivors of
-    ``torchvision.ops.batched_nms`` (padded with -1) and their true count."""
-    if hasattr(torch.ops.myops, "batched_nms_static"):
-        return torch.ops.myops.batched_nms_static(boxes, scores, idxs, iou_threshold, size=size)
-    return _standin_batched_nms_static(boxes, scores, idxs, iou_threshold, size)
-
-
-# STAND-IN (branch detect, until branch select's C++ batched_nms_static lands): the same contract
-# as a Python custom op over torchvision's batched_nms. Not usable from C++.
-@torch.library.custom_op("myops_standin::batched_nms_static", mutates_args=())
-def _standin_batched_nms_static(boxes: Tensor, scores: Tensor, idxs: Tensor, iou_threshold: float,
-                                size: int) -> Tuple[Tensor, Tensor]:
-    from torchvision.ops import batched_nms
-
-    keep = batched_nms(boxes, scores, idxs, iou_threshold)
-    out = torch.full((size,), -1, dtype=torch.int64, device=boxes.device)
-    n = min(size, keep.numel())
-    out[:n] = keep[:n]
-    return out, torch.tensor(keep.numel(), dtype=torch.int64, device=boxes.device)
-
-
-@_standin_batched_nms_static.register_fake
-def _(boxes, scores, idxs, iou_threshold, size):
-    return boxes.new_empty((size,), dtype=torch.int64), boxes.new_empty((), dtype=torch.int64)
+    ``torchvision.ops.batched_nms`` (padded with -1) and their true count, on the device."""
+    return torch.ops.myops.batched_nms_static(boxes, scores, idxs, iou_threshold, size=size)
 
 
 def _survivors(keep: Tensor, valid: Tensor) -> Tensor:
