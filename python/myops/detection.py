@@ -364,16 +364,21 @@ class StaticDetector(nn.Module):
             row_masks.append(rows)
         return torch.stack(out), torch.stack(row_masks)
 
-    def _rcnn(self, images: Tensor) -> Dict[str, Tensor]:
+    def _features(self, images: Tensor):
+        """torchvision's transform and backbone: (image list, original sizes, feature dict)."""
         from collections import OrderedDict
 
-        model = self.model
-        rh = model.roi_heads
         image_list, originals = self._transform(images)
-        sizes = image_list.image_sizes
-        features = model.backbone(image_list.tensors)
+        features = self.model.backbone(image_list.tensors)
         if isinstance(features, Tensor):
             features = OrderedDict([("0", features)])
+        return image_list, originals, features
+
+    def _rcnn(self, images: Tensor) -> Dict[str, Tensor]:
+        model = self.model
+        rh = model.roi_heads
+        image_list, originals, features = self._features(images)
+        sizes = image_list.image_sizes
         proposals, prows = self._proposals(image_list, features)
         n, p = prows.shape
         pooled = _multiscale_roi_align(rh.box_roi_pool, features, _rois(proposals), sizes,
@@ -421,14 +426,9 @@ class StaticDetector(nn.Module):
 
     # -- RetinaNet / FCOS ----------------------------------------------------------------------
     def _dense(self, images: Tensor) -> Dict[str, Tensor]:
-        from collections import OrderedDict
-
         model = self.model
-        image_list, originals = self._transform(images)
+        image_list, originals, features = self._features(images)
         sizes = image_list.image_sizes
-        features = model.backbone(image_list.tensors)
-        if isinstance(features, Tensor):
-            features = OrderedDict([("0", features)])
         feats = list(features.values())
         head = model.head(feats)
         anchors = model.anchor_generator(image_list, feats)
