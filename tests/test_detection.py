@@ -41,13 +41,6 @@ MODELS = {
 BATCHED = ("masks", "keypoints", "keypoints_scores")
 SIZE = (320, 416)
 TOL = 1e-4
-#: Inductor's (torch.compile, AOTInductor) convolutions round differently from eager's, and the box
-#: decoder exponentiates the regression deltas: measured on fasterrcnn_resnet50_fpn at SIZE, the
-#: same detections and labels, boxes up to 0.042 px (torch.compile) and 0.6 px at x = 415
-#: (AOTInductor; 1.5e-3 relative) and scores up to 1e-4 apart. (atol, rtol) per output, in its own
-#: unit (pixels for boxes and keypoints)
-INDUCTOR_TOL = {"boxes": (0.25, 5e-3), "scores": (1e-3, 0), "masks": (1e-2, 0), "keypoints": (0.25, 5e-3),
-                "keypoints_scores": (1e-2, 0)}
 MIN_DETECTIONS = 20
 
 
@@ -86,9 +79,9 @@ def _tie_order(d):
     return {k: v[order] for k, v in d.items()}
 
 
-def assert_matches(ref, out, exact=True, min_detections=MIN_DETECTIONS, tol=TOL):
+def assert_matches(ref, out, exact=True, min_detections=MIN_DETECTIONS):
     """Static outputs ``out`` (padded) equal eager's list of dicts ``ref``: the same count and
-    labels, boxes/scores/masks/keypoints within ``tol`` (bit-identical when ``exact``, except the
+    labels, boxes/scores/masks/keypoints within TOL (bit-identical when ``exact``, except the
     BATCHED outputs), padding rows zero (labels -1)."""
     got = detection.unpad(out)
     assert len(got) == len(ref)
@@ -104,11 +97,29 @@ def assert_matches(ref, out, exact=True, min_detections=MIN_DETECTIONS, tol=TOL)
             if (exact and k not in BATCHED) or not r[k].is_floating_point():
                 torch.testing.assert_close(g[k], r[k], rtol=0, atol=0, msg=lambda m, i=i, k=k: f"image {i} {k}: {m}")
             else:
-                atol, rtol = tol.get(k, (TOL, 0)) if isinstance(tol, dict) else (tol, 0)
-                torch.testing.assert_close(g[k], r[k], rtol=rtol, atol=atol, msg=lambda m, i=i, k=k: f"image {i} {k}: {m}")
+                torch.testing.assert_close(g[k], r[k], rtol=0, atol=TOL, msg=lambda m, i=i, k=k: f"image {i} {k}: {m}")
         c = int(out["count"][i])
         assert (out["labels"][i, c:] == -1).all() and (out["scores"][i, c:] == 0).all()
         assert (out["boxes"][i, c:] == 0).all()
+
+
+def assert_matches_inductor(ref, out):
+    """Inductor (torch.compile, AOTInductor) against eager: its convolutions round differently,
+    so a detection at the score threshold, or two boxes at the NMS threshold, can flip (seen: 1 in
+    ~5 random batches). At least 95% of eager's detections must be found again (same label, IoU
+    >= 0.99, score within 1e-3), and the counts within 5%. Measured: boxes up to 0.6 px apart."""
+    from torchvision.ops import box_iou
+
+    got = detection.unpad(out)
+    assert len(got) == len(ref)
+    for i, (r, g) in enumerate(zip(ref, got)):
+        n, m = r["boxes"].shape[0], g["boxes"].shape[0]
+        assert n >= MIN_DETECTIONS and abs(n - m) <= 0.05 * n, f"image {i}: {m} detections, eager {n}"
+        iou = box_iou(r["boxes"], g["boxes"])
+        same = (r["labels"][:, None] == g["labels"][None, :]) & (iou >= 0.99)
+        same &= (r["scores"][:, None] - g["scores"][None, :]).abs() <= 1e-3
+        found = same.any(dim=1).sum().item()
+        assert found >= 0.95 * n, f"image {i}: {found} of eager's {n} detections found"
 
 
 # ---- equal to eager --------------------------------------------------------------------------
@@ -282,7 +293,7 @@ def test_compile_inductor_matches_eager(name):
     x = torch.stack(images(SIZE))
     with torch.no_grad():
         out = compiled(x)
-    assert_matches(eager(model, list(x)), out, exact=False, tol=INDUCTOR_TOL)
+    assert_matches_inductor(eager(model, list(x)), out)
 
 
 @cuda_only
@@ -367,12 +378,11 @@ def test_aoti_package_runs_from_cpp(name, detect_program, tmp_path):
     flat, stdout = run_package_from_cpp(detect_program, package, y, str(tmp_path))
     assert "ok      no libpython in this process" in stdout, stdout
     assert "ok      no torchvision in this process" in stdout, stdout
-    # the package from C++ against the same exported program run in Python (the portable module's
-    # own gap to eager is test_portable_matches_eager's)
+    # the package from C++ against the same exported program run eagerly in Python (the portable
+    # module's own gap to torchvision's eager model is test_portable_matches_eager's)
     with torch.no_grad():
         ref = ep.module()(y)
-    assert_matches(detection.unpad(ref), tree_unflatten(list(flat), ep.call_spec.out_spec), exact=False,
-                   tol=INDUCTOR_TOL)
+    assert_matches_inductor(detection.unpad(ref), tree_unflatten(list(flat), ep.call_spec.out_spec))
 
 
 @pytest.mark.xfail(strict=True, reason="issue #28, open: make_static(portable=True) (torchvision's "
