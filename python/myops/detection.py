@@ -51,11 +51,28 @@ _NEG_INF = float("-inf")
 # Bounded selection ops.
 # ---------------------------------------------------------------------------------------------
 
-def _batched_nms_static(boxes: Tensor, scores: Tensor, idxs: Tensor, iou_threshold: float,
-                        size: int) -> Tuple[Tensor, Tensor]:
-    """``torch.ops.myops.batched_nms_static``: the first ``size`` survivors of
-    ``torchvision.ops.batched_nms`` (padded with -1) and their true count, on the device."""
-    return torch.ops.myops.batched_nms_static(boxes, scores, idxs, iou_threshold, size=size)
+def _batched_nms_static(boxes: Tensor, scores: Tensor, idxs: Tensor, valid: Tensor,
+                        iou_threshold: float, size: int) -> Tuple[Tensor, Tensor]:
+    """``torchvision.ops.batched_nms`` over the real candidates (``valid``) only, as
+    ``torch.ops.myops.batched_nms_static``: the first ``size`` survivors (padded with -1) and
+    their count, on the device. The other rows are visited last (a ``-inf`` score).
+
+    torchvision picks its path by the number of real boxes, which only the data knows: at or
+    below the limit, one NMS over boxes shifted apart by class (``boxes + idxs * (max + 1)``,
+    whose rounding changes the IoUs), above it one NMS per class on the boxes as they are. Both
+    are computed here without a sync: the shifted boxes (shifted by the real boxes' maximum, as
+    torchvision does) with a single class, or the boxes as they are with their classes. ``boxes``
+    holds more than the limit's rows whenever there are more real ones, so the op itself takes
+    its per-class path then."""
+    masked = torch.where(valid, scores, torch.full_like(scores, _NEG_INF))
+    limit = 4000 if boxes.device.type == "cpu" else 100_000  # torchvision.ops.batched_nms's
+    trick = valid.sum() * boxes.shape[1] <= limit
+    top = torch.where(valid[:, None], boxes, torch.full_like(boxes, _NEG_INF)).amax()
+    top = torch.where(valid.any(), top, torch.zeros_like(top))
+    shifted = boxes + (idxs.to(boxes) * (top + torch.ones_like(top)))[:, None]
+    nms_boxes = torch.where(trick, shifted, boxes)
+    nms_idxs = torch.where(trick, torch.zeros_like(idxs), idxs)
+    return torch.ops.myops.batched_nms_static(nms_boxes, masked, nms_idxs, iou_threshold, size=size)
 
 
 def _survivors(keep: Tensor, valid: Tensor) -> Tensor:
@@ -69,8 +86,7 @@ def _select(boxes: Tensor, scores: Tensor, labels: Tensor, valid: Tensor, iou_th
             size: int) -> Tuple[Tensor, Tensor, Tensor, Tensor, Tensor]:
     """Per-class NMS over the real candidates (``valid``), keeping the best ``size``: padded
     boxes, scores, labels, a row mask and the count."""
-    masked = torch.where(valid, scores, torch.full_like(scores, _NEG_INF))
-    keep, _ = _batched_nms_static(boxes, masked, labels, iou_threshold, size)
+    keep, _ = _batched_nms_static(boxes, scores, labels, valid, iou_threshold, size)
     count = _survivors(keep, valid)
     rows = torch.arange(size, device=boxes.device) < count
     k = keep.clamp(min=0)
@@ -354,8 +370,7 @@ class StaticDetector(nn.Module):
         for i in range(n):
             boxes = _clip(proposals[i], image_list.image_sizes[i])
             valid = _big_enough(boxes, rpn.min_size) & (prob[i] >= rpn.score_thresh)
-            masked = torch.where(valid, prob[i], torch.full_like(prob[i], _NEG_INF))
-            keep, _ = _batched_nms_static(boxes, masked, levels[i], rpn.nms_thresh, size)
+            keep, _ = _batched_nms_static(boxes, prob[i], levels[i], valid, rpn.nms_thresh, size)
             count = _survivors(keep, valid)
             rows = torch.arange(size, device=boxes.device) < count
             # padded proposals repeat the best one: harmless rows that are masked later
