@@ -14,6 +14,7 @@
 // i.e. a column-major buffer holding one row of nnz coordinates per dim; nonzero_static returns a
 // contiguous [size, ndim] tensor whose rows past nnz hold fill_value.
 #include <ATen/Dispatch_v2.h>
+#include <ATen/EmptyTensor.h>
 #include <ATen/Parallel.h>
 #include <ATen/core/Tensor.h>
 #include <ATen/ops/empty.h>
@@ -360,7 +361,8 @@ std::tuple<at::Tensor, at::Tensor> nonzero_bounded_cpu(const at::Tensor& self, i
                                                        int64_t fill_value) {
   int64_t nnz = 0;
   at::Tensor out = select_static(self, size, fill_value, &nnz, "nonzero_bounded");
-  at::Tensor count = at::empty({}, self.options().dtype(at::kLong));
+  // a plain CPU allocation, not a dispatcher call: the second output costs what it must
+  at::Tensor count = at::detail::empty_cpu({}, at::kLong);
   *count.data_ptr<int64_t>() = nnz;
   return {out, count};
 }
