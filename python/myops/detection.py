@@ -114,11 +114,65 @@ def _big_enough(boxes: Tensor, min_size: float) -> Tensor:
 
 def _roi_align_portable(features: Tensor, rois: Tensor, output_size, spatial_scale: float,
                         sampling_ratio: int, aligned: bool) -> Tensor:
-    """torchvision's pure-torch RoIAlign (``torchvision.ops.roi_align._roi_align``), which Inductor
-    lowers, so a package needs no torchvision library."""
-    ra = importlib.import_module("torchvision.ops.roi_align")  # the module, not the function
-    fn = getattr(ra._roi_align, "__wrapped__", ra._roi_align)
-    return fn(features, rois, spatial_scale, output_size[0], output_size[1], sampling_ratio, aligned)
+    """torchvision's RoIAlign in torch ops, which Inductor lowers, so that a package needs no
+    torchvision library. With a fixed ``sampling_ratio`` (every torchvision detector: 2) it is the
+    CPU kernel's arithmetic op for op: the same sampling points, bilinear weights, empty points
+    and summation order (each point's four products summed left to right, the points added in
+    row order, then divided by their count), so eager results are bit-identical to
+    ``torchvision.ops.roi_align`` on the CPU. The adaptive grid (``sampling_ratio <= 0``), whose
+    size depends on the data, goes to torchvision's own pure-torch version, which rounds
+    differently."""
+    if sampling_ratio <= 0:
+        ra = importlib.import_module("torchvision.ops.roi_align")  # the module, not the function
+        fn = getattr(ra._roi_align, "__wrapped__", ra._roi_align)
+        return fn(features, rois, spatial_scale, output_size[0], output_size[1], sampling_ratio,
+                  aligned)
+    n, c, height, width = features.shape
+    k = rois.shape[0]
+    ph_n, pw_n = output_size
+    dtype, device = features.dtype, features.device
+    offset = 0.5 if aligned else 0.0
+    start_w, start_h, end_w, end_h = (rois[:, j] * spatial_scale - offset for j in (1, 2, 3, 4))
+    roi_w, roi_h = end_w - start_w, end_h - start_h
+    if not aligned:  # malformed RoIs count as 1x1
+        roi_w, roi_h = roi_w.clamp(min=1.0), roi_h.clamp(min=1.0)
+    bin_h, bin_w = roi_h / ph_n, roi_w / pw_n
+    # each bin's first corner: start + p * bin, [K, P]
+    corner_y = start_h[:, None] + torch.arange(ph_n, device=device, dtype=dtype)[None, :] * bin_h[:, None]
+    corner_x = start_w[:, None] + torch.arange(pw_n, device=device, dtype=dtype)[None, :] * bin_w[:, None]
+    flat = features.reshape(n, c, height * width)
+    batch = rois[:, 0].to(torch.int64)[:, None, None]
+    chan = torch.arange(c, device=device)[None, :, None]
+
+    def axis(corner: Tensor, bin_size: Tensor, i: int, size: int, along_y: bool):
+        """One sampling coordinate per bin: [K, PH, PW] (low, high, low weight, high weight)."""
+        v = corner + ((i + 0.5) * bin_size[:, None]) / sampling_ratio
+        v = v[:, :, None].expand(k, ph_n, pw_n) if along_y else v[:, None, :].expand(k, ph_n, pw_n)
+        inside = (v >= -1.0) & (v <= size)
+        v = torch.where(v <= 0, torch.zeros_like(v), v)
+        low = torch.where(inside, v, torch.zeros_like(v)).to(torch.int64)
+        last = low >= size - 1
+        high = torch.where(last, torch.full_like(low, size - 1), low + 1)
+        low = torch.where(last, torch.full_like(low, size - 1), low)
+        v = torch.where(last, low.to(dtype), v)
+        frac = v - low.to(dtype)
+        return low, high, 1.0 - frac, frac, inside
+
+    out = torch.zeros(k, c, ph_n * pw_n, dtype=dtype, device=device)
+    for iy in range(sampling_ratio):
+        y_low, y_high, hy, ly, y_in = axis(corner_y, bin_h, iy, height, True)
+        for ix in range(sampling_ratio):
+            x_low, x_high, hx, lx, x_in = axis(corner_x, bin_w, ix, width, False)
+            inside = y_in & x_in  # an empty point: weights 0 at position 0, as the kernel does
+            val: Optional[Tensor] = None
+            for wy, wx, py, px in ((hy, hx, y_low, x_low), (hy, lx, y_low, x_high),
+                                   (ly, hx, y_high, x_low), (ly, lx, y_high, x_high)):
+                w = torch.where(inside, wy * wx, torch.zeros_like(wy)).reshape(k, 1, ph_n * pw_n)
+                pos = torch.where(inside, py * width + px, torch.zeros_like(py)).reshape(k, 1, ph_n * pw_n)
+                term = w * flat[batch, chan, pos]
+                val = term if val is None else val + term
+            out = out + val
+    return (out / float(sampling_ratio * sampling_ratio)).reshape(k, c, ph_n, pw_n)
 
 
 def _roi_align(features: Tensor, rois: Tensor, output_size, spatial_scale: float,
