@@ -15,6 +15,7 @@
 //
 // No Python here: the override works in a process that has no interpreter.
 #include "common/aten_override.h"
+#include "cpu/cpu_isa.h"
 
 #include <ATen/Version.h>
 #include <ATen/ops/add_cpu_dispatch.h>
@@ -239,14 +240,17 @@ struct CpuBackend {
   static constexpr c10::DispatchKey key = c10::DispatchKey::CPU;
   static constexpr c10::DeviceType device = c10::DeviceType::CPU;
   static constexpr bool cuda = false;
-  // myops fuses a * b + c on every CPU (std::fma); torch does in its AVX2 / AVX-512 kernels,
-  // not in its baseline ones (an older CPU, or ATEN_CPU_CAPABILITY=default).
+  // torch fuses a * b + c in its AVX2 / AVX-512 kernels, not in its default ones (a CPU without
+  // AVX2, or ATEN_CPU_CAPABILITY=default); myops in its AVX2 / AVX-512 builds, not in its
+  // baseline one (cpu/elementwise_kernels.h, AddUnfused). Routed where the two agree: a CPU
+  // runs them at the same level unless ATEN_CPU_CAPABILITY or MYOPS_CPU_ISA says otherwise.
   static bool fuses_like_torch() {
-    static const bool fused = [] {
+    static const bool same = [] {
       const std::string cap = at::get_cpu_capability();
-      return cap == "AVX2" || cap == "AVX512";
+      const bool torch_fuses = cap == "AVX2" || cap == "AVX512";
+      return torch_fuses == (cpu_isa() != CpuIsa::Baseline);
     }();
-    return fused;
+    return same;
   }
   MYOPS_OVERRIDE_TORCH_KERNELS(at::cpu)
 };

@@ -22,6 +22,8 @@
 #include <torch/autograd.h>
 #include <torch/library.h>
 
+#include <limits>
+
 #include "common/torch_version.h"
 
 namespace myops {
@@ -129,6 +131,17 @@ Tensor reduce_like(const Tensor& grad, const Tensor& input) {
 Tensor scaled(const Tensor& grad, const c10::Scalar& alpha) {
   if (!alpha.isBoolean() && alpha.equal(1)) return grad;
   return op_mul_scalar().call(grad, alpha);
+}
+
+// -grad * alpha (sub's gradient of `other`). grad * -alpha is the same bits (negation is exact
+// in every float type), one kernel instead of two, unless -alpha does not exist in alpha's own
+// type (an int alpha of -2^63, an unsigned one above 0): then torch's order, -grad first.
+Tensor negated_times(const Tensor& grad, const c10::Scalar& alpha) {
+  const bool neg_overflows =
+      alpha.isIntegral(/*includeBool=*/false) &&
+      (alpha.type() == c10::ScalarType::UInt64 ? alpha.toUInt64() != 0 : alpha.toLong() == std::numeric_limits<int64_t>::min());
+  if (neg_overflows) return op_mul_scalar().call(op_mul_scalar().call(grad, -1), alpha);
+  return op_mul_scalar().call(grad, -alpha);
 }
 
 // ---- unary ------------------------------------------------------------------------------------
@@ -256,7 +269,7 @@ struct AddSubFn : Function<AddSubFn<kSub>> {
     auto alpha = ctx->saved_data["alpha"].toScalar();
     if (ctx->needs_input_grad(0)) gs = Meta::reduce(ctx, "self", g[0]);
     if (ctx->needs_input_grad(1)) {
-      go = kSub ? op_mul_scalar().call(g[0], -alpha) : scaled(g[0], alpha);
+      go = kSub ? negated_times(g[0], alpha) : scaled(g[0], alpha);
       go = Meta::reduce(ctx, "other", go);
     }
     return {gs, go, Tensor()};
@@ -386,11 +399,12 @@ struct AddcmulFn : Function<AddcmulFn> {
   static variable_list backward(AutogradContext* ctx, variable_list g) {
     auto saved = ctx->get_saved_variables();
     const auto &t1 = saved[0], &t2 = saved[1];
-    auto gv = scaled(g[0], ctx->saved_data["value"].toScalar());
+    const auto value = ctx->saved_data["value"].toScalar();
     Tensor g0, g1, g2;
+    // torch's order: grad * (t2 * value), grad * (t1 * value)
     if (ctx->needs_input_grad(0)) g0 = Meta::reduce(ctx, "self", g[0]);
-    if (ctx->needs_input_grad(1)) g1 = reduce_like(op_mul().call(gv, t2), t1);
-    if (ctx->needs_input_grad(2)) g2 = reduce_like(op_mul().call(gv, t1), t2);
+    if (ctx->needs_input_grad(1)) g1 = reduce_like(op_mul().call(g[0], scaled(t2, value)), t1);
+    if (ctx->needs_input_grad(2)) g2 = reduce_like(op_mul().call(g[0], scaled(t1, value)), t2);
     return {g0, g1, g2, Tensor()};
   }
 };

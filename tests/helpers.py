@@ -108,3 +108,54 @@ def assert_same(actual, expected, check_stride=True, bitwise=True):
         e = expected.detach().cpu().contiguous()
         itype = {2: torch.int16, 4: torch.int32, 8: torch.int64}[a.element_size()]
         assert torch.equal(a.view(itype), e.view(itype)), "bit patterns differ"
+
+
+def signed_zeros(shape, dtype):
+    """-0.0 and +0.0 at random: two such operands tie (compare equal) everywhere."""
+    z = torch.zeros(shape, dtype=dtype)
+    return torch.where(torch.rand(shape) < 0.5, z, -z)
+
+
+def signed_zero_tie_cases(dtype, lengths=range(81)):
+    """Arguments for maximum / minimum (pairs) and clamp (triples) made of random signed zeros,
+    for every length in `lengths` and the layouts that decide which elements torch's CPU loop
+    vectorizes: contiguous, stepped, offset, a 0-d or one-element operand on either side (one
+    stride-0 operand still vectorizes; two do not), 2-D rows, transposed. Returns (pairs,
+    triples), each a list of (label, args)."""
+    pairs, triples = [], []
+    for n in lengths:
+        a, b, c = (signed_zeros((n,), dtype) for _ in range(3))
+        big = signed_zeros((2 * n + 1,), dtype)
+        s0, s1 = signed_zeros((), dtype), signed_zeros((1,), dtype)
+        m, col = signed_zeros((3, n), dtype), signed_zeros((3, 1), dtype)
+        mt = signed_zeros((n, 3), dtype).t()
+        pairs += [(f"n={n} {k}", v) for k, v in {
+            "contiguous": (a, b), "stepped": (big[1::2], b), "offset": (big[1:n + 1], b),
+            "0-d second": (a, s0), "0-d first": (s0, a), "[1] second": (a, s1), "[1] first": (s1, a),
+            "expanded": (s1.expand(n), a), "rows": (m, b), "rows, column": (m, col), "transposed": (mt, m)}.items()]
+        triples += [(f"n={n} {k}", v) for k, v in {
+            "contiguous": (a, b, c), "0-d min": (a, s0, c), "0-d max": (a, b, s0), "0-d bounds": (a, s0, s1),
+            "0-d self": (s0, a, b), "stepped": (big[1::2], b, c), "rows": (m, b, col)}.items()]
+    return pairs, triples
+
+
+def check_signed_zero_ties(dtype):
+    """myops' maximum / minimum / clamp equal torch's bit for bit on signed_zero_tie_cases,
+    called directly and through the drop-in (torch's own call, routed)."""
+    import myops
+
+    pairs, triples = signed_zero_tie_cases(dtype)
+    calls = [(name, fn, ref, label, args) for name, fn, ref in (("maximum", myops.maximum, torch.maximum),
+                                                                 ("minimum", myops.minimum, torch.minimum))
+             for label, args in pairs]
+    calls += [("clamp", myops.clamp, torch.clamp, label, args) for label, args in triples]
+    for name, fn, ref, label, args in calls:
+        want = ref(*args)
+        with myops.enable() as routed:
+            dropin = ref(*args)
+        for how, got in (("direct", fn(*args)), ("drop-in", dropin)):
+            try:
+                assert_same(got, want)
+            except AssertionError as e:
+                raise AssertionError(f"{name} {label}, {how}: {e}") from None
+    assert routed.routed, "the drop-in routed nothing"

@@ -1,6 +1,7 @@
 """Property-based parity with torch (hypothesis): random shapes (0-d to 6-D, zero-size dims),
 views (permuted, stepped, offset, expanded, overlapping as_strided), every supported dtype,
-Python scalars on either side and special values (nan, +-inf, -0.0, integer extremes).
+Python scalars on either side and special values (nan, +-inf, -0.0, integer extremes; tensors
+made mostly of signed zeros, see SIGNED_ZEROS).
 
 Every case runs the same call through myops and torch and checks: the same exception type when
 torch raises; otherwise dtype, shape, strides and values (bit-exact; gelu / silu / sigmoid within
@@ -66,9 +67,18 @@ def _special(dtype):
     return [ii.min, ii.max, 0, -1 if ii.min < 0 else 1, 1]
 
 
+# "zeros": mostly -0.0 and +0.0 (and a few other values), so that two operands tie between
+# signed zeros in many positions: maximum / minimum / clamp break those ties by torch's loop
+# structure (which elements its vector loop takes), for every length and layout
+SIGNED_ZEROS = [-0.0, 0.0, -0.0, 0.0, -0.0, 0.0, 1.0, -1.0, math.nan]
+
+
 def _values(shape, dtype, seed, specials):
     g = torch.Generator().manual_seed(seed)
     n = math.prod(shape)
+    if specials == "zeros" and dtype.is_floating_point:
+        pick = torch.randint(0, len(SIGNED_ZEROS), (n,), generator=g)
+        return torch.tensor(SIGNED_ZEROS, dtype=dtype)[pick].reshape(shape)
     if dtype == torch.bool:
         flat = torch.rand(n, generator=g) < 0.5
     elif dtype.is_floating_point:
@@ -97,10 +107,11 @@ VIEWS = ["contiguous", "permuted", "stepped", "offset", "expanded", "overlapping
 
 @st.composite
 def tensors(draw, shape, dtype, views=VIEWS, specials=True):
-    """A tensor of `shape` and `dtype` laid out as one of `views`."""
+    """A tensor of `shape` and `dtype` laid out as one of `views`; `specials`: True (special values
+    or SIGNED_ZEROS in some draws), "zeros" (always SIGNED_ZEROS), False (neither)."""
     view = draw(st.sampled_from(views))
     seed = draw(st.integers(0, 2**31 - 1))
-    sp = specials and draw(st.booleans())
+    sp = specials if specials == "zeros" else draw(st.sampled_from([False, True, "zeros"])) if specials else False
     nd = len(shape)
     if view == "permuted" and nd >= 2:
         perm = draw(st.permutations(range(nd)))
@@ -330,6 +341,18 @@ def test_clamp(data, dts, form):
     elif form == "max_only":
         lo = None
     check(lambda: myops.clamp(x, lo, hi), lambda: torch.clamp(x, lo, hi))
+
+
+@CFG
+@given(data=st.data(), name=st.sampled_from(["maximum", "minimum", "clamp"]), dtype=st.sampled_from(FLOATS),
+       n=st.integers(0, 80))
+def test_signed_zero_ties(data, name, dtype, n):
+    # operands of mostly -0.0 / +0.0 in rows long enough for torch's vector loop, which breaks
+    # their ties the other way from its scalar loop (tails, other layouts, broadcast operands)
+    forms = [(n,), (3, n), (1, n), (), (1,), (3, 1)]  # broadcast together
+    args = [data.draw(tensors(data.draw(st.sampled_from(forms)), dtype, specials="zeros"))
+            for _ in range(3 if name == "clamp" else 2)]
+    check(lambda: getattr(myops, name)(*args), lambda: getattr(torch, name)(*args))
 
 
 # ---- nonzero family -------------------------------------------------------------------------

@@ -21,7 +21,8 @@
 // that build's anonymous namespace, so no two builds' instantiations can be merged): it
 // computes the vectorized formula on a row's first elements with the build's SIMD
 // conversions and returns how many it did; the rest of those elements take the same formula
-// one at a time.
+// one at a time. Its kTorchFuses is false in the baseline build: torch's default build (what a
+// CPU without AVX2 runs) computes its vector loop in T's own arithmetic too, as its scalar one.
 #include <ATen/Parallel.h>
 
 #include <cmath>
@@ -62,7 +63,8 @@ void add_alpha_torch_order(const EwPlan& p, const c10::Scalar& alpha, const VecR
   const bool contig = inner[0] == 1 && inner[1] == 1 && inner[2] == 1;
   const bool scalar1 = inner[0] == 1 && inner[1] == 0 && inner[2] == 1;
   const bool scalar2 = inner[0] == 1 && inner[1] == 1 && inner[2] == 0;
-  const bool vec_row = contig || scalar1 || scalar2;
+  // (torch's default build, the baseline's peer, has no fused path: every element in T)
+  const bool vec_row = VecRow::kTorchFuses && (contig || scalar1 || scalar2);
 
   auto row_offsets = [&](int64_t row, int64_t (&off)[3]) {
     off[0] = off[1] = off[2] = 0;

@@ -339,6 +339,50 @@ struct VecOf<Addcmul<C>> {
   using type = VAddcmul<C>;
 };
 
+// The baseline build is what a CPU without AVX2 runs, and torch on such a CPU runs its default
+// build, which has no fused multiply-add: `add` / `sub` with alpha != 1 is `a + alpha * b` and
+// `addcmul` is `self + value * t1 * t2`, rounded after each operation (half / bfloat16: in float,
+// as torch's kernels; its vector and scalar loops agree here). Written as separate statements:
+// x86-64's baseline has no FMA instruction to contract them into, and no compiler contracts
+// across statements at its default setting (GCC's -ffp-contract=fast would, given FMA).
+#if !defined(CPU_CAPABILITY_AVX2) && !defined(CPU_CAPABILITY_AVX512)
+template <typename C>
+struct AddUnfused {
+  C alpha;
+  C operator()(C a, C b) const {
+    if constexpr (std::is_floating_point<C>::value) {
+      const C prod = alpha * b;
+      return a + prod;
+    } else {
+      return Add<C>{alpha}(a, b);
+    }
+  }
+};
+template <typename C>
+struct AddcmulUnfused {
+  C value;
+  C operator()(C a, C b, C c) const {
+    if constexpr (std::is_floating_point<C>::value) {
+      C prod = value * b;
+      prod = prod * c;
+      return a + prod;
+    } else {
+      return Addcmul<C>{value}(a, b, c);
+    }
+  }
+};
+template <typename C>
+using AddOfBuild = AddUnfused<C>;
+template <typename C>
+using AddcmulOfBuild = AddcmulUnfused<C>;
+#else
+// the SIMD builds: fused, as torch's AVX2 kernels (vec::fmadd, and contracted scalar tails)
+template <typename C>
+using AddOfBuild = Add<C>;
+template <typename C>
+using AddcmulOfBuild = Addcmul<C>;
+#endif
+
 struct VPlus {
   Plus f;
   template <class V>
@@ -430,6 +474,94 @@ template <>
 struct VecOf<ClampScalar> {
   using type = VClampScalar;
 };
+
+// ---- ties between -0.0 and +0.0: torch's two formulas ------------------------------------------
+// torch's CPU maximum / minimum / clamp (tensor bounds) run cpu_kernel_vec with two formulas that
+// differ only where the operands compare equal (-0.0 against +0.0): the vector one
+// (vec::maximum / vec::minimum: _mm256_max_ps and the like, or the default build's
+// `a > b ? a : b`) returns the second operand, the scalar one (std::max / std::min) the first.
+// Which elements take which is torch's loop structure (vectorized_loop in ATen's
+// native/cpu/Loops.h): in a row (the innermost dim of the merged iteration space) whose output
+// and inputs are contiguous, or contiguous but for exactly one input of stride 0, the first
+// floor(n / S) * S elements take the vector formula, S = two 32-byte vectors (16 float, 8 double,
+// 32 half / bfloat16); the rest of that row and every other row take the scalar formula. S is
+// the same in every torch build: these kernels are not among those torch builds for AVX-512,
+// and its default build's vectors are 32 bytes too (measured: tests/test_elementwise.py,
+// test_signed_zero_ties). The scalar functors (Maximum, Minimum, Clamp) are the scalar formula;
+// the ones below are the vector formula one element at a time (for the baseline build, which
+// has no Vectorized, and for the vector part's scalar head before aligned streaming stores).
+// NaN: NaN either way (its bits are not promised, README "Exactness").
+struct MaximumVecTies {
+  template <typename C>
+  C operator()(C a, C b) const {
+    if (is_nan(a)) return a;
+    if (is_nan(b)) return b;
+    return a > b ? a : b;
+  }
+};
+struct MinimumVecTies {
+  template <typename C>
+  C operator()(C a, C b) const {
+    if (is_nan(a)) return a;
+    if (is_nan(b)) return b;
+    return a < b ? a : b;
+  }
+};
+struct ClampVecTies {
+  template <typename C>
+  C operator()(C x, C lo, C hi) const {
+    if (is_nan(x)) return x;
+    if (is_nan(lo)) return lo;
+    if (is_nan(hi)) return hi;
+    return MinimumVecTies{}(MaximumVecTies{}(x, lo), hi);
+  }
+};
+template <class F>
+struct VecTiesOf {
+  using type = void;  // ties cannot be told apart, or both formulas agree
+};
+template <>
+struct VecTiesOf<Maximum> {
+  using type = MaximumVecTies;
+};
+template <>
+struct VecTiesOf<Minimum> {
+  using type = MinimumVecTies;
+};
+template <>
+struct VecTiesOf<Clamp> {
+  using type = ClampVecTies;
+};
+
+// The row functor of such an op: `vec` (the vector formula) on the elements torch vectorizes,
+// `scalar` on the rest (CpuLoop::row_dispatch splits each row).
+template <class GV, class GS>
+struct SplitTies {
+  GV vec;
+  GS scalar;
+};
+template <class G>
+constexpr bool kSplitTies = false;
+template <class GV, class GS>
+constexpr bool kSplitTies<SplitTies<GV, GS>> = true;
+
+// How many leading elements of a row torch's cpu_kernel_vec computes with its vector formula
+// (see above); st: the row's strides in elements (output first), all operands of type T.
+template <typename T, int NARGS>
+int64_t torch_vec_count(const int64_t* st, int64_t n) {
+  if (st[0] != 1) return 0;
+  int scalars = 0;
+  for (int k = 1; k < NARGS; ++k) {
+    if (st[k] == 0) {
+      ++scalars;
+    } else if (st[k] != 1) {
+      return 0;
+    }
+  }
+  if (scalars > 1) return 0;
+  constexpr int64_t S = 64 / int64_t(sizeof(T));
+  return n / S * S;
+}
 
 template <class F, typename C>
 struct VBindLeft {
@@ -900,7 +1032,7 @@ struct CpuLoop {
   template <class G, class VF>
   static bool plain_rows(char* const* ptr0, const int64_t* st, const int64_t* step, int64_t rows, int64_t n,
                          const G& g, const VF& vf, bool stream) {
-    if constexpr (kVecRow<VF>) {
+    if constexpr (kVecRow<VF> && !kSplitTies<G>) {
       for (int k = 0; k < NARGS; ++k) {
         if (st[k] != 1) return false;
       }
@@ -927,7 +1059,18 @@ struct CpuLoop {
   template <class G, class VF>
   static void row_dispatch(char* const* ptr, const int64_t* st, int64_t n, const G& g, const VF& vf,
                            bool stream) {
-    row(ptr, st, n, g, vf, stream);
+    if constexpr (kSplitTies<G>) {
+      // torch's vector formula on the elements its vector loop takes, its scalar one after
+      const int64_t nvec = torch_vec_count<Out, NARGS>(st, n);
+      if (nvec > 0) row(ptr, st, nvec, g.vec, vf, stream);
+      if (nvec < n) {
+        char* rest[NARGS];
+        for (int k = 0; k < NARGS; ++k) rest[k] = ptr[k] + nvec * st[k] * int64_t(sizeof(Out));
+        row(rest, st, n - nvec, g.scalar, NoVec{}, false);
+      }
+    } else {
+      row(ptr, st, n, g, vf, stream);
+    }
   }
 };
 
@@ -952,6 +1095,18 @@ template <typename T, int NIN, class F>
 void run_same_impl(const EwPlan& p, const F& f) {
   InOpMath<T, F> g{f};
   using VF = typename VecOf<F>::type;
+  using VT = typename VecTiesOf<F>::type;
+  if constexpr (!std::is_void<VT>::value && (std::is_floating_point<T>::value || std::is_same<T, c10::Half>::value ||
+                                            std::is_same<T, c10::BFloat16>::value)) {
+    // -0.0 / +0.0 ties broken element by element as torch's loops break them (VecTiesOf)
+    const SplitTies<InOpMath<T, VT>, InOpMath<T, F>> split{{VT{}}, g};
+    if constexpr (NIN == 2) {
+      CpuLoop<T, T, T>::run(p, split, VF{f});
+    } else {
+      CpuLoop<T, T, T, T>::run(p, split, VF{f});
+    }
+    return;
+  }
   if constexpr (NIN == 1) {
     if constexpr (std::is_same<VF, NoVec>::value) {
       CpuLoop<T, T>::run(p, g);
@@ -989,6 +1144,9 @@ void run_same_impl(const EwPlan& p, const F& f) {
 // sa / sb are 1, or 0 for a broadcast scalar. Returns the count done (none in the baseline
 // build: the caller's loop does them).
 struct AddAlphaVecRow {
+  // torch's vector loop fuses in its SIMD builds; its default build (the baseline's peer) does
+  // not: there both loops compute in T's own arithmetic (AddUnfused above)
+  static constexpr bool kTorchFuses = kUseVectorized;
   template <typename T>
   int64_t operator()(const T* a, int64_t sa, const T* b, int64_t sb, T* out, int64_t n, float alpha) const {
 #if defined(CPU_CAPABILITY_AVX2) || defined(CPU_CAPABILITY_AVX512)
@@ -1044,7 +1202,7 @@ void MYOPS_CPU_ENTRY(EwKind kind, const EwPlan& p, const EwParams& prm) {
         if (prm.alpha.equal(1)) {
           run_same<scalar_t, 2>(p, Plus{});
         } else {
-          run_same<scalar_t, 2>(p, Add<C>{prm.alpha.to<C>()});
+          run_same<scalar_t, 2>(p, AddOfBuild<C>{prm.alpha.to<C>()});
         }
       }), MYOPS_EW_ALL);
       break;
@@ -1063,7 +1221,7 @@ void MYOPS_CPU_ENTRY(EwKind kind, const EwPlan& p, const EwParams& prm) {
     case EwKind::Addcmul:
       AT_DISPATCH_V2(dt, "myops.addcmul", AT_WRAP([&] {
         using C = opmath_t<scalar_t>;
-        run_same<scalar_t, 3>(p, Addcmul<C>{prm.alpha.to<C>()});
+        run_same<scalar_t, 3>(p, AddcmulOfBuild<C>{prm.alpha.to<C>()});
       }), MYOPS_EW_NOBOOL);
       break;
     case EwKind::Clamp:
