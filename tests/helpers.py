@@ -108,3 +108,25 @@ def assert_same(actual, expected, check_stride=True, bitwise=True):
         e = expected.detach().cpu().contiguous()
         itype = {2: torch.int16, 4: torch.int32, 8: torch.int64}[a.element_size()]
         assert torch.equal(a.view(itype), e.view(itype)), "bit patterns differ"
+
+
+def outcome(fn):
+    """(result, None) or (None, the exception) of fn()."""
+    try:
+        return fn(), None
+    except Exception as e:  # noqa: BLE001: the caller compares it
+        return None, e
+
+
+def assert_like_torch(fn_myops, fn_torch, check_stride=True):
+    """Both calls raise exceptions of exactly the same type (NotImplementedError is not
+    RuntimeError), or both return and the results are the same (assert_same)."""
+    expected, e_err = outcome(fn_torch)
+    actual, a_err = outcome(fn_myops)
+    if e_err is not None:
+        assert a_err is not None, f"torch raised {type(e_err).__name__} ({e_err}); myops returned {actual}"
+        assert type(a_err) is type(e_err), (
+            f"torch raised {type(e_err).__name__} ({e_err}); myops {type(a_err).__name__} ({a_err})")
+        return
+    assert a_err is None, f"myops raised {type(a_err).__name__} ({a_err}); torch returned {expected}"
+    assert_same(actual, expected, check_stride=check_stride)
