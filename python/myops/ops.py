@@ -449,7 +449,7 @@ def sub(self: Union[Tensor, Number], other: Union[Tensor, Number], *, alpha: Num
         if r is not NotImplemented:
             return r
     t = self if isinstance(self, Tensor) else other
-    if isinstance(self, Tensor) != isinstance(other, Tensor) and isinstance(t, Tensor) and t.dtype == torch.bool:
+    if isinstance(self, Tensor) != isinstance(other, Tensor) and t.dtype == torch.bool:
         # torch refuses a bool operand before it promotes the number (one past int64 too)
         _check_number(other if t is self else self)
         return _ops.sub.default(t, t, alpha=alpha)  # raises its NotImplementedError
@@ -521,7 +521,8 @@ def _where_tensor(condition: Tensor, self: Union[Tensor, Number], other: Union[T
                 torch.promote_types(*nats)  # raises torch's error (no uint64 promotion)
             # two ints past int64: torch's result is uint64, selected here as int64 bits
             i64 = torch.int64
-            return _ops.where.default(condition, _number_tensor(self, i64), _number_tensor(other, i64)).view(torch.uint64)
+            out = _ops.where.default(condition, _number_tensor(self, i64), _number_tensor(other, i64))
+            return out.view(torch.uint64)
         c = max(_category(n) for n in nats)
         dt = (torch.bool, torch.int64, torch.get_default_dtype())[c]
         # (torch checks both against it, floats included)
@@ -588,8 +589,8 @@ def clamp(self: Tensor, min: Optional[Union[Tensor, Number]] = None,
     if isinstance(min, Tensor) and isinstance(max, Tensor):
         return _ops.clamp.default(self, min, max)
     # a number and a dimensioned tensor bound (or one that needs a gradient): clamp.Tensor,
-    # the number a 0-d tensor of torch.result_type(self, min, max) with the number weak; the number is converted to it
-    # (checked for overflow, as torch's clamp converts its Scalar bounds)
+    # the number a 0-d tensor of torch.result_type(self, min, max) with the number weak; the
+    # number is converted to it (checked for overflow, as torch's clamp converts its Scalar bounds)
     bound = min if isinstance(min, Tensor) else max
     dt = torch.result_type(self, bound)
     for v in (min, max):
