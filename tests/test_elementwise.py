@@ -920,6 +920,17 @@ def test_clamp_number_and_0d_tensor_bound_take_the_number_overload(device):
     assert_same(myops.clamp(x, 0, g), torch.clamp(x, t(0.0), g))
 
 
+@pytest.mark.parametrize("device", DEVICES)
+def test_clamp_nan_number_bound_fills_before_the_other_bound_is_converted(device):
+    """torch fills with NaN when a number bound is NaN, and never converts the other bound then
+    (one past the dtype's range raises nothing)."""
+    nan = float("nan")
+    for dtype in (torch.bool, torch.int32, torch.float16, torch.bfloat16, torch.float32):
+        x = rand((6,), dtype, device)
+        for lo, hi in [(nan, 1e300), (1e300, nan), (nan, 2**63), (-1e39, nan), (nan, 2**64 - 1)]:
+            assert_like_torch(lambda: myops.clamp(x, lo, hi), lambda: torch.clamp(x, lo, hi))
+
+
 # Python ints at and past the int64 / uint64 edges: torch reads [2^63, 2^64) as uint64 and
 # raises OverflowError beyond; 2^63 + 2^39 + 1 rounds differently to float32 through float64
 BIG_INTS = [2**63 - 1, 2**63, 2**63 + 2**39 + 1, 2**64 - 1, -(2**63), 2**64, -(2**63) - 1]

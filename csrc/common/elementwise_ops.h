@@ -277,11 +277,14 @@ struct Ops {
 #if MYOPS_TORCH_AT_LEAST(2, 12)
     const bool fill = nan(min) || nan(max);
     const bool drop_nan_bound = false;
+    // a NaN bound fills the result before the bounds are converted (the other one may not fit)
+    const bool convert_when_filled = false;
 #else
     // torch <= 2.11 fills only when both bounds are given; a lone NaN bound leaves self as is
     // (min / max with a NaN operand return the other one in its kernels)
     const bool fill = min && max && (nan(min) || nan(max));
     const bool drop_nan_bound = true;
+    const bool convert_when_filled = true;
 #endif
     // torch's CPU kernel converts a bound to the dtype (checked: a half bound past 65504
     // raises), its CUDA kernel to opmath (float for half / bfloat16, checked for float only)
@@ -289,7 +292,7 @@ struct Ops {
     auto bound = [&](const std::optional<c10::Scalar>& v, bool upper) {
       c10::Scalar s = upper ? c10::Scalar(std::numeric_limits<double>::infinity())
                             : c10::Scalar(-std::numeric_limits<double>::infinity());
-      const bool given = v && !(drop_nan_bound && !fill && nan(v));
+      const bool given = v && !(drop_nan_bound && !fill && nan(v)) && (convert_when_filled || !fill);
       if (given && opmath_bounds) {
         auto t = at::scalar_tensor(c10::Scalar(v->to<float>()), at::TensorOptions().dtype(at::kFloat));
         t.unsafeGetTensorImpl()->set_wrapped_number(true);  // a number: no say in the result dtype
