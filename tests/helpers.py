@@ -159,3 +159,25 @@ def check_signed_zero_ties(dtype):
             except AssertionError as e:
                 raise AssertionError(f"{name} {label}, {how}: {e}") from None
     assert routed.routed, "the drop-in routed nothing"
+
+
+def outcome(fn):
+    """(result, None) or (None, the exception) of fn()."""
+    try:
+        return fn(), None
+    except Exception as e:  # noqa: BLE001: the caller compares it
+        return None, e
+
+
+def assert_like_torch(fn_myops, fn_torch, check_stride=True):
+    """Both calls raise exceptions of exactly the same type (NotImplementedError is not
+    RuntimeError), or both return and the results are the same (assert_same)."""
+    expected, e_err = outcome(fn_torch)
+    actual, a_err = outcome(fn_myops)
+    if e_err is not None:
+        assert a_err is not None, f"torch raised {type(e_err).__name__} ({e_err}); myops returned {actual}"
+        assert type(a_err) is type(e_err), (
+            f"torch raised {type(e_err).__name__} ({e_err}); myops {type(a_err).__name__} ({a_err})")
+        return
+    assert a_err is None, f"myops raised {type(a_err).__name__} ({a_err}); torch returned {expected}"
+    assert_same(actual, expected, check_stride=check_stride)

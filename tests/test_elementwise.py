@@ -4,8 +4,8 @@ import torch
 import torch.nn.functional as F
 
 import myops
-from helpers import (ALL_DTYPES, DEVICES, FLOAT_DTYPES, INT_DTYPES, LAYOUTS, assert_bits_nan_anywhere, assert_same,
-                     check_signed_zero_ties, cuda_only, rand, with_layout)
+from helpers import (ALL_DTYPES, DEVICES, FLOAT_DTYPES, INT_DTYPES, LAYOUTS, assert_bits_nan_anywhere, assert_like_torch,
+                     assert_same, check_signed_zero_ties, cuda_only, outcome, rand, with_layout)
 
 ops = torch.ops.myops
 
@@ -948,3 +948,173 @@ def test_streamed_outputs_cpu(dtype):
                       (myops.relu(x[3:]), torch.relu(x[3:]))]:
         assert got.stride() == want.stride() and torch.equal(got, want)
     assert_ulp(myops.sigmoid(x[1:]), torch.sigmoid(x[1:]), atol=3e-6)
+
+
+# ---- number arguments: a number with a 0-d tensor bound, ints past int64, empty inputs -----------
+
+
+def _grads(fn, x, *args):
+    x = x.detach().clone().requires_grad_()
+    y = fn(x, *args)
+    return y, torch.autograd.grad(y.sum(), x)[0]
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_clamp_number_and_0d_tensor_bound_take_the_number_overload(device):
+    """torch.clamp(x, number, 0-d tensor) (either order) is its clamp(Tensor, Scalar?, Scalar?):
+    the tensor is read as a number, weak in promotion, and only x has a gradient."""
+    nan = float("nan")
+    xf = torch.cat([torch.tensor([1.0, 6.0, 7.0, nan, 0.0, -3.0]), torch.randn(40) * 8]).to(device)
+    t = lambda v, dt=torch.float32: torch.tensor(v, dtype=dt, device=device)  # noqa: E731
+    cases = [(0, t(6.0)), (t(0.0), 6), (-2.5, t(3, torch.int16)), (t(2, torch.int64), 4.5), (1, t(True)),
+             (0.5, t(3.0, torch.float64)), (t(-1.0, torch.float16), 2**63), (t(1.0), nan), (nan, t(2.0))]
+    for lo, hi in cases:
+        for dtype in (torch.float32, torch.float64, torch.float16, torch.bfloat16):
+            x = xf.to(dtype)
+            ref, err = outcome(lambda: _grads(torch.clamp, x, lo, hi))
+            if err is not None:  # a bound past float16's range
+                assert_like_torch(lambda: myops.clamp(x, lo, hi), lambda: torch.clamp(x, lo, hi))
+                continue
+            yt, gt = ref
+            ym, gm = _grads(myops.clamp, x, lo, hi)
+            assert_same(ym, yt, check_stride=False)
+            assert_same(gm, gt)
+        for dtype in INT_DTYPES + [torch.bool]:
+            x = rand((13,), dtype, device)
+            assert_like_torch(lambda: myops.clamp(x, lo, hi), lambda: torch.clamp(x, lo, hi))
+    # the reported cases
+    x = torch.tensor([1.0, 6.0, 7.0, nan], device=device)
+    assert _grads(myops.clamp, x, 0, t(6.0))[1].tolist() == [1.0, 0.0, 0.0, 0.0]
+    i16 = torch.arange(-3, 9, dtype=torch.int16, device=device)
+    assert_same(myops.clamp(i16, 1.0, t(4.0, torch.float64)), torch.clamp(i16, 1.0, t(4.0, torch.float64)))
+    assert myops.clamp(i16, 1.0, t(4.0, torch.float64)).dtype == torch.float32
+    # a 0-d bound that needs a gradient is no number to torch (TypeError); myops takes it as a
+    # tensor bound, as it takes a number beside a dimensioned bound
+    g = t(6.0).requires_grad_()
+    with pytest.raises(TypeError):
+        torch.clamp(x, 0, g)
+    assert_same(myops.clamp(x, 0, g), torch.clamp(x, t(0.0), g))
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_clamp_nan_number_bound_fills_before_the_other_bound_is_converted(device):
+    """torch fills with NaN when a number bound is NaN, and never converts the other bound then
+    (one past the dtype's range raises nothing)."""
+    nan = float("nan")
+    for dtype in (torch.bool, torch.int32, torch.float16, torch.bfloat16, torch.float32):
+        x = rand((6,), dtype, device)
+        for lo, hi in [(nan, 1e300), (1e300, nan), (nan, 2**63), (-1e39, nan), (nan, 2**64 - 1)]:
+            assert_like_torch(lambda: myops.clamp(x, lo, hi), lambda: torch.clamp(x, lo, hi))
+
+
+# Python ints at and past the int64 / uint64 edges: torch reads [2^63, 2^64) as uint64 and
+# raises OverflowError beyond; 2^63 + 2^39 + 1 rounds differently to float32 through float64
+BIG_INTS = [2**63 - 1, 2**63, 2**63 + 2**39 + 1, 2**64 - 1, -(2**63), 2**64, -(2**63) - 1]
+
+
+@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("dtype", ALL_DTYPES, ids=str)
+def test_python_ints_past_int64_like_torch(device, dtype):
+    x = rand((9,), dtype, device)
+    x0 = rand((), dtype, device)
+    c = rand((9,), torch.bool, device)
+    for v in BIG_INTS:
+        calls = [
+            (lambda: myops.add(x, v), lambda: torch.add(x, v)),
+            (lambda: myops.add(v, x0), lambda: torch.add(v, x0)),
+            (lambda: myops.sub(x, v), lambda: torch.sub(x, v)),
+            (lambda: myops.sub(v, x), lambda: torch.sub(v, x)),
+            (lambda: myops.mul(x0, v), lambda: torch.mul(x0, v)),
+            (lambda: myops.mul(v, x), lambda: torch.mul(v, x)),
+            (lambda: myops.div(x, v), lambda: torch.div(x, v)),
+            (lambda: myops.div(v, x), lambda: torch.div(v, x)),
+            (lambda: myops.where(c, x, v), lambda: torch.where(c, x, v)),
+            (lambda: myops.where(c, v, x0), lambda: torch.where(c, v, x0)),
+            (lambda: myops.where(c, v, 2**63), lambda: torch.where(c, v, 2**63)),
+            (lambda: myops.where(c, 1.5, v), lambda: torch.where(c, 1.5, v)),
+            (lambda: myops.where(c, True, v), lambda: torch.where(c, True, v)),
+            (lambda: myops.clamp(x, 7, v), lambda: torch.clamp(x, 7, v)),
+            (lambda: myops.clamp(x, v), lambda: torch.clamp(x, v)),
+            (lambda: myops.clamp(x, None, v), lambda: torch.clamp(x, None, v)),
+            (lambda: myops.add(x, x, alpha=v), lambda: torch.add(x, x, alpha=v)),
+            (lambda: myops.sub(x, x0, alpha=v), lambda: torch.sub(x, x0, alpha=v)),
+            (lambda: myops.addcmul(x, x, x0, value=v), lambda: torch.addcmul(x, x, x0, value=v)),
+        ]
+        for fm, ft in calls:
+            assert_like_torch(fm, ft)
+    # the reported cases
+    assert_same(myops.add(torch.ones(3), 2**63), torch.add(torch.ones(3), 2**63))
+    for f in (myops.add, myops.sub, myops.mul, myops.div):
+        with pytest.raises(OverflowError):
+            f(torch.ones(3), 2**64)
+    with pytest.raises(RuntimeError, match="value cannot be converted to type int16_t without overflow"):
+        myops.add(torch.ones(3, dtype=torch.int16), torch.ones(3, dtype=torch.int16), alpha=2**63)
+
+
+@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("dtype", ALL_DTYPES, ids=str)
+def test_alpha_and_value_range_checked_on_empty_inputs(device, dtype):
+    """An alpha / value that does not fit the op's compute type raises as in torch, which
+    converts it before looking at the number of elements."""
+    values = [2**31 - 1, 2**15, 128, 256, -129, 1e6, 1e39, 2**63, 2**63 - 1, -(2**63), 1.5, True, float("inf")]
+    for shape in [(0,), (3, 0), (4,)]:
+        e = torch.ones(shape, dtype=dtype, device=device)
+        for v in values:
+            assert_like_torch(lambda: myops.add(e, e, alpha=v), lambda: torch.add(e, e, alpha=v))
+            assert_like_torch(lambda: myops.sub(e, e, alpha=v), lambda: torch.sub(e, e, alpha=v))
+            assert_like_torch(lambda: myops.addcmul(e, e, e, value=v), lambda: torch.addcmul(e, e, e, value=v))
+            assert_like_torch(lambda: ops.add(e, e, alpha=v), lambda: torch.add(e, e, alpha=v))
+    e = torch.ones(0, dtype=torch.int16, device=device)
+    with pytest.raises(RuntimeError, match="value cannot be converted to type int16_t without overflow"):
+        myops.sub(e, e, alpha=2**31 - 1)
+    with pytest.raises(RuntimeError, match="value cannot be converted to type int16_t without overflow"):
+        myops.addcmul(e, e, e, value=2**31 - 1)
+
+
+# ---- exception types --------------------------------------------------------------------------------
+
+UNSUPPORTED_DTYPES = [torch.complex64, torch.complex128, torch.uint16, torch.uint32, torch.uint64,
+                      torch.float8_e4m3fn]
+
+
+def _every_op(x, c):
+    """(name, myops call, torch call) for every elementwise op on x (c: a bool condition)."""
+    return [
+        ("relu", lambda: myops.relu(x), lambda: torch.relu(x)),
+        ("gelu", lambda: myops.gelu(x), lambda: F.gelu(x)),
+        ("silu", lambda: myops.silu(x), lambda: F.silu(x)),
+        ("sigmoid", lambda: myops.sigmoid(x), lambda: torch.sigmoid(x)),
+        ("cast", lambda: myops.cast(x, torch.float32), lambda: x.to(torch.float32, copy=True)),
+        ("mul_scalar", lambda: myops.mul_scalar(x, 2), lambda: torch.mul(x, 2)),
+        ("add", lambda: myops.add(x, x), lambda: torch.add(x, x)),
+        ("add_alpha", lambda: myops.add(x, x, alpha=2), lambda: torch.add(x, x, alpha=2)),
+        ("sub", lambda: myops.sub(x, x), lambda: torch.sub(x, x)),
+        ("mul", lambda: myops.mul(x, x), lambda: torch.mul(x, x)),
+        ("div", lambda: myops.div(x, x), lambda: torch.div(x, x)),
+        ("maximum", lambda: myops.maximum(x, x), lambda: torch.maximum(x, x)),
+        ("minimum", lambda: myops.minimum(x, x), lambda: torch.minimum(x, x)),
+        ("where", lambda: myops.where(c, x, x), lambda: torch.where(c, x, x)),
+        ("where_int", lambda: myops.where(c, x, 1), lambda: torch.where(c, x, 1)),
+        ("where_float", lambda: myops.where(c, 1.5, x), lambda: torch.where(c, 1.5, x)),
+        ("addcmul", lambda: myops.addcmul(x, x, x), lambda: torch.addcmul(x, x, x)),
+        ("clamp", lambda: myops.clamp(x, x, x), lambda: torch.clamp(x, x, x)),
+        ("clamp_numbers", lambda: myops.clamp(x, 0, 1), lambda: torch.clamp(x, 0, 1)),
+        ("clamp_float", lambda: myops.clamp(x, 0.5), lambda: torch.clamp(x, 0.5)),
+        ("clamp_mixed", lambda: myops.clamp(x, x, 1), lambda: torch.clamp(x, x, torch.tensor(1))),
+    ]
+
+
+@pytest.mark.parametrize("dtype", UNSUPPORTED_DTYPES + [torch.bool], ids=str)
+def test_unsupported_dtypes_raise_torchs_exception_type(dtype):
+    """Where torch raises, myops raises the same type (NotImplementedError for a dtype without a
+    kernel, RuntimeError for complex maximum / minimum); where torch computes a dtype myops
+    does not take, myops raises NotImplementedError. Never an internal TypeError."""
+    x = torch.ones(4, dtype=torch.float32).to(dtype)
+    c = torch.tensor([True, False, True, False])
+    for name, fm, ft in _every_op(x, c):
+        expected, e_err = outcome(ft)
+        if e_err is None and dtype != torch.bool:
+            with pytest.raises(NotImplementedError, match="myops"):
+                fm()
+        else:
+            assert_like_torch(fm, ft)

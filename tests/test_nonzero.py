@@ -3,7 +3,7 @@ import pytest
 import torch
 
 import myops
-from helpers import ALL_DTYPES, DEVICES, HAS_CUDA, assert_same, cuda_graph, cuda_only, rand, with_layout
+from helpers import ALL_DTYPES, DEVICES, HAS_CUDA, assert_like_torch, assert_same, cuda_graph, cuda_only, rand, with_layout
 
 NONZERO_LAYOUTS = ["contiguous", "transposed", "sliced", "expanded", "misaligned", "channels_last"]
 
@@ -201,6 +201,25 @@ def test_nonzero_bad_inputs(device):
         myops.nonzero_static(c, size=2)
     with pytest.raises(TypeError, match="both 'self' and 'other'"):
         myops.where(x > 0, x)
+
+
+@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize(
+    "kw",
+    [dict(fill_value=1.5), dict(fill_value=True), dict(fill_value=2**63), dict(fill_value=-(2**63) - 1),
+     dict(fill_value=2**64), dict(fill_value=None), dict(fill_value="1"), dict(fill_value=1 + 0j),
+     dict(fill_value=-(2**63)), dict(fill_value=2**63 - 1), dict(fill_value=torch.tensor(5)),
+     dict(size=1.5), dict(size=True), dict(size=2**63), dict(size=None), dict(size=-1), dict(size=torch.tensor(2))],
+    ids=repr,
+)
+def test_nonzero_static_argument_types_like_torch(device, kw):
+    """size / fill_value as torch's argument parser takes an int: TypeError for a float, a bool
+    or another non-int, ValueError for an int outside int64; int64's extremes work."""
+    x = torch.tensor([0.0, 1.0, 0.0, 2.0], device=device)
+    args = dict(size=4, fill_value=-1) | kw
+    assert_like_torch(lambda: myops.nonzero_static(x, **args), lambda: torch.nonzero_static(x, **args))
+    # nonzero_bounded takes its arguments the same way (its indices are nonzero_static's)
+    assert_like_torch(lambda: myops.nonzero_bounded(x, **args)[0], lambda: torch.nonzero_static(x, **args))
 
 
 @cuda_only

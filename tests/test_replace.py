@@ -13,7 +13,7 @@ import torch.nn.functional as F
 import torchvision  # noqa: F401  (loads torchvision::nms before the drop-in registers it)
 
 import myops
-from helpers import ALL_DTYPES, DEVICES, assert_same, cuda_only, rand, with_layout
+from helpers import ALL_DTYPES, DEVICES, assert_same, cuda_only, outcome, rand, with_layout
 from myops.replace import ALL_OPS, DEFAULT_OPS
 
 APPROXIMATE = {"gelu", "silu", "sigmoid"}
@@ -389,6 +389,47 @@ def test_bad_input_raises_like_torch(mode, device):
     with routing(mode):
         with pytest.raises(TypeError):
             torch.nonzero(x, bogus=1)
+
+
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("device", DEVICES)
+def test_numbers_past_int64_and_empty_inputs_like_torch(mode, device):
+    """alpha / value / number operands at and past the int64 edges, on empty and non-empty
+    inputs: routed or handed back, the result (or the exception type and message) is torch's."""
+    big = [2**63 - 1, 2**63, 2**64 - 1, -(2**63), 2**31 - 1, 2**15, 1e39]
+    calls = []
+    for dtype, shape in itertools.product(ALL_DTYPES, [(0,), (2, 3)]):
+        x = rand(shape, dtype, device)
+        c = rand(shape, torch.bool, device)
+        for v in big:
+            calls += [
+                lambda x=x, v=v: torch.add(x, x, alpha=v),
+                lambda x=x, v=v: torch.sub(x, x, alpha=v),
+                lambda x=x, v=v: torch.addcmul(x, x, x, value=v),
+                lambda x=x, v=v: torch.add(x, v),
+                lambda x=x, v=v: torch.mul(v, x),
+                lambda x=x, v=v: torch.div(x, v),
+                lambda x=x, c=c, v=v: torch.where(c, x, v),
+                lambda x=x, v=v: torch.clamp(x, min=7, max=v),
+            ]
+    for f in calls:
+        expected, e_err = outcome(f)
+        with routing(mode):
+            actual, a_err = outcome(f)
+        if e_err is None:
+            assert a_err is None, f"{a_err!r} where torch returned"
+            assert_same(actual, expected)
+        else:
+            assert type(a_err) is type(e_err) and str(a_err) == str(e_err)
+    # the reported cases
+    a = torch.ones(3, device=device)
+    with routing(mode):
+        assert_same(torch.add(a, a, alpha=2**63), torch.full((3,), 1 + 2.0**63, device=device))
+        e = torch.ones(0, dtype=torch.int16, device=device)
+        with pytest.raises(RuntimeError, match="value cannot be converted to type int16_t without overflow"):
+            torch.sub(e, e, alpha=2**31 - 1)
+        with pytest.raises(RuntimeError, match="value cannot be converted to type int16_t without overflow"):
+            torch.addcmul(e, e, e, value=2**31 - 1)
 
 
 # ---- registration, scopes, threads, counters --------------------------------------------------

@@ -122,8 +122,10 @@ inline bool plain(const at::Tensor& t, c10::DeviceType dev, bool cpu_scalar_ok =
   return d == dev || (cpu_scalar_ok && d == c10::DeviceType::CPU && t.dim() == 0);
 }
 
+// An int or float 1 (not True, not complex); any Scalar, uint64 ones past int64 included
+// (toLong() would raise for those).
 inline bool is_one(const c10::Scalar& s) {
-  return (s.isIntegral(/*includeBool=*/false) && s.toLong() == 1) || (s.isFloatingPoint() && s.toDouble() == 1.0);
+  return !s.isSymbolic() && (s.isIntegral(/*includeBool=*/false) || s.isFloatingPoint()) && s.equal(1);
 }
 
 // Runs `mine` (the myops op) when routing is on for `op` and `supported`, else `theirs`

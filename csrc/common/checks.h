@@ -17,9 +17,11 @@ namespace myops {
 // launch as a scalar (common/elementwise_host.h), as torch's CUDA kernels take a CPU scalar.
 inline bool host_scalar(const at::Tensor& t) { return t.is_cpu() && t.numel() == 1; }
 
-// Raises unless `t` has one of `allowed` dtypes.
+// Raises unless `t` has one of `allowed` dtypes: NotImplementedError, as torch's kernels raise
+// for a dtype they have no implementation for; with `not_implemented = false` RuntimeError
+// (where torch raises that: a non-bool condition of where, torchvision's nms).
 inline void check_dtype(const at::Tensor& t, std::initializer_list<at::ScalarType> allowed,
-                        const char* op, const char* arg) {
+                        const char* op, const char* arg, bool not_implemented = true) {
   for (auto s : allowed) {
     if (t.scalar_type() == s) return;
   }
@@ -28,8 +30,10 @@ inline void check_dtype(const at::Tensor& t, std::initializer_list<at::ScalarTyp
     if (!names.empty()) names += ", ";
     names += c10::toString(s);
   }
-  TORCH_CHECK(false, "myops.", op, ": argument '", arg, "' must have dtype in {", names,
-              "}, got ", t.scalar_type());
+  const std::string msg = c10::str("myops.", op, ": argument '", arg, "' must have dtype in {", names,
+                                   "}, got ", t.scalar_type());
+  TORCH_CHECK_NOT_IMPLEMENTED(!not_implemented, msg);
+  TORCH_CHECK(false, msg);
 }
 
 // Raises unless `a` and `b` are on the same device.

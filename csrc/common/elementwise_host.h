@@ -49,9 +49,9 @@ inline const std::initializer_list<at::ScalarType>& nonbool_dtypes() {
 }
 
 inline void check_in(const at::Tensor& t, std::initializer_list<at::ScalarType> allowed,
-                     const char* op, const char* arg) {
+                     const char* op, const char* arg, bool not_implemented = true) {
   TORCH_CHECK(t.defined(), "myops.", op, ": argument '", arg, "' is an undefined tensor");
-  check_dtype(t, allowed, op, arg);
+  check_dtype(t, allowed, op, arg, not_implemented);
 }
 
 // A 0-d CPU tensor may accompany tensors on another device (as in PyTorch: a wrapped Python

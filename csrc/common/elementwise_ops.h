@@ -91,6 +91,20 @@ struct Ops {
 
   // ---- binary -----------------------------------------------------------------------------
 
+  // The kernels convert add's / sub's alpha and addcmul's value to their compute type (c10's
+  // checked conversion: torch's overflow error when it does not fit): PyTorch's CPU add to the
+  // storage type (half / bfloat16 included), everything else to opmath. With nothing to
+  // compute the kernel does not run, but torch still converts it: so is it converted here.
+  static void convert_alpha_for_empty(EwKind kind, at::ScalarType dt, const EwParams& prm) {
+    AT_DISPATCH_ALL_TYPES_AND3(at::kBool, at::kHalf, at::kBFloat16, dt, "myops.elementwise", [&] {
+      if (B::kCpuRules && kind == EwKind::Add) {
+        (void)prm.alpha.to<scalar_t>();
+      } else {
+        (void)prm.alpha.to<opmath_t<scalar_t>>();
+      }
+    });
+  }
+
   static at::Tensor binary(const char* op, EwKind kind, const at::Tensor& self, const at::Tensor& other,
                            at::ScalarType dt, const EwParams& prm) {
     auto dev = common_device(op, {&self, &other}, {"self", "other"});
@@ -104,7 +118,11 @@ struct Ops {
     } else if (kind == EwKind::Mul || kind == EwKind::Div) {
       p.opmath_scalar[1] = true;
     }
-    if (p.numel) B::run(kind, p, prm);
+    if (p.numel) {
+      B::run(kind, p, prm);
+    } else if (kind == EwKind::Add) {
+      convert_alpha_for_empty(kind, dt, prm);
+    }
     return p.out;
   }
 
@@ -162,12 +180,21 @@ struct Ops {
     return binary("div", EwKind::Div, self, other, dt, {});
   }
 
+  // RuntimeError for complex operands, as torch.maximum / minimum raise (not NotImplementedError)
+  static void check_not_complex(const char* op, const at::Tensor& self, const at::Tensor& other) {
+    TORCH_CHECK(!self.is_complex() && !other.is_complex(), "myops.", op,
+                ": not implemented for complex tensors (arguments 'self' and 'other'), got ", self.scalar_type(),
+                " and ", other.scalar_type());
+  }
+
   static at::Tensor maximum(const at::Tensor& self, const at::Tensor& other) {
+    check_not_complex("maximum", self, other);
     auto dt = binary_dtype("maximum", self, other);
     return binary("maximum", EwKind::Maximum, self, other, dt, {});
   }
 
   static at::Tensor minimum(const at::Tensor& self, const at::Tensor& other) {
+    check_not_complex("minimum", self, other);
     auto dt = binary_dtype("minimum", self, other);
     return binary("minimum", EwKind::Minimum, self, other, dt, {});
   }
@@ -175,7 +202,7 @@ struct Ops {
   // ---- ternary ----------------------------------------------------------------------------
 
   static at::Tensor where(const at::Tensor& condition, const at::Tensor& self, const at::Tensor& other) {
-    check_in(condition, {at::kBool, at::kByte}, "where", "condition");
+    check_in(condition, {at::kBool, at::kByte}, "where", "condition", /*not_implemented=*/false);
     if (condition.scalar_type() == at::kByte) {
       // accepted as torch.where does (nonzero = true), with its deprecation warning
       TORCH_WARN("myops.where received a uint8 condition tensor. This behavior is deprecated and will be "
@@ -203,7 +230,11 @@ struct Ops {
                                 names[0], "', '", names[1], "' and '", names[2], "' are all bool)");
     auto dev = common_device(op, {&a, &b, &c}, names);
     auto p = make_plan(op, {a, b, c}, {dt, dt, dt}, dt, dev, B::kCpuRules, cast_fn, names);
-    if (p.numel) B::run(kind, p, prm);
+    if (p.numel) {
+      B::run(kind, p, prm);
+    } else if (kind == EwKind::Addcmul) {
+      convert_alpha_for_empty(kind, dt, prm);
+    }
     return p.out;
   }
 
@@ -228,11 +259,16 @@ struct Ops {
                                  const std::optional<c10::Scalar>& max) {
     TORCH_CHECK(min.has_value() || max.has_value(), "myops.clamp: at least one of 'min' and 'max' must not be None");
     check_in(self, all_dtypes(), "clamp", "self");
-    at::native::ResultTypeState st{};
-    st = at::native::update_result_type_state(self, st);
-    if (min) st = at::native::update_result_type_state(*min, st);
-    if (max) st = at::native::update_result_type_state(*max, st);
-    const auto dt = at::native::result_type(st);
+    // as torch's clamp: a floating self keeps its dtype (the bounds do not promote with each
+    // other then: an int past int64 beside an int is fine)
+    auto dt = self.scalar_type();
+    if (!at::isFloatingType(dt)) {
+      at::native::ResultTypeState st{};
+      st = at::native::update_result_type_state(self, st);
+      if (min) st = at::native::update_result_type_state(*min, st);
+      if (max) st = at::native::update_result_type_state(*max, st);
+      dt = at::native::result_type(st);
+    }
     TORCH_CHECK_NOT_IMPLEMENTED(dt != at::kBool, "myops.clamp: not implemented for a bool result (argument 'self' ",
                                 "and the bounds are all bool)");
     auto nan = [](const std::optional<c10::Scalar>& v) {
@@ -241,11 +277,14 @@ struct Ops {
 #if MYOPS_TORCH_AT_LEAST(2, 12)
     const bool fill = nan(min) || nan(max);
     const bool drop_nan_bound = false;
+    // a NaN bound fills the result before the bounds are converted (the other one may not fit)
+    const bool convert_when_filled = false;
 #else
     // torch <= 2.11 fills only when both bounds are given; a lone NaN bound leaves self as is
     // (min / max with a NaN operand return the other one in its kernels)
     const bool fill = min && max && (nan(min) || nan(max));
     const bool drop_nan_bound = true;
+    const bool convert_when_filled = true;
 #endif
     // torch's CPU kernel converts a bound to the dtype (checked: a half bound past 65504
     // raises), its CUDA kernel to opmath (float for half / bfloat16, checked for float only)
@@ -253,7 +292,7 @@ struct Ops {
     auto bound = [&](const std::optional<c10::Scalar>& v, bool upper) {
       c10::Scalar s = upper ? c10::Scalar(std::numeric_limits<double>::infinity())
                             : c10::Scalar(-std::numeric_limits<double>::infinity());
-      const bool given = v && !(drop_nan_bound && !fill && nan(v));
+      const bool given = v && !(drop_nan_bound && !fill && nan(v)) && (convert_when_filled || !fill);
       if (given && opmath_bounds) {
         auto t = at::scalar_tensor(c10::Scalar(v->to<float>()), at::TensorOptions().dtype(at::kFloat));
         t.unsafeGetTensorImpl()->set_wrapped_number(true);  // a number: no say in the result dtype

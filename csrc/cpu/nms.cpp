@@ -117,7 +117,7 @@ int64_t sweep(const at::Tensor& boxes, const int64_t* order, int64_t n, double i
 
 void check_boxes_scores(const at::Tensor& boxes, const at::Tensor& scores, const char* op) {
   nms_common::check_shapes(boxes, scores, op);
-  check_dtype(boxes, {at::kFloat, at::kDouble}, op, "boxes");
+  check_dtype(boxes, {at::kFloat, at::kDouble}, op, "boxes", /*not_implemented=*/false);
 }
 
 // Greedy NMS of (boxes, scores); writes min(kept, limit) indices to `keep`, returns kept.

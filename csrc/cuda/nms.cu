@@ -216,7 +216,7 @@ std::tuple<at::Tensor, at::Tensor> nms_device(const at::Tensor& boxes, const at:
 
 void check_boxes_scores(const at::Tensor& boxes, const at::Tensor& scores, const char* op) {
   nms_common::check_shapes(boxes, scores, op);
-  check_dtype(boxes, {at::kHalf, at::kFloat, at::kDouble}, op, "boxes");
+  check_dtype(boxes, {at::kHalf, at::kFloat, at::kDouble}, op, "boxes", /*not_implemented=*/false);
 }
 
 // The class keys of batched_nms's per-class path (see Classes).

@@ -22,7 +22,7 @@ _NONZERO_CUDA_MAX_RANK = 64
 
 
 def _nonzero_checks(self, op):
-    torch._check(
+    torch._check_not_implemented(
         self.dtype in _NONZERO_DTYPES or self.dtype.is_complex,
         lambda: f"myops.{op}: argument 'self' must have dtype in {{bool, uint8, int8, int16, int32, "
         f"int64, float16, bfloat16, float32, float64}}, got {self.dtype}",
@@ -151,8 +151,9 @@ _EW_NONBOOL = _EW_ALL[1:]
 _EW_FLOAT = (torch.float16, torch.bfloat16, torch.float32, torch.float64)
 
 
-def _ew_dtype(t, allowed, op, arg):
-    torch._check(
+def _ew_dtype(t, allowed, op, arg, not_implemented=True):
+    # NotImplementedError as the C++ check (common/checks.h), RuntimeError for where's condition
+    (torch._check_not_implemented if not_implemented else torch._check)(
         t.dtype in allowed,
         lambda: f"myops.{op}: argument '{arg}' must have dtype in {{{', '.join(str(d) for d in allowed)}}}, "
         f"got {t.dtype}",
@@ -486,19 +487,29 @@ def _div_fake(self, other):
     return _ew_binary("div", self, other, dt)
 
 
+def _ew_not_complex(op, self, other):
+    torch._check(
+        not self.dtype.is_complex and not other.dtype.is_complex,
+        lambda: f"myops.{op}: not implemented for complex tensors (arguments 'self' and 'other'), got "
+        f"{self.dtype} and {other.dtype}",
+    )
+
+
 @register_fake("myops::maximum")
 def _maximum_fake(self, other):
+    _ew_not_complex("maximum", self, other)
     return _ew_binary("maximum", self, other, _ew_binary_dtype("maximum", self, other))
 
 
 @register_fake("myops::minimum")
 def _minimum_fake(self, other):
+    _ew_not_complex("minimum", self, other)
     return _ew_binary("minimum", self, other, _ew_binary_dtype("minimum", self, other))
 
 
 @register_fake("myops::where")
 def _where_fake(condition, self, other):
-    _ew_dtype(condition, (torch.bool, torch.uint8), "where", "condition")
+    _ew_dtype(condition, (torch.bool, torch.uint8), "where", "condition", not_implemented=False)
     _ew_dtype(self, _EW_ALL, "where", "self")
     _ew_dtype(other, _EW_ALL, "where", "other")
     dt = _ew_result_type(self, other)
@@ -534,7 +545,7 @@ def _clamp_scalar_fake(self, min=None, max=None):
         raise RuntimeError("myops.clamp: at least one of 'min' and 'max' must not be None")
     dt = self.dtype
     for v in (min, max):
-        if v is not None:
+        if v is not None and not dt.is_floating_point:  # a floating self keeps its dtype
             dt = torch.result_type(torch.empty((), dtype=dt, device="meta"), v)
     w = torch.empty((), dtype=dt)
     return _ew_ternary("clamp", self, w, w, ["self", "min", "max"])
@@ -567,7 +578,7 @@ def _pooled_size(n, k, p, s, ceil_mode):
 def _pool2d_meta(self, kernel_size, stride, padding, ceil_mode, op):
     """Repeats the C++ checks (csrc/common/max_pool2d_add_shape.h); returns (pooled sizes,
     memory format)."""
-    torch._check(
+    torch._check_not_implemented(
         self.dtype in _POOL_FLOATS,
         lambda: f"myops.{op}: argument 'self' must have dtype in {{Float, Double, Half, BFloat16}}, got {self.dtype}",
     )
@@ -617,7 +628,7 @@ def _max_pool2d_add_fake(self, other, kernel_size=(3, 3), stride=(2, 2), padding
         lambda: f"myops.{op}: expected all tensors on the same device, got 'self' on {self.device} and 'other' on {other.device}",
     )
     sizes, fmt = _pool2d_meta(self, kernel_size, stride, padding, ceil_mode, op)
-    torch._check(
+    torch._check_not_implemented(
         other.dtype in _POOL_FLOATS or not (other.dtype.is_floating_point or other.dtype.is_complex),
         lambda: f"myops.{op}: argument 'other' must have dtype in {{Bool, Byte, Char, Short, Int, Long, Float, "
         f"Double, Half, BFloat16}}, got {other.dtype}",
@@ -641,7 +652,7 @@ def _max_pool2d_add_backward_fake(grad_output, self, kernel_size, stride, paddin
         lambda: f"myops.{op}: expected all tensors on the same device, got 'self' on {self.device} and 'grad_output' on {grad_output.device}",
     )
     sizes, fmt = _pool2d_meta(self, kernel_size, stride, padding, ceil_mode, op)
-    torch._check(
+    torch._check_not_implemented(
         grad_output.dtype in _POOL_FLOATS,
         lambda: f"myops.{op}: argument 'grad_output' must have dtype in {{Float, Double, Half, BFloat16}}, got {grad_output.dtype}",
     )

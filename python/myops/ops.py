@@ -67,7 +67,20 @@ def nonzero_static(input: Tensor, *, size: int, fill_value: int = -1) -> Tensor:
         r = _fast.nonzero_static(input, size, fill_value)
         if r is not NotImplemented:
             return r
+    _check_int_args("nonzero_static", size=size, fill_value=fill_value)
     return _ops.nonzero_static.default(input, size=size, fill_value=fill_value)
+
+
+def _check_int_args(op: str, **args) -> None:
+    """int arguments as torch's argument parser takes them: TypeError for a bool, a float or
+    another non-int, ValueError for an int outside int64 (SymInts and tensors pass on)."""
+    for name, v in args.items():
+        if isinstance(v, int) and not isinstance(v, bool):
+            if not -_INT64_MAX - 1 <= v <= _INT64_MAX:
+                raise ValueError(f"myops.{op}: argument '{name}' must fit int64 (Overflow when unpacking "
+                                 f"long long), got {v}")
+        elif isinstance(v, (bool, float, complex, str, type(None))):
+            raise TypeError(f"myops.{op}: argument '{name}' must be int, not {type(v).__name__}")
 
 
 def _where_cond(condition: Tensor) -> Tuple[Tensor, ...]:
@@ -115,6 +128,7 @@ def nonzero_bounded(input: Tensor, *, size: int, fill_value: int = -1) -> Tuple[
         r = _fast.nonzero_bounded(input, size, fill_value)
         if r is not NotImplemented:
             return r
+    _check_int_args("nonzero_bounded", size=size, fill_value=fill_value)
     return _ops.nonzero_bounded.default(input, size=size, fill_value=fill_value)
 
 
@@ -188,25 +202,42 @@ __all__ += ["nms", "batched_nms", "nms_static", "batched_nms_static"]
 Number = Union[bool, int, float]
 
 
+_INT64_MAX = 2**63 - 1
+
+
 def _natural(x: Number) -> torch.dtype:
-    return torch.bool if isinstance(x, bool) else torch.int64 if isinstance(x, int) else torch.float64
+    """The dtype torch gives a Python number: bool, int64 (uint64 for an int in [2^63, 2^64),
+    as c10::Scalar holds it) or float64."""
+    if isinstance(x, bool):
+        return torch.bool
+    if isinstance(x, int):
+        return torch.uint64 if x > _INT64_MAX else torch.int64
+    return torch.float64
 
 
 _REAL = (bool, int, float)
 
 
 def _check_number(x) -> None:
+    """A real Python number that torch can take: OverflowError (torch's) for an int outside
+    [-2^63, 2^64)."""
     if not isinstance(x, (bool, int, float)):
         raise TypeError(f"myops: expected a Tensor or a real Python number, got {type(x).__name__}")
+    if isinstance(x, int) and not -_INT64_MAX - 1 <= x <= 2 * _INT64_MAX + 1:
+        why = "int too big to convert" if x > 0 else "can't convert negative int to unsigned"
+        raise OverflowError(f"myops: the Python int {x} fits neither int64 nor uint64 ({why})")
 
 
 def _scalar_result_type(dtype: torch.dtype, x: Number) -> torch.dtype:
     """``torch.result_type(t, x)`` for a tensor ``t`` of ``dtype`` and a Python number ``x``,
     spelled out so that torch.compile can trace it (a dtype-valued torch call cannot be put in
     a graph): a Python number only lifts the category."""
-    lc, xc = _category(dtype), _category(_natural(x))
+    natural = _natural(x)
+    lc, xc = _category(dtype), _category(natural)
     if xc <= lc:
         return dtype
+    if natural == torch.uint64:
+        torch.promote_types(dtype, natural)  # a bool tensor: raises torch's error (no uint64 promotion)
     return torch.int64 if xc == 1 else torch.get_default_dtype()
 
 
@@ -223,8 +254,8 @@ def _check_fits(x: Number, dtype: torch.dtype) -> None:
     torch's Scalar conversion (c10::checked_convert) does for clamp's bounds and where's scalar:
     integers out of range (a negative value that wraps into uint8 is allowed, as in c10),
     finite floats past the type's largest value."""
-    if isinstance(x, bool) or dtype == torch.bool:
-        return
+    if isinstance(x, bool) or dtype == torch.bool or dtype.is_complex:
+        return  # (a complex dtype: the op itself refuses it)
     if dtype.is_floating_point:
         if isinstance(x, float) and (x != x or x in (float("inf"), float("-inf"))):
             return
@@ -237,7 +268,7 @@ def _check_fits(x: Number, dtype: torch.dtype) -> None:
         raise RuntimeError(f"value cannot be converted to type {_C10_NAMES.get(dtype, dtype)} without overflow")
 
 
-def _ew_wrap(x: Union[Tensor, Number], like: Tensor, checked: bool = False) -> Tensor:
+def _ew_wrap(x: Union[Tensor, Number], like: Tensor, checked: bool = False, true_div: bool = False) -> Tensor:
     """A Python number as a 0-d CPU tensor (folded into the kernel as a scalar on any device)
     that keeps PyTorch's promotion for Python scalars: ``torch.result_type(like, x)``.
 
@@ -249,15 +280,20 @@ def _ew_wrap(x: Union[Tensor, Number], like: Tensor, checked: bool = False) -> T
 
     ``checked`` (clamp's bounds, maximum / minimum, where's scalar): the number is converted
     to the result dtype first, raising torch's overflow error when it does not fit (as torch's
-    Scalar conversion does); any ``like`` works then."""
+    Scalar conversion does); any ``like`` works then.
+
+    An int past int64 is passed as :func:`_uint64_number` makes it. ``true_div``: the op
+    divides, so an integral result is the default float dtype."""
     if isinstance(x, Tensor):
         return x
     _check_number(x)
     natural = _natural(x)
     rt = _scalar_result_type(like.dtype, x)
-    t = torch.tensor(x, dtype=natural)
     if checked:
         return _number_as(x, rt)
+    if natural == torch.uint64:
+        return _uint64_number(x, torch.get_default_dtype() if true_div and not rt.is_floating_point else rt)
+    t = torch.tensor(x, dtype=natural)
     if rt == natural or _category(natural) <= _category(like.dtype):
         return t
     return t.to(rt)
@@ -278,6 +314,21 @@ def _number_as(x: Number, dtype: torch.dtype, floats: bool = True) -> Tensor:
     (``floats=False``: only for an integer dtype; torch.where lets 1e6 become a float16 inf)."""
     if floats or not dtype.is_floating_point:
         _check_fits(x, dtype)
+    return _number_tensor(x, dtype)
+
+
+def _uint64_number(x: int, rt: torch.dtype) -> Tensor:
+    """An int in [2^63, 2^64) (uint64 in torch, a dtype the kernels do not take) as a 0-d tensor
+    the kernels take for a result of dtype ``rt``, converted once as torch's kernels convert it:
+    to int64 (wrapping) for an integral result, to float64 for a float64 one and to float32 for
+    the other floating ones (torch takes it to float16 / bfloat16 through float32)."""
+    wide = torch.float64 if rt == torch.float64 else torch.float32 if rt.is_floating_point else torch.int64
+    return _number_tensor(x, wide)
+
+
+def _number_tensor(x: Number, dtype: torch.dtype) -> Tensor:
+    """``x`` as a 0-d CPU tensor of ``dtype``, converted from its natural dtype as torch's
+    kernels convert a number (an int past int64 from uint64: once, wrapping into integers)."""
     t = torch.tensor(x, dtype=_natural(x))
     return t if t.dtype == dtype else t.to(dtype)
 
@@ -297,7 +348,8 @@ def _ew_drop(out: Tensor, nd: int) -> Tensor:
     return out.reshape(()) if out.dim() > nd else out
 
 
-def _ew_call(fn, self, other, commutative: bool = False, checked: bool = False, **kw) -> Tensor:
+def _ew_call(fn, self, other, commutative: bool = False, checked: bool = False, true_div: bool = False,
+             **kw) -> Tensor:
     """Calls binary ``fn(a, b, **kw)`` with a Python number on either side as torch does: a
     number as `self` of a commutative op is moved second, as Python's reflected operators
     (``2 * x`` is ``x.__rmul__(2)``) do in PyTorch."""
@@ -311,11 +363,11 @@ def _ew_call(fn, self, other, commutative: bool = False, checked: bool = False, 
     t = self if st else other
     (t,), nd = _ew_lift([t], True)
     if st:
-        a, b = t, _ew_wrap(other, t, checked)
+        a, b = t, _ew_wrap(other, t, checked, true_div)
     elif commutative:
-        a, b = t, _ew_wrap(self, t, checked)
+        a, b = t, _ew_wrap(self, t, checked, true_div)
     else:
-        a, b = _ew_wrap(self, t, checked), t
+        a, b = _ew_wrap(self, t, checked, true_div), t
     return _ew_drop(fn(a, b, **kw), nd)
 
 
@@ -363,6 +415,10 @@ def mul_scalar(self: Tensor, other: Number) -> Tensor:
             return r
     if not isinstance(other, (bool, int, float, complex)):
         raise TypeError(f"myops.mul_scalar: argument 'other' must be a Python number, got {type(other).__name__}")
+    if isinstance(other, int) and not isinstance(other, bool):
+        _check_number(other)
+        if _natural(other) == torch.uint64:
+            other = _uint64_number(other, _scalar_result_type(self.dtype, other)).item()
     return _ops.mul_scalar.default(self, other)
 
 
@@ -392,6 +448,11 @@ def sub(self: Union[Tensor, Number], other: Union[Tensor, Number], *, alpha: Num
         r = _fast.sub(self, other) if alpha is _ONE else _fast.sub(self, other, alpha)
         if r is not NotImplemented:
             return r
+    t = self if isinstance(self, Tensor) else other
+    if isinstance(self, Tensor) != isinstance(other, Tensor) and t.dtype == torch.bool:
+        # torch refuses a bool operand before it promotes the number (one past int64 too)
+        _check_number(other if t is self else self)
+        return _ops.sub.default(t, t, alpha=alpha)  # raises its NotImplementedError
     return _ew_call(_ops.sub.default, self, other, alpha=alpha)
 
 
@@ -410,7 +471,7 @@ def div(self: Union[Tensor, Number], other: Union[Tensor, Number]) -> Tensor:
         r = _fast.div(self, other)
         if r is not NotImplemented:
             return r
-    return _ew_call(_ops.div.default, self, other)
+    return _ew_call(_ops.div.default, self, other, true_div=True)
 
 
 def maximum(self: Union[Tensor, Number], other: Union[Tensor, Number]) -> Tensor:
@@ -454,7 +515,15 @@ def _where_tensor(condition: Tensor, self: Union[Tensor, Number], other: Union[T
     like = self if isinstance(self, Tensor) else other if isinstance(other, Tensor) else None
     if like is None:
         # two numbers: the result dtype is theirs (bool, int64 or the default float dtype)
-        c = max(_category(_natural(self)), _category(_natural(other)))
+        nats = (_natural(self), _natural(other))
+        if torch.uint64 in nats and torch.float64 not in nats:
+            if nats[0] != nats[1]:
+                torch.promote_types(*nats)  # raises torch's error (no uint64 promotion)
+            # two ints past int64: torch's result is uint64, selected here as int64 bits
+            i64 = torch.int64
+            out = _ops.where.default(condition, _number_tensor(self, i64), _number_tensor(other, i64))
+            return out.view(torch.uint64)
+        c = max(_category(n) for n in nats)
         dt = (torch.bool, torch.int64, torch.get_default_dtype())[c]
         # (torch checks both against it, floats included)
         return _ops.where.default(condition, _number_as(self, dt), _number_as(other, dt))
@@ -483,7 +552,9 @@ def clamp(self: Tensor, min: Optional[Union[Tensor, Number]] = None,
     One bound may be None. A Python number that does not fit the result dtype raises torch's
     overflow error. Gradients are torch's, for the torch myops was built against (they changed
     in torch 2.14): with number bounds (``torch.ops.myops.clamp.Scalar``) only ``self`` has one;
-    with tensor bounds ties are split between ``self`` and the bound (torch >= 2.14)."""
+    with tensor bounds ties are split between ``self`` and the bound (torch >= 2.14). A number
+    with a 0-d tensor bound that needs no gradient takes the number overload, as in torch; a
+    number with any other tensor bound (torch: TypeError) is taken as a 0-d tensor bound."""
     if not _is_compiling():
         r = _fast.clamp(self, min, max)
         if r is not NotImplemented:
@@ -492,6 +563,12 @@ def clamp(self: Tensor, min: Optional[Union[Tensor, Number]] = None,
         raise RuntimeError("myops.clamp: at least one of 'min' and 'max' must not be None")
     if not isinstance(self, Tensor):
         raise TypeError(f"myops.clamp: argument 'self' must be a Tensor, got {type(self).__name__}")
+    if min is not None and max is not None and isinstance(min, Tensor) != isinstance(max, Tensor):
+        # a number and a 0-d tensor that needs no gradient: torch.clamp's overload for numbers,
+        # the tensor read as one (as torch's argument parser does; a weak number in promotion)
+        t = min if isinstance(min, Tensor) else max
+        if t.dim() == 0 and not t.requires_grad:
+            min, max = (v.item() if v is t else v for v in (min, max))
     if not isinstance(min, Tensor) and not isinstance(max, Tensor):
         # number bounds: torch.clamp's Scalar overload (its own gradient, self only)
         for v in (min, max):
@@ -511,9 +588,9 @@ def clamp(self: Tensor, min: Optional[Union[Tensor, Number]] = None,
         return _ops.clamp.default(self, -inf, bound) if min is None else _ops.clamp.default(self, bound, inf)
     if isinstance(min, Tensor) and isinstance(max, Tensor):
         return _ops.clamp.default(self, min, max)
-    # one tensor bound and one number: torch's clamp.Tensor, the number a 0-d tensor
-    # torch.result_type(self, min, max) with the number weak; the number is converted to it
-    # (checked for overflow, as torch's clamp converts its Scalar bounds)
+    # a number and a dimensioned tensor bound (or one that needs a gradient): clamp.Tensor,
+    # the number a 0-d tensor of torch.result_type(self, min, max) with the number weak; the
+    # number is converted to it (checked for overflow, as torch's clamp converts its Scalar bounds)
     bound = min if isinstance(min, Tensor) else max
     dt = torch.result_type(self, bound)
     for v in (min, max):
