@@ -313,7 +313,7 @@ SCALAR_REF = {
     "add": (lambda a, s: torch.add(a, s), lambda s, a: s + a),
     "add_alpha": (lambda a, s: torch.add(a, s, alpha=3), None),
     "sub": (lambda a, s: torch.sub(a, s), lambda s, a: torch.sub(_natural(s, a), a)),
-    "mul": (lambda a, s: torch.mul(a, s), lambda s, a: s * a),
+    "mul": (lambda a, s: torch.mul(a, s), lambda s, a: torch.mul(s, a)),  # not s * a: a number first stays first
     "div": (lambda a, s: torch.div(a, s), lambda s, a: torch.div(_natural(s, a), a)),
     "maximum": (lambda a, s: torch.maximum(a, _wrapped(s, a)), lambda s, a: torch.maximum(_wrapped(s, a), a)),
     "minimum": (lambda a, s: torch.minimum(a, _wrapped(s, a)), lambda s, a: torch.minimum(_wrapped(s, a), a)),

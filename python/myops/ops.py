@@ -462,7 +462,12 @@ def mul(self: Union[Tensor, Number], other: Union[Tensor, Number]) -> Tensor:
         r = _fast.mul(self, other)
         if r is not NotImplemented:
             return r
-    return _ew_call(_ops.mul.default, self, other, commutative=True)
+    # A number first: torch's CPU kernel takes it as a 0-d tensor of the result's dtype (rounded:
+    # torch.mul(289, bf16) multiplies by 288), its CUDA kernel in the opmath type on either side,
+    # as a number second is everywhere; so on CUDA it is moved second.
+    t = other if isinstance(other, Tensor) else self
+    return _ew_call(_ops.mul.default, self, other,
+                    commutative=isinstance(t, Tensor) and t.device.type != "cpu")
 
 
 def div(self: Union[Tensor, Number], other: Union[Tensor, Number]) -> Tensor:
