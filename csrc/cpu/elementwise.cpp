@@ -3,13 +3,10 @@
 // at::parallel_for, at::vec::Vectorized) run in the build cpu_isa() picks (cpu/cpu_isa.h):
 // the AVX2 build (elementwise_avx2.cpp), else the baseline build compiled here; at the AVX-512
 // level the ops on floating dtypes (all but cast and where) run in the AVX-512 build
-// (elementwise_avx512.cpp), the rest in the AVX2 build. This file also chooses the level once
-// per process (MYOPS_CPU_ISA) and registers myops::_cpu_isa() -> str, which names it.
+// (elementwise_avx512.cpp), the rest in the AVX2 build. This file also registers
+// myops::_cpu_isa() -> str, which names the level (chosen in cpu/cpu_isa.cpp).
 #include <torch/library.h>
 
-#include <algorithm>
-#include <cctype>
-#include <cstdlib>
 #include <string>
 
 #include "cpu/cpu_isa.h"
@@ -22,75 +19,6 @@ namespace ew {
 void run_cpu_avx2(EwKind kind, const EwPlan& p, const EwParams& prm);    // elementwise_avx2.cpp
 void run_cpu_avx512(EwKind kind, const EwPlan& p, const EwParams& prm);  // elementwise_avx512.cpp
 }  // namespace ew
-
-namespace {
-
-// The best level this CPU can run.
-CpuIsa cpu_supported() {
-#if (defined(__x86_64__) || defined(__i386__)) && defined(__GNUC__)
-  __builtin_cpu_init();
-  if (!(__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") && __builtin_cpu_supports("f16c"))) {
-    return CpuIsa::Baseline;
-  }
-  if (!(__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
-        __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512dq"))) {
-    return CpuIsa::Avx2;
-  }
-  return __builtin_cpu_supports("avx512bf16") ? CpuIsa::Avx512Bf16 : CpuIsa::Avx512;
-#else
-  return CpuIsa::Baseline;
-#endif
-}
-
-CpuIsa choose_isa() {
-  const CpuIsa best = cpu_supported();
-  const char* env = std::getenv("MYOPS_CPU_ISA");
-  if (env == nullptr || *env == '\0') {
-    return std::getenv("MYOPS_CPU_BASELINE") != nullptr ? CpuIsa::Baseline : best;
-  }
-  std::string v(env);
-  std::transform(v.begin(), v.end(), v.begin(), [](unsigned char c) { return std::tolower(c); });
-  CpuIsa want;
-  if (v == "baseline" || v == "default") {
-    want = CpuIsa::Baseline;
-  } else if (v == "avx2") {
-    want = CpuIsa::Avx2;
-  } else if (v == "avx512") {
-    want = CpuIsa::Avx512;
-  } else if (v == "avx512_bf16") {
-    want = CpuIsa::Avx512Bf16;
-  } else {
-    TORCH_CHECK(false, "myops: MYOPS_CPU_ISA='", env,
-                "' is not a CPU build; expected one of baseline, avx2, avx512, avx512_bf16 (or unset: "
-                "the best this CPU runs, here ", cpu_isa_name(best), ")");
-  }
-  TORCH_CHECK(want <= best, "myops: MYOPS_CPU_ISA='", env, "' asks for the ", cpu_isa_name(want),
-              " build, which this CPU cannot run (the best it runs is ", cpu_isa_name(best), ")");
-  return want;
-}
-
-}  // namespace
-
-const char* cpu_isa_name(CpuIsa isa) {
-  switch (isa) {
-    case CpuIsa::Baseline:
-      return "baseline";
-    case CpuIsa::Avx2:
-      return "avx2";
-    case CpuIsa::Avx512:
-      return "avx512";
-    case CpuIsa::Avx512Bf16:
-      return "avx512_bf16";
-  }
-  return "unknown";
-}
-
-// Read once; a bad value throws here on every call (a static whose initializer throws is
-// initialized again at the next call).
-CpuIsa cpu_isa() {
-  static const CpuIsa isa = choose_isa();
-  return isa;
-}
 
 namespace {
 
