@@ -35,14 +35,16 @@ def test_box_gap():
     xy = torch.rand(30, 2, generator=g) * 300
     ref = {"boxes": torch.cat([xy, xy + 10 + torch.rand(30, 2, generator=g) * 50], 1),
            "labels": torch.randint(1, 5, (30,), generator=g)}
-    assert bench_deploy.box_gap([ref], [ref]) == [(30, 30, 0.0)]
+    [(n, m, gaps)] = bench_deploy.box_gap([ref], [ref])
+    assert (n, m) == (30, 30) and gaps.tolist() == [0.0] * 30
     moved = {"boxes": ref["boxes"].clone(), "labels": ref["labels"].clone()}
     moved["boxes"][7, 2] += 2.5
-    n, m, gap = bench_deploy.box_gap([ref], [moved])[0]
-    assert (n, m) == (30, 30) and 0 < gap <= 2.5  # another box of that label may be nearer
+    [(_, _, gaps)] = bench_deploy.box_gap([ref], [moved])
+    assert 0 < gaps[7] <= 2.5 and gaps.count_nonzero() == 1  # another box of that label may be nearer
     moved["labels"][:] = 0  # no box of the same label: nothing is near
-    assert bench_deploy.box_gap([ref], [moved])[0][2] == float("inf")
-    assert bench_deploy.box_gap([ref], [{k: v[:0] for k, v in ref.items()}]) == [(30, 0, float("inf"))]
+    assert bench_deploy.box_gap([ref], [moved])[0][2].isinf().all()
+    [(n, m, gaps)] = bench_deploy.box_gap([ref], [{k: v[:0] for k, v in ref.items()}])
+    assert (n, m) == (30, 0) and gaps.isinf().all()
 
 
 def test_runner_reports_timed_peers():
