@@ -1,5 +1,6 @@
 # make test   set everything up (venv, pinned deps, build) and run the whole pytest suite
-# make demo   set everything up and run the demo (myops vs torch, parity + speed, a detector)
+# make demo   set everything up and run the demo (myops vs torch, parity + speed, a detector,
+#             then a detector exported and run from C++: benchmarks/demo.py --no-deploy skips it)
 # make bench  set everything up and run every benchmark family on every device present
 # make deploy-check  every detector exported, compiled and run from C++ (slow; CI runs one)
 # make package-check  sdist -> wheel (CUDA when it can be built; FORCE_CPU=1: CPU), repaired and

@@ -3,8 +3,10 @@
 For each device: one table row per op (shape, dtype, exact or max error against torch, myops
 time, torch time, ratio torch/myops), then an unmodified torchvision Faster R-CNN on torch's
 kernels and under myops.enable() (the dispatcher drop-in): times interleaved, medians, the ratio,
-detections equal or not, and the calls routed per run. The same tables are written as
-markdown to the file named by --out (default: demo-results.md).
+detections equal or not, and the calls routed per run. Then the deploy step (issue #28, CPU;
+--no-deploy skips it): the detector made static, exported, compiled by AOTInductor and run
+by examples/cpp's myops_detect with no Python, its detections compared with eager torchvision's.
+The same tables are written as markdown to the file named by --out (default: demo-results.md).
 """
 import argparse
 import datetime
@@ -115,10 +117,57 @@ def detector(device, reps=7):
     ]
 
 
+def deploy_step():
+    """Issue #28: fasterrcnn_resnet50_fpn (tests/test_detection.py's seeded model and images)
+    made static, exported, compiled by AOTInductor and run from C++, against eager torchvision.
+    The package and the program are cached in build/deploy/ (benchmarks/bench_deploy.py). Its
+    markdown lines; a step that cannot run (no cmake, no compiler, no pytest for the tests'
+    helpers) says why and the demo goes on."""
+    head = ["## deploy: a detector exported and run from C++ (no Python in that process)", ""]
+    try:
+        from bench_deploy import (MODEL, aoti_package, box_gap, cpu, detect_program, eager,
+                                  model_and_images, run_from_cpp, tests, verdict)
+
+        td, _ = tests()
+        program = detect_program()
+    except (ImportError, RuntimeError) as e:
+        line = f"deploy step skipped: {error_text(e, 200)}"
+        print("  " + line, flush=True)
+        return head + [line, ""]
+    from myops import detection
+
+    model, x = model_and_images("cpu", 1)
+    #   static = myops.detection.make_static(model, portable=True)   # no torchvision op
+    #   ep = torch.export.export(static, (x,), strict=False)           # static shapes throughout
+    #   torch._inductor.aoti_compile_and_package(ep, package_path=...)
+    #   myops_detect package.pt2 images.pt out.pt 1                    # C++: run it, time 1 run
+    package = aoti_package(model, x, log=lambda m: print(m, flush=True))
+    with torch.no_grad():
+        portable = detection.make_static(model, portable=True)(x)
+    got, seconds = run_from_cpp(program, package, x, list(portable), repeats=1)
+    ref = eager(model, x)
+    md = head + [f"`{MODEL}`, seeded random weights, batch {x.shape[0]} of {tuple(x.shape[-2:])}: package "
+                 f"`{os.path.relpath(package)}`, run by `{os.path.relpath(program)}` (one timed run there, "
+                 f"after one untimed: {fmt_time(seconds)})", "",
+                 "| image | eager torchvision | AOTI from C++ | eager boxes with one of the same label within "
+                 "0.5 px | median / largest gap (px) |", "|---|---|---|---|---|"]
+    for i, (n, m, gaps) in enumerate(box_gap(ref, detection.unpad(got))):
+        spread = f"{gaps.median().item():.3g} / {gaps.max().item():.3g}" if n else "-"
+        md.append(f"| {i} | {n} detections | {m} detections | {int((gaps <= 0.5).sum())} of {n} | {spread} |")
+    # the verdicts: tests/test_detection.py's own rule for Inductor's outputs
+    md += ["", f"- same detections as eager torchvision: {verdict(td.assert_matches_inductor, ref, got)}",
+           f"- same detections as the portable module it was made from, run in Python: "
+           f"{verdict(td.assert_matches_inductor, cpu(detection.unpad(portable)), got)}", ""]
+    print("\n".join("  " + line for line in md[2:]), flush=True)
+    return md
+
+
 def main():
     p = argparse.ArgumentParser(description=__doc__)
     p.add_argument("--out", default="demo-results.md")
     p.add_argument("--no-detector", action="store_true")
+    p.add_argument("--no-deploy", action="store_true",
+                   help="skip the deploy step (export + AOTInductor + C++; minutes the first time)")
     p.add_argument("--device", nargs="+", default=None,
                    help="devices to run (default: cpu, and cuda when a GPU is visible)")
     args = p.parse_args()
@@ -154,6 +203,14 @@ def main():
             md += ["| model | torch | myops.enable() | ratio | detections | count | calls routed per run |",
                    "|---|---|---|---|---|---|---|", "| " + " | ".join(row) + " |", ""]
             write(args.out, md)
+    if not args.no_deploy:
+        print("\n== deploy (cpu) ...", flush=True)
+        try:
+            md += deploy_step()
+        except Exception as e:  # reported, not hidden, and the tables above are kept
+            print(f"  deploy step ERROR: {error_text(e)}", flush=True)
+            md += ["## deploy", "", f"ERROR: {error_text(e)}", ""]
+        write(args.out, md)
     print("\n" + "\n".join(md))
     print(f"\nwrote {args.out}")
 

@@ -40,7 +40,7 @@ warnings.filterwarnings("ignore", category=FutureWarning, module=r"torch\._induc
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
-FAMILIES = ["nonzero", "elementwise", "max_pool2d_add", "diagonal", "latency", "detector", "nms"]
+FAMILIES = ["nonzero", "elementwise", "max_pool2d_add", "diagonal", "latency", "detector", "nms", "deploy"]
 
 
 @dataclasses.dataclass
@@ -56,6 +56,9 @@ class Case:
     floor_target: Optional[float] = None  # ... and for the fraction of the bandwidth floor, if any
     series: str = ""  # curve this case belongs to in the size plots, e.g. "float32 contiguous"
     inductor: bool = True  # also time torch.compile (Inductor) of the reference torch call
+    # peers that time themselves (e.g. a program in another process): name -> call returning
+    # seconds per run; called once each after the interleaved samples, reported after `torch`'s
+    timed: Dict[str, Callable[[], float]] = dataclasses.field(default_factory=dict)
 
 
 # The second peer of every row: torch.compile (Inductor) of the same torch call as the first
@@ -280,11 +283,17 @@ def measure_case(family, case, device, bw):
         inductor_error = error_text(e)
         times = measure_interleaved([case.myops] + list(peers.values()), device)
     t_my = times[0]
+    timed = {}
+    for name, fn in case.timed.items():
+        try:
+            timed[name] = {"s": fn()}
+        except Exception as e:  # noqa: BLE001 - reported in the cell, the row goes on
+            timed[name] = {"error": error_text(e)}
     row = {
         "family": family,
         "device": device,
         "label": case.label,
-        "sub_label": case.sub_label,
+        "sub_label": case.sub_label,  # read after every peer ran: a peer set up lazily may add to it
         "myops_s": t_my,
         "bytes": case.bytes,
         "numel": case.numel,
@@ -306,6 +315,8 @@ def measure_case(family, case, device, bw):
         row["baselines"][name] = b
     if inductor_error:
         row["baselines"][INDUCTOR] = {"error": inductor_error}
+    for name, b in timed.items():
+        row["baselines"][name] = dict(b, ratio=b["s"] / t_my) if "s" in b else b
     return row
 
 

@@ -7,8 +7,12 @@
 // images.pt: torch.save of a float32 [N, 3, H, W] tensor (the shape the package was made for).
 // out.pt: the package's outputs (a list of tensors in the order of the module's output dict:
 // boxes, scores, labels, count, overflow[, masks][, keypoints, keypoints_scores]), for
-// torch.load. With repeats > 0 it also times that many runs and prints the median.
+// torch.load. With repeats > 0 it also times that many runs after one untimed run (each run
+// waits for the device) and prints each run's milliseconds and their median
+// (benchmarks/bench_deploy.py reads them). The images go to the device the package was
+// compiled for (its metadata's AOTI_DEVICE_KEY); the outputs come back to the CPU.
 #include <ATen/ATen.h>
+#include <c10/core/impl/DeviceGuardImplInterface.h>
 #include <torch/csrc/inductor/aoti_package/model_package_loader.h>
 #include <torch/csrc/jit/serialization/pickle.h>
 
@@ -44,23 +48,35 @@ int main(int argc, char** argv) {
     return 2;
   }
   const int repeats = argc > 4 ? std::stoi(argv[4]) : 0;
-  at::Tensor images = torch::jit::pickle_load(read_file(argv[2])).toTensor();
   torch::inductor::AOTIModelPackageLoader loader(argv[1]);
+  const auto metadata = loader.get_metadata();
+  const auto key = metadata.find("AOTI_DEVICE_KEY");
+  const at::Device device(key == metadata.end() ? std::string("cpu") : key->second);
+  at::Tensor images = torch::jit::pickle_load(read_file(argv[2])).toTensor().to(device);
+  const auto wait = [&images] {  // a device's runs are asynchronous: time them to the end
+    if (!images.device().is_cpu())
+      c10::impl::getDeviceGuardImpl(images.device().type())->synchronizeDevice(images.device().index());
+  };
   std::vector<at::Tensor> out = loader.run({images});
+  wait();
 
   std::vector<double> ms;
   for (int i = 0; i < repeats; ++i) {
     auto t0 = std::chrono::steady_clock::now();
     loader.run({images});
+    wait();
     ms.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
   }
   if (!ms.empty()) {
+    std::cout << "run_ms";
+    for (double m : ms) std::cout << " " << m;
+    std::cout << std::endl;
     std::sort(ms.begin(), ms.end());
     std::cout << "median_ms " << ms[ms.size() / 2] << " runs " << ms.size() << std::endl;
   }
 
   c10::List<at::Tensor> list;
-  for (const auto& t : out) list.push_back(t);
+  for (const auto& t : out) list.push_back(t.cpu());
   write_file(argv[3], torch::jit::pickle_save(list));
   std::cout << "outputs " << out.size() << std::endl;
 

@@ -1,0 +1,305 @@
+"""The `deploy` family (issue #28): a torchvision detector through each way to deploy it.
+
+`fasterrcnn_resnet50_fpn` with seeded random weights on 320x416 images, built by
+tests/test_detection.py's own `build` and `images` (the model and inputs its tests check), at
+batch 1 and 4. Per batch, one row:
+
+- `myops`: `myops.detection.make_static(model)` run eagerly (the static form);
+- `torchvision`: the unmodified model, eager (the reference: the static form's overhead is
+  myops ÷ torchvision − 1, DESIGN.md §5: at most 5%, so ratio ≥ 1/1.05). These two are timed
+  interleaved (runner.measure_interleaved);
+- `compile(static)`: `torch.compile(static, fullgraph=True, dynamic=False)`, compiled before
+  timing, then timed alone with runner.measure;
+- `AOTI from C++`: the AOTInductor package of `make_static(model, portable=True)` (no torchvision
+  op: what a C++ program can load) run by examples/cpp's `myops_detect`, which times its own
+  runs (one untimed run, then REPEATS timed ones, the median). Process start, package loading
+  and reading the images are not timed.
+
+The last two time themselves after the interleaved pair (runner.Case.timed), each set up the
+first time it runs: a compile or a CMake build that fails leaves an ERROR cell, the row stands.
+Each setup checks its detections against eager torchvision with tests/test_detection.py's
+`assert_matches_inductor` (and the package also against the portable module it was made from,
+as test_aoti_package_runs_from_cpp does), and the row's case text says what it found.
+
+Export and AOTInductor compilation take minutes on 2 cores: packages are cached in
+build/deploy/, keyed by model, device, batch, image size, torch version and a hash of
+myops/detection.py; `myops_detect` is built once into build/deploy/cpp (CMake, as the tests
+build it). `--quick`: batch 1 only.
+
+    python benchmarks/runner.py --family deploy --device cpu --out benchmarks/results --append
+    python benchmarks/bench_deploy.py --profile --batch 1   # where the static form spends its time
+"""
+import copy
+import hashlib
+import os
+import re
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+
+import torch
+
+from runner import Case, measure
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(HERE)
+CACHE = os.path.join(ROOT, "build", "deploy")
+MODEL = "fasterrcnn_resnet50_fpn"
+BATCHES = (1, 4)
+REPEATS = 5  # timed runs of the C++ program (after one untimed run)
+MAX_OVERHEAD = 0.05  # DESIGN.md §5: the static form at most 5% over eager torchvision
+
+
+def tests():
+    """tests/test_detection.py (the model, the images, the comparison rules, the C++ runner)
+    and tests/test_cpp.py (how the C++ example is configured), imported from the tests."""
+    path = os.path.join(ROOT, "tests")
+    if path not in sys.path:
+        sys.path.insert(0, path)
+    import test_cpp
+    import test_detection
+
+    return test_detection, test_cpp
+
+
+def model_and_images(device, batch, seed=1):
+    """The model (tests/test_detection.py's build: seeded weights, its score threshold and image
+    sizes) on `device`, and a batch of its test images [batch, 3, 320, 416]."""
+    td, _ = tests()
+    model = td.build(MODEL)  # cached there: never moved, a copy goes to other devices
+    if device != "cpu":
+        model = copy.deepcopy(model).to(device)
+    gen = torch.random.fork_rng()
+    with gen:
+        torch.manual_seed(seed)
+        x = torch.stack(td.images(*[td.SIZE] * batch))
+    return model, x.to(device)
+
+
+def eager(model, x):
+    """torchvision's forward on the batch (a list of images): its list of dicts."""
+    with torch.no_grad():
+        return model(list(x))
+
+
+def verdict(check, *args):
+    """'ok' or the first line of what the check (one of tests/test_detection.py's) found."""
+    try:
+        check(*args)
+        return "ok"
+    except AssertionError as e:
+        return "DIFFERS (" + str(e).splitlines()[0] + ")"
+
+
+def box_gap(ref, got):
+    """Per image: (eager count, deployed count, for each eager box the distance (px, max over the
+    4 coordinates) to the nearest deployed box of the same label, inf when there is none). A
+    display number: the pass/fail rule is tests/test_detection.py's assert_matches_inductor."""
+    out = []
+    for r, g in zip(ref, got):
+        d = (r["boxes"][:, None].double() - g["boxes"][None].double()).abs().amax(-1)
+        d[r["labels"][:, None] != g["labels"][None]] = float("inf")
+        gaps = torch.cat([d, torch.full((d.shape[0], 1), float("inf"), dtype=d.dtype)], 1).amin(1)
+        out.append((r["boxes"].shape[0], g["boxes"].shape[0], gaps))
+    return out
+
+
+# ---- the C++ program and the package -----------------------------------------------------------
+
+
+def detect_program():
+    """examples/cpp's myops_detect, configured and built with CMake as tests/test_detection.py
+    does (Release, against this myops and LibTorch), once into build/deploy/cpp. Raises
+    RuntimeError saying why when it cannot be built (no cmake, no compiler, a failed build)."""
+    import myops
+
+    _, tc = tests()
+    if shutil.which("cmake") is None:
+        raise RuntimeError("cmake not installed")
+    if shutil.which(os.environ.get("CXX", "c++")) is None and shutil.which("g++") is None:
+        raise RuntimeError("no C++ compiler (c++ / g++ / $CXX)")
+    import pytest
+
+    try:
+        cuda_args = tc._cuda_cmake_args()
+    except pytest.skip.Exception as e:  # a CUDA build of torch with no CUDA toolkit
+        raise RuntimeError(str(e)) from None
+    build = os.path.join(CACHE, "cpp")
+    prefix = torch.utils.cmake_prefix_path + ";" + myops.cmake_prefix_path
+    for cmd in (["cmake", "-S", tc.EXAMPLE, "-B", build, "-DCMAKE_BUILD_TYPE=Release",
+                 f"-DCMAKE_PREFIX_PATH={prefix}"] + cuda_args,
+                ["cmake", "--build", build, "--target", "myops_detect", "-j", os.environ.get("MAX_JOBS", "2")]):
+        r = subprocess.run(cmd, capture_output=True, text=True)
+        if r.returncode != 0:
+            raise RuntimeError(f"{' '.join(cmd[:3])} failed: {(r.stdout + r.stderr)[-2000:]}")
+    return os.path.join(build, "myops_detect")
+
+
+def package_path(device, x):
+    """The cache file of the package for this model, device and input shape."""
+    from myops import detection
+
+    with open(detection.__file__, "rb") as f:
+        code = hashlib.sha1(f.read()).hexdigest()[:10]
+    shape = "x".join(map(str, x.shape))
+    return os.path.join(CACHE, f"{MODEL}-{device}-{shape}-torch{torch.__version__}-detection{code}.pt2")
+
+
+def aoti_package(model, x, log=print):
+    """The AOTInductor package of make_static(model, portable=True) for inputs shaped like `x`
+    (torch.export, then aoti_compile_and_package), from the cache when it is there."""
+    from torch._inductor import aoti_compile_and_package
+
+    from myops import detection
+
+    path = package_path(x.device.type, x)
+    if os.path.exists(path):
+        log(f"  AOTInductor package (cached): {os.path.relpath(path, ROOT)}")
+        return path
+    os.makedirs(CACHE, exist_ok=True)
+    log(f"  exporting and compiling the AOTInductor package (minutes) -> {os.path.relpath(path, ROOT)}")
+    static = detection.make_static(model, portable=True)
+    ep = torch.export.export(static, (x,), strict=False)
+    with tempfile.TemporaryDirectory(dir=CACHE) as tmp:  # written whole, then moved in place
+        made = aoti_compile_and_package(ep, package_path=os.path.join(tmp, "package.pt2"))
+        os.replace(made, path)
+    return path
+
+
+def run_from_cpp(program, package, x, keys, repeats=0):
+    """The package run by `program` in its own process (no Python there): the static module's
+    padded output dict (`keys`: its keys in order, the order of the program's tensors), and the
+    median seconds of `repeats` timed runs (None for 0)."""
+    td, _ = tests()
+    with tempfile.TemporaryDirectory() as tmp:
+        flat, stdout = td.run_package_from_cpp(program, package, x.cpu(), tmp, repeats)
+    if len(flat) != len(keys):
+        raise RuntimeError(f"the package gave {len(flat)} outputs, the module {len(keys)}")
+    runs = [float(v) for v in re.search(r"^run_ms(.*)$", stdout, re.M).group(1).split()] if repeats else []
+    return dict(zip(keys, flat)), (statistics.median(runs) / 1e3 if runs else None)
+
+
+# ---- the family --------------------------------------------------------------------------------
+
+
+def cpu(detections):
+    return [{k: v.cpu() for k, v in d.items()} for d in detections]
+
+
+def compile_peer(case, static, x, ref, device):
+    """The `compile(static)` peer: compiles on its first call (Dynamo reset first, shapes
+    static), checks against eager torchvision, then seconds per run (runner.measure)."""
+    td, _ = tests()
+
+    def timed():
+        torch._dynamo.reset()
+        compiled = torch.compile(static, fullgraph=True, dynamic=False)
+
+        def run():
+            with torch.no_grad():
+                return compiled(x)
+
+        case.sub_label += f", compile {verdict(td.assert_matches_inductor, ref, run())}"
+        return measure(run, device)
+
+    return timed
+
+
+def aoti_peer(case, model, x, ref, repeats):
+    """The `AOTI from C++` peer: builds myops_detect and the package (or takes them from
+    build/deploy/), runs the package there, checks its detections against eager torchvision and
+    against the portable module it was made from; the program's median seconds per run."""
+    td, _ = tests()
+    from myops import detection
+
+    def timed():
+        program = detect_program()
+        package = aoti_package(model, x)
+        with torch.no_grad():
+            portable = detection.make_static(model, portable=True)(x)
+        got, seconds = run_from_cpp(program, package, x, list(portable), repeats)
+        case.sub_label += (f", AOTI {verdict(td.assert_matches_inductor, cpu(ref), got)}"
+                           f" (vs its portable module: {verdict(td.assert_matches_inductor, cpu(detection.unpad(portable)), got)})")
+        return seconds
+
+    return timed
+
+
+def cases(device, quick):
+    td, _ = tests()
+    from myops import detection
+
+    out = []
+    for batch in BATCHES[:1] if quick else BATCHES:
+        model, x = model_and_images(device, batch)
+        static = detection.make_static(model)
+        ref = eager(model, x)
+        with torch.no_grad():
+            same = verdict(td.assert_matches, ref, static(x))
+
+        def run_static(static=static, x=x):
+            with torch.no_grad():
+                return static(x)
+
+        h, w = x.shape[-2:]
+        # torch.compile of eager torchvision (the runner's `inductor` peer) breaks its graph at
+        # every data-dependent step: compile(static) is the compiled form this family reports
+        case = Case(label=MODEL, sub_label=f"batch {batch}, {h}x{w}; vs torchvision: static {same}",
+                    myops=run_static, torch={"torchvision": lambda model=model, x=x: eager(model, x)},
+                    target=round(1 / (1 + MAX_OVERHEAD), 3), inductor=False)
+        case.timed = {"compile(static)": compile_peer(case, static, x, ref, device),
+                      "AOTI from C++": aoti_peer(case, model, x, ref, 3 if quick else REPEATS)}
+        out.append(case)
+    return out
+
+
+# ---- where the static form spends its time -----------------------------------------------------
+
+
+def profile(batch, device="cpu", runs=3, top=20):
+    """torch.profiler over `runs` forwards of eager torchvision and of the static module: the
+    ops whose self time differs most between them (ms per forward), and the totals."""
+    from torch.profiler import ProfilerActivity, profile as torch_profile
+
+    from myops import detection
+
+    model, x = model_and_images(device, batch)
+    static = detection.make_static(model)
+    calls = {"torchvision": lambda: eager(model, x), "static": lambda: static(x)}
+    per_op, totals = {}, {}
+    for name, fn in calls.items():
+        with torch.no_grad():
+            for _ in range(2):
+                fn()
+            with torch_profile(activities=[ProfilerActivity.CPU]) as p:
+                for _ in range(runs):
+                    fn()
+        for e in p.key_averages():
+            per_op.setdefault(e.key, {})[name] = e.self_cpu_time_total / runs / 1e3
+        totals[name] = sum(e.self_cpu_time_total for e in p.key_averages()) / runs / 1e3
+    print(f"{MODEL}, batch {batch}, {device}: self CPU time per forward (ms), {runs} forwards each")
+    print(f"  total: torchvision {totals['torchvision']:.1f}, static {totals['static']:.1f} "
+          f"({100 * (totals['static'] / totals['torchvision'] - 1):+.1f}%)")
+    rows = sorted(per_op.items(), key=lambda kv: -abs(kv[1].get("static", 0) - kv[1].get("torchvision", 0)))
+    print(f"  {'op':<48} {'torchvision':>11} {'static':>9} {'diff':>8}")
+    for op, t in rows[:top]:
+        a, b = t.get("torchvision", 0.0), t.get("static", 0.0)
+        print(f"  {op[:48]:<48} {a:>11.2f} {b:>9.2f} {b - a:>+8.2f}")
+
+
+if __name__ == "__main__":
+    import argparse
+
+    p = argparse.ArgumentParser(description="the deploy family's profile (the family runs from runner.py)")
+    p.add_argument("--profile", action="store_true", help="where the static form's time goes, against eager")
+    p.add_argument("--batch", type=int, default=1)
+    p.add_argument("--device", default="cpu")
+    args = p.parse_args()
+    import myops  # noqa: F401
+
+    if args.profile:
+        profile(args.batch, args.device)
+    else:
+        p.print_help()

@@ -1,0 +1,61 @@
+"""The `deploy` benchmark family (benchmarks/bench_deploy.py, issue #28): registered with the
+runner, its case builder runs in --quick mode (one row, batch 1, the four peers), and the runner
+reports peers that time themselves (Case.timed) beside the interleaved ones. Nothing is timed
+for a report and nothing compiled here: compile(static) and the C++ package are set up when the
+runner first times them."""
+import os
+import sys
+
+import torch
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(ROOT, "benchmarks"))
+
+import bench_deploy  # noqa: E402
+import runner  # noqa: E402
+
+
+def test_deploy_family_quick_cases():
+    assert "deploy" in runner.FAMILIES
+    (case,) = bench_deploy.cases("cpu", quick=True)
+    assert case.label == bench_deploy.MODEL and case.sub_label.startswith("batch 1, 320x416;")
+    # the four peers: the static module eager (myops), torchvision eager (the reference), then
+    # the two that time themselves; the runner's own Inductor peer is off (see cases())
+    assert list(case.torch) == ["torchvision"] and not case.inductor
+    assert list(case.timed) == ["compile(static)", "AOTI from C++"]
+    assert case.target == round(1 / 1.05, 3)
+    # the static module gave torchvision's detections (tests/test_detection.py's assert_matches)
+    assert case.sub_label.endswith("vs torchvision: static ok"), case.sub_label
+    out, ref = case.myops(), case.torch["torchvision"]()
+    assert [int(c) for c in out["count"]] == [len(r["boxes"]) for r in ref]
+
+
+def test_box_gap():
+    g = torch.Generator().manual_seed(0)
+    xy = torch.rand(30, 2, generator=g) * 300
+    ref = {"boxes": torch.cat([xy, xy + 10 + torch.rand(30, 2, generator=g) * 50], 1),
+           "labels": torch.randint(1, 5, (30,), generator=g)}
+    [(n, m, gaps)] = bench_deploy.box_gap([ref], [ref])
+    assert (n, m) == (30, 30) and gaps.tolist() == [0.0] * 30
+    moved = {"boxes": ref["boxes"].clone(), "labels": ref["labels"].clone()}
+    moved["boxes"][7, 2] += 2.5
+    [(_, _, gaps)] = bench_deploy.box_gap([ref], [moved])
+    assert 0 < gaps[7] <= 2.5 and gaps.count_nonzero() == 1  # another box of that label may be nearer
+    moved["labels"][:] = 0  # no box of the same label: nothing is near
+    assert bench_deploy.box_gap([ref], [moved])[0][2].isinf().all()
+    [(n, m, gaps)] = bench_deploy.box_gap([ref], [{k: v[:0] for k, v in ref.items()}])
+    assert (n, m) == (30, 0) and gaps.isinf().all()
+
+
+def test_runner_reports_timed_peers():
+    def fails():
+        raise RuntimeError("no cmake\nmore")
+
+    case = runner.Case(label="x", sub_label="y", myops=lambda: torch.ones(4).sum(), inductor=False,
+                       torch={"torch": lambda: torch.ones(4).sum()},
+                       timed={"slow": lambda: 1.0, "broken": fails})
+    row = runner.measure_case("f", case, "cpu", 1e10)
+    assert list(row["baselines"]) == ["torch", "slow", "broken"]
+    assert row["baselines"]["slow"] == {"s": 1.0, "ratio": 1.0 / row["myops_s"]}
+    assert row["baselines"]["broken"] == {"error": "RuntimeError: no cmake"}
+    assert runner.reference(row) is row["baselines"]["torch"]
