@@ -21,12 +21,7 @@
 #include <limits>
 
 #include "common/checks.h"
-
-#if defined(__CUDACC__) || defined(MYOPS_CUDA_EMULATION)
-#define MYOPS_HD __host__ __device__
-#else
-#define MYOPS_HD
-#endif
+#include "common/macros.h"  // MYOPS_HD
 
 namespace myops {
 namespace roi_align {
@@ -82,7 +77,7 @@ inline void check_inputs(at::TensorList features, const at::Tensor& rois, const 
 
 // A batch index (the RoI's first column) that torchvision's (int) conversion maps into [0, n).
 template <typename T>
-MYOPS_HD inline bool batch_index_ok(T b, int64_t n) {
+MYOPS_HD bool batch_index_ok(T b, int64_t n) {
   const double v = static_cast<double>(b);
   return v > -1.0 && v < static_cast<double>(n);
 }
@@ -92,7 +87,7 @@ MYOPS_HD inline bool batch_index_ok(T b, int64_t n) {
 // no point and a zero output: 0 here, on both devices (torchvision's CUDA kernel would saturate
 // to INT_MAX and loop for hours).
 template <typename Acc>
-MYOPS_HD inline int adaptive_grid(Acc v) {
+MYOPS_HD int adaptive_grid(Acc v) {
   const Acc c = ::ceil(v);
   return c >= Acc(1) && c < Acc(2147483648.0) ? static_cast<int>(c) : 0;
 }
@@ -107,7 +102,7 @@ struct Geometry {
 
 // kCudaMax: clamp the size as torchvision's CUDA kernel does (fmax), else as its CPU kernel.
 template <typename T, typename Acc, bool kCudaMax>
-MYOPS_HD inline Geometry<T> geometry(const T* roi, T spatial_scale, int pooled_height, int pooled_width,
+MYOPS_HD Geometry<T> geometry(const T* roi, T spatial_scale, int pooled_height, int pooled_width,
                                      int sampling_ratio, bool aligned) {
   Geometry<T> g;
   T offset = aligned ? (T)0.5 : (T)0.0;
@@ -139,7 +134,7 @@ MYOPS_HD inline Geometry<T> geometry(const T* roi, T spatial_scale, int pooled_h
 
 // Sample row y of bin row ph (or column x of bin column pw: the same formula).
 template <typename T>
-MYOPS_HD inline T sample(T start, int p, T bin, int i, int grid) {
+MYOPS_HD T sample(T start, int p, T bin, int i, int grid) {
   return start + p * bin + static_cast<T>(i + .5f) * bin / static_cast<T>(grid);
 }
 
@@ -151,7 +146,7 @@ struct Point {
 };
 
 template <typename T>
-MYOPS_HD inline bool bilinear(int height, int width, T y, T x, Point<T>& p) {
+MYOPS_HD bool bilinear(int height, int width, T y, T x, Point<T>& p) {
   // !(inside) rather than (outside): a NaN coordinate is empty
   if (!(y >= -1.0 && y <= height && x >= -1.0 && x <= width)) return false;
   if (y <= 0) y = 0;
