@@ -72,6 +72,8 @@ MYOPS_OP2(op_clamp_scalar, "clamp", "Scalar",
           Tensor(const Tensor&, const std::optional<c10::Scalar>&, const std::optional<c10::Scalar>&))
 MYOPS_OP(op_max_pool2d_add, "max_pool2d_add", PoolSig)
 MYOPS_OP(op_max_pool2d_add_backward, "max_pool2d_add_backward", PoolSig)
+MYOPS_OP(op_roi_align_levels, "roi_align_levels",
+         Tensor(at::TensorList, const Tensor&, const Tensor&, at::ArrayRef<double>, int64_t, int64_t, int64_t, bool))
 MYOPS_OP(op_diagonal, "diagonal", Tensor(const Tensor&, int64_t, int64_t, int64_t))
 MYOPS_OP(op_diagonal_backward, "diagonal_backward",
          Tensor(const Tensor&, c10::SymIntArrayRef, int64_t, int64_t, int64_t))
@@ -612,10 +614,30 @@ Tensor diagonal_backward_autograd(const Tensor& grad, c10::SymIntArrayRef sizes,
   return with_autograd<DiagonalBackwardFn>(op_diagonal_backward(), grad, sizes, offset, dim1, dim2);
 }
 
+// ---- roi_align_levels: inference only ---------------------------------------------------------
+
+// No backward: with grad mode on and an input that requires a gradient it raises, rather than
+// return a result that silently has no grad_fn.
+Tensor roi_align_levels_autograd(at::TensorList features, const Tensor& rois, const Tensor& levels,
+                                 at::ArrayRef<double> spatial_scale, int64_t pooled_height, int64_t pooled_width,
+                                 int64_t sampling_ratio, bool aligned) {
+  if (at::GradMode::is_enabled()) {
+    bool needs = rois.requires_grad();
+    for (const Tensor& f : features) needs = needs || f.requires_grad();
+    TORCH_CHECK(!needs,
+                "myops.roi_align_levels has no gradient (inference only), but an input requires grad: "
+                "call it under torch.no_grad() / torch.inference_mode() or detach the inputs "
+                "(torchvision.ops.roi_align has a backward)");
+  }
+  return below_autograd(op_roi_align_levels(), features, rois, levels, spatial_scale, pooled_height, pooled_width,
+                        sampling_ratio, aligned);
+}
+
 }  // namespace
 }  // namespace myops
 
 TORCH_LIBRARY_IMPL(myops, Autograd, m) {
+  m.impl("roi_align_levels", &myops::roi_align_levels_autograd);
   using namespace myops;
   m.impl("relu", &relu_autograd);
   m.impl("gelu", &gelu_autograd);

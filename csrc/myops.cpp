@@ -43,6 +43,14 @@ TORCH_LIBRARY(myops, m) {
       "batched_nms_static(Tensor boxes, Tensor scores, Tensor idxs, float iou_threshold, *, "
       "SymInt size) -> (Tensor keep, Tensor count)");
 
+  // ---- multi-level RoIAlign (== torchvision.ops.roi_align per RoI, inference only) ----------
+  // out [K, C, pooled_height, pooled_width]: RoI k (rois[k] = batch index, x1, y1, x2, y2)
+  // pooled on features[levels[k]] with spatial_scale[levels[k]]; features: 1 to 8 maps
+  // [N, C, H_l, W_l] of one dtype; levels: int64 [K].
+  m.def(
+      "roi_align_levels(Tensor[] features, Tensor rois, Tensor levels, float[] spatial_scale, "
+      "int pooled_height, int pooled_width, int sampling_ratio=-1, bool aligned=False) -> Tensor");
+
   // ---- elementwise: unary -----------------------------------------------------------------
   m.def("relu(Tensor self) -> Tensor");
   m.def("gelu(Tensor self, *, str approximate='none') -> Tensor");

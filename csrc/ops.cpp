@@ -63,6 +63,15 @@ std::tuple<Tensor, Tensor> batched_nms_static(const Tensor& boxes, const Tensor&
              boxes, scores, idxs, iou_threshold, c10::SymInt(size));
 }
 
+Tensor roi_align_levels(at::TensorList features, const Tensor& rois, const Tensor& levels,
+                        at::ArrayRef<double> spatial_scale, int64_t pooled_height, int64_t pooled_width,
+                        int64_t sampling_ratio, bool aligned) {
+  MYOPS_CALL(roi_align_levels,
+             Tensor(at::TensorList, const Tensor&, const Tensor&, at::ArrayRef<double>, int64_t, int64_t, int64_t,
+                    bool),
+             features, rois, levels, spatial_scale, pooled_height, pooled_width, sampling_ratio, aligned);
+}
+
 Tensor relu(const Tensor& self) { MYOPS_CALL(relu, Unary, self); }
 Tensor gelu(const Tensor& self, c10::string_view approximate) {
   MYOPS_CALL(gelu, Tensor(const Tensor&, c10::string_view), self, approximate);

@@ -824,3 +824,40 @@ def test_batched_nms_per_class_path(E):
     scores = torch.randperm(n).float()
     idxs = torch.randint(0, 7, (n,))
     assert torch.equal(E.batched_nms(boxes, scores, idxs, 0.5), tv.batched_nms(boxes, scores, idxs, 0.5))
+
+
+# ---- roi_align_levels (one thread per output element, grid-stride) ------------------------------
+# torchvision's CUDA kernel is its CPU kernel's arithmetic, one point at a time (the host compiler
+# contracts nothing here), so the emulated CUDA op equals torchvision's CPU op bit for bit on
+# finite RoIs (a NaN size is where the two kernels differ: fmax vs std::max).
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64, torch.float16])
+@pytest.mark.parametrize("aligned", [False, True])
+@pytest.mark.parametrize("sampling_ratio", [2, 0])
+def test_roi_align_levels(E, dtype, aligned, sampling_ratio):
+    pytest.importorskip("torchvision")
+    from test_roi_align import FPN, FPN_SCALES, make_features, make_rois, reference
+
+    feats = make_features(2, 3, FPN, dtype)
+    rois = make_rois(120, 2, 128, 160, dtype)
+    levels = torch.randint(0, len(FPN), (120,))
+    got = E.roi_align_levels(feats, rois, levels, FPN_SCALES, 5, 4, sampling_ratio, aligned)
+    exp = reference(feats, rois, levels, (5, 4), FPN_SCALES, sampling_ratio, aligned)
+    check(got, exp, strides=exp.stride())
+    empty = E.roi_align_levels(feats, rois[:0], levels[:0], FPN_SCALES, 5, 4, sampling_ratio, aligned)
+    assert empty.shape == (0, 3, 5, 4) and empty.dtype == dtype
+
+
+def test_roi_align_levels_invalid_indices_give_nan(E):
+    # no host sync on CUDA: a level or batch index out of range is not raised; that RoI is NaN
+    from test_roi_align import FPN, FPN_SCALES, make_features, make_rois
+
+    feats = make_features(2, 3, FPN[:2], torch.float32)
+    rois = make_rois(6, 2, 128, 160, torch.float32)
+    rois[1, 0], rois[2, 0], rois[3, 0] = 2, -1, math.nan
+    levels = torch.tensor([0, 1, 0, 1, 2, -1])
+    out = E.roi_align_levels(feats, rois, levels, FPN_SCALES[:2], 3, 3, 2, False)
+    assert out[1:].isnan().all()
+    exp = torch.ops.myops.roi_align_levels(feats, rois[:1], levels[:1], FPN_SCALES[:2], 3, 3, 2, False)
+    check(out[:1], exp, strides=exp.stride())

@@ -421,7 +421,7 @@ def test_aoti_package_runs_from_cpp(name, detect_program, tmp_path):
     from torch.utils._pytree import tree_unflatten
 
     model = build(name)
-    static = detection.make_static(model, portable=True)
+    static = detection.make_static(model)
     x = torch.stack(images(SIZE))
     ep = torch.export.export(static, (x,), strict=False)
     assert_static_graph(ep)
@@ -433,39 +433,17 @@ def test_aoti_package_runs_from_cpp(name, detect_program, tmp_path):
     assert "ok      no libpython in this process" in stdout, stdout
     assert "ok      no torchvision in this process" in stdout, stdout
     # the package from C++ against torchvision's eager model (Inductor's rounding: matched
-    # detections; the portable module itself equals eager bit for bit, test_portable_matches_eager)
+    # detections; the static module itself equals eager bit for bit, test_matches_eager_*)
     assert_matches_inductor(eager(model, list(y)), tree_unflatten(list(flat), ep.call_spec.out_spec))
 
 
 @pytest.mark.parametrize("name", models())
 def test_portable_matches_eager(name):
-    """portable=True (RoIAlign in torch ops, what a package without torchvision's library needs)
-    gives eager's detections bit for bit."""
+    """portable=True, kept for compatibility (every module is portable now: RoIAlign is
+    myops.roi_align_levels), still gives eager's detections bit for bit."""
     model = build(name)
     static = detection.make_static(model, portable=True)
     x = torch.stack(images(SIZE, SIZE))
     with torch.no_grad():
         out = static(x)
     assert_matches(eager(model, list(x)), out)
-
-
-@settings(max_examples=30, deadline=None)
-@given(k=st.integers(0, 40), out=st.sampled_from([(7, 7), (14, 14), (5, 3)]),
-       scale=st.sampled_from([0.25, 0.125, 1 / 32, 0.3]), ratio=st.integers(1, 3),
-       aligned=st.booleans(), dtype=st.sampled_from([torch.float32, torch.float64]),
-       seed=st.integers(0, 2**31 - 1))
-def test_roi_align_portable_matches_torchvision(k, out, scale, ratio, aligned, dtype, seed):
-    """The portable RoIAlign against torchvision's CPU kernel, bit for bit: RoIs inside, across and
-    outside the feature map, degenerate (zero-size) and reversed ones, both images of a batch."""
-    from torchvision.ops import roi_align
-
-    g = torch.Generator().manual_seed(seed)
-    feat = torch.randn(2, 5, 23, 31, generator=g, dtype=dtype)
-    xy = torch.rand(k, 2, generator=g, dtype=dtype) * 160 - 30
-    wh = torch.rand(k, 2, generator=g, dtype=dtype) * 120 - 10
-    wh[: k // 5] = 0
-    rois = torch.cat([torch.randint(0, 2, (k, 1), generator=g).to(dtype), xy, xy + wh], 1)
-    ref = roi_align(feat, rois, out, scale, ratio, aligned)
-    got = detection._roi_align_portable(feat, rois, out, scale, ratio, aligned)
-    assert got.dtype == ref.dtype and got.shape == ref.shape
-    assert torch.equal(got, ref), (got - ref).abs().max()

@@ -1,6 +1,6 @@
 // A torchvision detector run from C++ with no Python and no torchvision library: an
-// AOTInductor package of myops.detection.make_static(model, portable=True) (see the README,
-// "Deploying a detector"). Its NMS is myops' (libmyops.so), its RoIAlign lowered by Inductor.
+// AOTInductor package of myops.detection.make_static(model) (see the README, "Deploying a
+// detector"). Its NMS and its RoIAlign (roi_align_levels) are myops' ops, in libmyops.so.
 //
 //   myops_detect package.pt2 images.pt out.pt [repeats]
 //

@@ -63,6 +63,28 @@ int main(int argc, char** argv) {
   check(same(myops::clamp(a, -0.5, 0.5), at::clamp(a, -0.5, 0.5)), "myops::clamp(numbers) == at::clamp");
   check(same(myops::clamp(a, std::nullopt, 0), at::clamp(a, std::nullopt, 0)), "myops::clamp(max=0) == at::clamp");
 
+  // roi_align_levels: each RoI pooled on its own level == a one-level call on that level
+  std::vector<at::Tensor> levels_maps = {at::randn({2, 3, 16, 20}), at::randn({2, 3, 8, 10})};
+  at::Tensor rois = at::tensor({0.f, 1.f, 2.f, 30.f, 40.f, 1.f, 5.f, 5.f, 60.f, 50.f, 1.f, -9.f, 3.f, 70.f, 20.f}).view({3, 5});
+  at::Tensor levels = at::tensor({int64_t(1), int64_t(0), int64_t(1)});
+  at::Tensor pooled = myops::roi_align_levels(levels_maps, rois, levels, {0.25, 0.125}, 7, 7, 2);
+  bool rows_ok = pooled.sizes() == at::IntArrayRef({3, 3, 7, 7});
+  const double scales[] = {0.25, 0.125};
+  for (int64_t k = 0; k < 3; ++k) {
+    const int64_t l = levels[k].item<int64_t>();
+    at::Tensor one = myops::roi_align_levels({levels_maps[l]}, rois.slice(0, k, k + 1), at::zeros({1}, at::kLong),
+                                             {scales[l]}, 7, 7, 2);
+    rows_ok = rows_ok && at::equal(pooled.slice(0, k, k + 1), one);
+  }
+  check(rows_ok, "myops::roi_align_levels == one level per RoI");
+  bool raised = false;
+  try {
+    myops::roi_align_levels({levels_maps[0].clone().requires_grad_(true)}, rois, at::zeros({3}, at::kLong), {0.25}, 7, 7);
+  } catch (const c10::Error& e) {
+    raised = std::string(e.what()).find("has no gradient") != std::string::npos;
+  }
+  check(raised, "myops::roi_align_levels with an input that requires grad raises");
+
   // autograd: the dispatcher records myops' backward
   at::Tensor leaf = at::randn({2, 3, 9, 9}).requires_grad_(true);
   myops::max_pool2d_add(leaf, at::zeros({1})).sum().backward();

@@ -141,6 +141,47 @@ def _batched_nms_static_fake(boxes, scores, idxs, iou_threshold, *, size):
     return boxes.new_empty((size,), dtype=torch.int64), boxes.new_empty((), dtype=torch.int64)
 
 
+# ---- roi_align_levels ------------------------------------------------------------------------
+
+_ROI_ALIGN_MAX_LEVELS = 8  # kMaxLevels in csrc/common/roi_align_common.h
+
+
+@register_fake("myops::roi_align_levels")
+def _roi_align_levels_fake(features, rois, levels, spatial_scale, pooled_height, pooled_width,
+                           sampling_ratio=-1, aligned=False):
+    op = "myops.roi_align_levels"
+    n = len(features)
+    torch._check_value(1 <= n <= _ROI_ALIGN_MAX_LEVELS,
+                       lambda: f"{op}: argument 'features' must hold 1 to {_ROI_ALIGN_MAX_LEVELS} feature maps, got {n}")
+    torch._check_value(len(spatial_scale) == n,
+                       lambda: f"{op}: argument 'spatial_scale' must have one scale per feature map ({n}), "
+                       f"got {len(spatial_scale)}")
+    torch._check_value(pooled_height >= 0 and pooled_width >= 0,
+                       lambda: f"{op}: arguments 'pooled_height' and 'pooled_width' must be >= 0, got "
+                       f"{pooled_height} and {pooled_width}")
+    f0 = features[0]
+    for lvl, f in enumerate(features):
+        torch._check_value(f.dim() == 4, lambda: f"{op}: argument 'features' must hold 4-D [N, C, H, W] "
+                           f"tensors, got {f.dim()}-D at level {lvl}")
+        torch._check_value(f.shape[:2] == f0.shape[:2], lambda: f"{op}: the feature maps must have the same "
+                           f"N and C, got {list(f0.shape)} at level 0 and {list(f.shape)} at level {lvl}")
+        torch._check(f.dtype == f0.dtype, lambda: f"{op}: the feature maps must have one dtype, got "
+                     f"{f0.dtype} at level 0 and {f.dtype} at level {lvl}")
+    _ew_dtype(f0, (torch.float16, torch.float32, torch.float64), "roi_align_levels", "features")
+    torch._check_value(rois.dim() == 2 and rois.shape[1] == 5, lambda: f"{op}: argument 'rois' must be a "
+                       f"[K, 5] tensor (batch index, x1, y1, x2, y2), got shape {list(rois.shape)}")
+    torch._check(rois.dtype == f0.dtype, lambda: f"{op}: argument 'rois' must have the features' dtype "
+                 f"{f0.dtype}, got {rois.dtype}")
+    torch._check_value(levels.dim() == 1 and levels.shape[0] == rois.shape[0], lambda: f"{op}: argument "
+                       f"'levels' must be a 1-D tensor of {rois.shape[0]} levels (one per RoI), got shape "
+                       f"{list(levels.shape)}")
+    torch._check(levels.dtype == torch.int64, lambda: f"{op}: argument 'levels' must have dtype int64, got "
+                 f"{levels.dtype}")
+    _ew_device("roi_align_levels", list(features) + [rois, levels],
+               [f"features[{i}]" for i in range(n)] + ["rois", "levels"])
+    return f0.new_empty((rois.shape[0], f0.shape[1], pooled_height, pooled_width))
+
+
 # ---- elementwise ----------------------------------------------------------------------------
 
 _EW_ALL = (

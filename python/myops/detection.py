@@ -12,8 +12,8 @@ torchvision step                        static form here
 RPN ``filter_proposals``                top ``pre_nms_top_n`` per level (already a topk), small
                                         boxes and low scores masked to ``-inf``, per-level
                                         ``batched_nms_static`` keeping ``post_nms_top_n``
-``MultiScaleRoIAlign``                  every RoI pooled at every level, the mapped level chosen
-                                        by ``torch.where`` (same kernel, same values)
+``MultiScaleRoIAlign``                  one ``myops.roi_align_levels`` call: each RoI pooled on
+                                        its mapped level (torchvision's CPU kernel bit for bit)
 ``postprocess_detections`` (R-CNN)      score/small-box/padding mask, top ``max_candidates``
                                         by score, ``batched_nms_static`` keeping
                                         ``detections_per_img``
@@ -34,7 +34,6 @@ turns them into torchvision's list of dicts.
 """
 from __future__ import annotations
 
-import importlib
 import math
 from typing import Dict, List, Optional, Tuple
 
@@ -112,77 +111,6 @@ def _big_enough(boxes: Tensor, min_size: float) -> Tensor:
 # Multi-scale RoIAlign without the per-level gather.
 # ---------------------------------------------------------------------------------------------
 
-def _roi_align_portable(features: Tensor, rois: Tensor, output_size, spatial_scale: float,
-                        sampling_ratio: int, aligned: bool) -> Tensor:
-    """torchvision's RoIAlign in torch ops, which Inductor lowers, so that a package needs no
-    torchvision library. With a fixed ``sampling_ratio`` (every torchvision detector: 2) it is the
-    CPU kernel's arithmetic op for op: the same sampling points, bilinear weights, empty points
-    and summation order (each point's four products summed left to right, the points added in
-    row order, then divided by their count), so eager results are bit-identical to
-    ``torchvision.ops.roi_align`` on the CPU. The adaptive grid (``sampling_ratio <= 0``), whose
-    size depends on the data, goes to torchvision's own pure-torch version, which rounds
-    differently."""
-    if sampling_ratio <= 0:
-        ra = importlib.import_module("torchvision.ops.roi_align")  # the module, not the function
-        fn = getattr(ra._roi_align, "__wrapped__", ra._roi_align)
-        return fn(features, rois, spatial_scale, output_size[0], output_size[1], sampling_ratio,
-                  aligned)
-    n, c, height, width = features.shape
-    k = rois.shape[0]
-    ph_n, pw_n = output_size
-    dtype, device = features.dtype, features.device
-    offset = 0.5 if aligned else 0.0
-    start_w, start_h, end_w, end_h = (rois[:, j] * spatial_scale - offset for j in (1, 2, 3, 4))
-    roi_w, roi_h = end_w - start_w, end_h - start_h
-    if not aligned:  # malformed RoIs count as 1x1
-        roi_w, roi_h = roi_w.clamp(min=1.0), roi_h.clamp(min=1.0)
-    bin_h, bin_w = roi_h / ph_n, roi_w / pw_n
-    # each bin's first corner: start + p * bin, [K, P]
-    corner_y = start_h[:, None] + torch.arange(ph_n, device=device, dtype=dtype)[None, :] * bin_h[:, None]
-    corner_x = start_w[:, None] + torch.arange(pw_n, device=device, dtype=dtype)[None, :] * bin_w[:, None]
-    flat = features.reshape(n, c, height * width)
-    batch = rois[:, 0].to(torch.int64)[:, None, None]
-    chan = torch.arange(c, device=device)[None, :, None]
-
-    def axis(corner: Tensor, bin_size: Tensor, i: int, size: int, along_y: bool):
-        """One sampling coordinate per bin: [K, PH, PW] (low, high, low weight, high weight)."""
-        v = corner + ((i + 0.5) * bin_size[:, None]) / sampling_ratio
-        v = v[:, :, None].expand(k, ph_n, pw_n) if along_y else v[:, None, :].expand(k, ph_n, pw_n)
-        inside = (v >= -1.0) & (v <= size)
-        v = torch.where(v <= 0, torch.zeros_like(v), v)
-        low = torch.where(inside, v, torch.zeros_like(v)).to(torch.int64)
-        last = low >= size - 1
-        high = torch.where(last, torch.full_like(low, size - 1), low + 1)
-        low = torch.where(last, torch.full_like(low, size - 1), low)
-        v = torch.where(last, low.to(dtype), v)
-        frac = v - low.to(dtype)
-        return low, high, 1.0 - frac, frac, inside
-
-    out = torch.zeros(k, c, ph_n * pw_n, dtype=dtype, device=device)
-    for iy in range(sampling_ratio):
-        y_low, y_high, hy, ly, y_in = axis(corner_y, bin_h, iy, height, True)
-        for ix in range(sampling_ratio):
-            x_low, x_high, hx, lx, x_in = axis(corner_x, bin_w, ix, width, False)
-            inside = y_in & x_in  # an empty point: weights 0 at position 0, as the kernel does
-            val: Optional[Tensor] = None
-            for wy, wx, py, px in ((hy, hx, y_low, x_low), (hy, lx, y_low, x_high),
-                                   (ly, hx, y_high, x_low), (ly, lx, y_high, x_high)):
-                w = torch.where(inside, wy * wx, torch.zeros_like(wy)).reshape(k, 1, ph_n * pw_n)
-                pos = torch.where(inside, py * width + px, torch.zeros_like(py)).reshape(k, 1, ph_n * pw_n)
-                term = w * flat[batch, chan, pos]
-                val = term if val is None else val + term
-            out = out + val
-    return (out / float(sampling_ratio * sampling_ratio)).reshape(k, c, ph_n, pw_n)
-
-
-def _roi_align(features: Tensor, rois: Tensor, output_size, spatial_scale: float,
-               sampling_ratio: int, portable: bool) -> Tensor:
-    if portable:
-        return _roi_align_portable(features, rois, output_size, spatial_scale, sampling_ratio, False)
-    return torch.ops.torchvision.roi_align(features, rois, spatial_scale, output_size[0],
-                                           output_size[1], sampling_ratio, False)
-
-
 def _pooler_levels(pooler, features: List[Tensor], image_sizes: List[Tuple[int, int]]):
     """``MultiScaleRoIAlign``'s scales and level range for these static shapes, in Python (what
     ``torchvision.ops.poolers._setup_scales`` computes with tensors and ``.item()``)."""
@@ -195,26 +123,25 @@ def _pooler_levels(pooler, features: List[Tensor], image_sizes: List[Tuple[int, 
 
 
 def _multiscale_roi_align(pooler, features: Dict[str, Tensor], rois: Tensor,
-                          image_sizes: List[Tuple[int, int]], portable: bool) -> Tensor:
-    """``MultiScaleRoIAlign.forward`` over ``rois [R, 5]`` with every RoI pooled at every level and
-    the mapped level picked by a mask (torchvision gathers each level's RoIs, a data-dependent
-    size)."""
+                          image_sizes: List[Tuple[int, int]]) -> Tensor:
+    """``MultiScaleRoIAlign.forward`` over ``rois [R, 5]`` in one ``myops.roi_align_levels`` call:
+    each RoI pooled on the level torchvision's ``LevelMapper`` gives it (torchvision gathers each
+    level's RoIs, a data-dependent size). Bit-identical to torchvision's CPU kernel; a myops op,
+    so an AOTInductor package holds no torchvision op."""
     from torchvision.ops.poolers import LevelMapper
 
     x = [v for k, v in features.items() if k in pooler.featmap_names]
-    out = tuple(pooler.output_size)
-    if len(x) == 1:
-        scales, _, _ = _pooler_levels(pooler, x, image_sizes)
-        return _roi_align(x[0], rois, out, scales[0], pooler.sampling_ratio, portable)
+    ph, pw = tuple(pooler.output_size)
     scales, lvl_min, lvl_max = _pooler_levels(pooler, x, image_sizes)
-    mapper = LevelMapper(lvl_min, lvl_max, pooler.canonical_scale, pooler.canonical_level)
-    levels = mapper([rois[:, 1:]])
-    result: Optional[Tensor] = None
-    for level, (feat, scale) in enumerate(zip(x, scales)):
-        pooled = _roi_align(feat, rois, out, scale, pooler.sampling_ratio, portable)
-        result = pooled if result is None else torch.where(
-            (levels == level)[:, None, None, None], pooled, result)
-    return result
+    if len(x) == 1:
+        levels = torch.zeros(rois.shape[0], dtype=torch.int64, device=rois.device)
+    else:
+        mapper = LevelMapper(lvl_min, lvl_max, pooler.canonical_scale, pooler.canonical_level)
+        levels = mapper([rois[:, 1:]])
+    # detached: the op has no gradient and raises when an input requires one with grad mode on
+    # (torch.export and torch.compile trace with grad mode on); the static module is inference-only
+    return torch.ops.myops.roi_align_levels([f.detach() for f in x], rois.detach(), levels, scales, ph, pw,
+                                            pooler.sampling_ratio, False)
 
 
 def _rois(boxes: Tensor) -> Tensor:
@@ -355,7 +282,7 @@ class StaticDetector(nn.Module):
         self.kind = _kind(model)
         self.model = model
         self.max_candidates = int(max_candidates)
-        self.portable = bool(portable)
+        del portable  # accepted for compatibility: every module is portable (see make_static)
 
     # -- shared steps --------------------------------------------------------------------------
     def _transform(self, images: Tensor):
@@ -450,8 +377,7 @@ class StaticDetector(nn.Module):
         sizes = image_list.image_sizes
         proposals, prows = self._proposals(image_list, features)
         n, p = prows.shape
-        pooled = _multiscale_roi_align(rh.box_roi_pool, features, _rois(proposals), sizes,
-                                       self.portable)
+        pooled = _multiscale_roi_align(rh.box_roi_pool, features, _rois(proposals), sizes)
         class_logits, box_regression = rh.box_predictor(rh.box_head(pooled))
         pred_boxes = rh.box_coder.decode(box_regression, list(proposals.unbind(0)))
         pred_scores = F.softmax(class_logits, -1)
@@ -476,14 +402,13 @@ class StaticDetector(nn.Module):
         if rh.has_mask() or rh.has_keypoint():
             det_rois = _rois(out["boxes"])
         if rh.has_mask():
-            mf = _multiscale_roi_align(rh.mask_roi_pool, features, det_rois, sizes, self.portable)
+            mf = _multiscale_roi_align(rh.mask_roi_pool, features, det_rois, sizes)
             prob = rh.mask_predictor(rh.mask_head(mf)).sigmoid()
             lab = out["labels"].reshape(-1).clamp(min=0)
             masks = prob[torch.arange(lab.shape[0], device=lab.device), lab][:, None]
             out["masks"] = masks.reshape(n, size, *masks.shape[1:])
         if rh.has_keypoint():
-            kf = _multiscale_roi_align(rh.keypoint_roi_pool, features, det_rois, sizes,
-                                       self.portable)
+            kf = _multiscale_roi_align(rh.keypoint_roi_pool, features, det_rois, sizes)
             maps = rh.keypoint_predictor(rh.keypoint_head(kf))
             canvas = (max(h for h, _ in sizes), max(w for _, w in sizes))
             xy, kscores = heatmaps_to_keypoints(maps, det_rois[:, 1:], *canvas)
@@ -550,9 +475,9 @@ def make_static(model: nn.Module, *, max_candidates: int = 4096, portable: bool 
 
     ``max_candidates`` bounds the per-class candidates an R-CNN image sends to NMS (torchvision
     leaves that count unbounded); ``overflow`` in the output flags an image that had more.
-    ``portable=True`` uses torchvision's pure-torch RoIAlign, which Inductor lowers, so an
-    AOTInductor package runs without torchvision's library (values within float rounding of the
-    C++ kernel).
+    ``portable`` is accepted for compatibility and changes nothing: RoIAlign is always
+    ``myops.roi_align_levels`` (torchvision's CPU kernel bit for bit), which an AOTInductor package
+    run from C++ finds in libmyops, so every module is portable (no torchvision op in its graph).
 
     ``image_sizes`` (one ``(h, w)`` per image) makes a module for a batch of images of different
     sizes: the caller places image ``i`` at the top left of ``images[i]`` (any padding value) and

@@ -196,6 +196,41 @@ __all__ += ["nms", "batched_nms", "nms_static", "batched_nms_static"]
 
 
 # =============================================================================================
+# multi-level RoIAlign: == torchvision.ops.roi_align per RoI, one call for every FPN level
+# =============================================================================================
+
+def roi_align_levels(
+    features: Sequence[Tensor],
+    rois: Tensor,
+    levels: Tensor,
+    output_size: Union[int, Tuple[int, int]],
+    spatial_scale: Sequence[float],
+    sampling_ratio: int = -1,
+    aligned: bool = False,
+) -> Tensor:
+    """RoIAlign of every RoI on its own feature level, in one call: ``[K, C, PH, PW]``.
+
+    ``features`` holds 1 to 8 maps ``[N, C, H_l, W_l]`` (one dtype: float16/32/64, one device);
+    ``rois`` is ``[K, 5]`` (batch index, x1, y1, x2, y2) in their dtype; ``levels`` is int64
+    ``[K]``. Row ``k`` of the result is ``torchvision.ops.roi_align(features[l], rois[k:k+1],
+    output_size, spatial_scale[l], sampling_ratio, aligned)`` with ``l = levels[k]``: bit for bit
+    on the CPU, and following torchvision's CUDA kernel on CUDA. What
+    ``torchvision.ops.MultiScaleRoIAlign`` computes with a data-dependent gather per level, with
+    static shapes (exportable, graph-capturable). A level or batch index out of range raises
+    IndexError on the CPU; on CUDA (no host sync) that RoI's output is NaN. Inference only: an
+    input that requires grad (with grad mode on) raises."""
+    if isinstance(output_size, int):
+        ph = pw = output_size
+    else:
+        ph, pw = output_size
+    return _ops.roi_align_levels.default(list(features), rois, levels, [float(s) for s in spatial_scale],
+                                         int(ph), int(pw), int(sampling_ratio), bool(aligned))
+
+
+__all__ += ["roi_align_levels"]
+
+
+# =============================================================================================
 # elementwise: unary, binary, ternary
 # =============================================================================================
 

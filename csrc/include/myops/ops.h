@@ -64,6 +64,16 @@ MYOPS_API std::tuple<Tensor, Tensor> batched_nms_static(const Tensor& boxes, con
                                                         const Tensor& idxs, double iou_threshold,
                                                         int64_t size);
 
+// ---- multi-level RoIAlign ------------------------------------------------------------------
+
+// [K, C, pooled_height, pooled_width]: RoI k (rois [K, 5]: batch index, x1, y1, x2, y2, the
+// features' dtype) pooled on features[levels[k]] (levels int64 [K]) with
+// spatial_scale[levels[k]], equal to torchvision::ops::roi_align on that level (on the CPU bit
+// for bit). 1 to 8 feature maps [N, C, H_l, W_l]. Inference only: no gradient.
+MYOPS_API Tensor roi_align_levels(at::TensorList features, const Tensor& rois, const Tensor& levels,
+                                  at::ArrayRef<double> spatial_scale, int64_t pooled_height,
+                                  int64_t pooled_width, int64_t sampling_ratio = -1, bool aligned = false);
+
 // ---- elementwise: unary ------------------------------------------------------------------
 
 MYOPS_API Tensor relu(const Tensor& self);
