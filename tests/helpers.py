@@ -1,4 +1,6 @@
 """Shared test helpers: devices, dtypes, input layouts and exact comparison."""
+import math
+
 import pytest
 import torch
 
@@ -181,3 +183,93 @@ def assert_like_torch(fn_myops, fn_torch, check_stride=True):
         return
     assert a_err is None, f"myops raised {type(a_err).__name__} ({a_err}); torch returned {expected}"
     assert_same(actual, expected, check_stride=check_stride)
+
+
+def add_alpha_scalar_tail_cases(dtype, lengths=range(81)):
+    """(label, args) for add / sub with alpha on every length in `lengths`, in the layouts that
+    decide which elements torch's CPU add fuses: a stride-0 second operand (0-d, [1], a Python
+    number, a broadcast column of 2-D rows) unfuses part of a row's scalar tail; a stride-0 first
+    operand, stepped rows and contiguous operands do not."""
+    cases = []
+    for n in lengths:
+        a, b = torch.randn(n, dtype=dtype), torch.randn(n, dtype=dtype)
+        s0, s1 = torch.randn((), dtype=dtype), torch.randn(1, dtype=dtype)
+        m, col = torch.randn(3, n, dtype=dtype), torch.randn(3, 1, dtype=dtype)
+        big = torch.randn(2 * n + 1, dtype=dtype)
+        cases += [(f"n={n} {k}", v) for k, v in {
+            "0-d second": (a, s0), "[1] second": (a, s1), "number second": (a, 0.7310585786),
+            "0-d first": (s0, a), "[1] first": (s1, a), "contiguous": (a, b), "stepped, 0-d": (big[1::2], s0),
+            "offset, 0-d": (big[1:n + 1], s0), "rows, column": (m, col), "rows, 0-d": (m, s0),
+            "rows, row": (m, b)}.items()]
+    n = 70001  # more than one parallel piece: a piece's rows end where torch's do
+    cases.append((f"n={n} 0-d second", (torch.randn(n, dtype=dtype), torch.randn((), dtype=dtype))))
+    return cases
+
+
+def check_add_alpha_scalar_tail(dtype):
+    """myops' add / sub with alpha equal torch's bit for bit on add_alpha_scalar_tail_cases (the
+    drop-in leaves floating add / sub with alpha to torch)."""
+    import myops
+
+    calls = [(name, fn, ref, alpha, label, args) for name, fn, ref in (("add", myops.add, torch.add),
+                                                                        ("sub", myops.sub, torch.sub))
+             for alpha in (3.7, -1.3) for label, args in add_alpha_scalar_tail_cases(dtype)]
+    for name, fn, ref, alpha, label, args in calls:
+        want = ref(*args, alpha=alpha)
+        try:
+            assert_same(fn(*args, alpha=alpha), want)
+        except AssertionError as e:
+            raise AssertionError(f"{name} alpha={alpha} {label}: {e}") from None
+
+
+def gelu_edge_values(dtype):
+    """The inputs at which torch's CPU gelu paths differ in kind (README, "Exactness"): ±inf,
+    NaN, and for float32 / bfloat16 2^127 and above, beside ordinary values."""
+    fi = torch.finfo(dtype)
+    v = [math.inf, -math.inf, math.nan, -math.nan, fi.max, -fi.max, 0.0, -0.0, 1e4, -1e4, 3.0, -3.0]
+    if fi.max >= 2.0 ** 127:
+        v += [2.0 ** 127, 2.0 ** 127 * (1 - 2 ** -8), -(2.0 ** 127)]
+    return torch.tensor(v, dtype=torch.float64).to(dtype)
+
+
+def check_gelu_edges(dtype):
+    """myops.gelu against torch's CPU gelu (both forms) on gelu_edge_values spread over random
+    values, for every length 0..80 and the layouts that decide torch's path (contiguous with
+    more than one element: oneDNN for the erf form; one element, stepped, transposed: its own
+    kernel), with oneDNN on and off: bit for bit at the edge values, within the suite's
+    tolerance elsewhere, NaN where torch has NaN."""
+    import myops
+
+    edges = gelu_edge_values(dtype)
+    tol = {torch.float32: (1e-5, 3e-6), torch.float64: (1e-12, 1e-14), torch.float16: (2 ** -10, 2e-6),
+           torch.bfloat16: (2 ** -7, 2e-6)}[dtype]
+    for n in range(81):
+        x = (torch.randn(n, dtype=torch.float64) * 8).to(dtype)
+        x[torch.randperm(n)[:min(n, len(edges))]] = edges[torch.randperm(len(edges))[:min(n, len(edges))]]
+        big = torch.empty(2 * n, dtype=dtype)
+        big[1::2] = x
+        m = torch.empty(3, n, dtype=dtype).t()
+        m[:, 1] = x
+        for label, t in (("contiguous", x), ("stepped", big[1::2]), ("column of transposed", m[:, 1]),
+                         ("[n, 1]", x[:, None]), ("offset", torch.cat([x[:1], x])[1:])):
+            for approximate in ("none", "tanh"):
+                for onednn in (True, False):
+                    with torch.backends.mkldnn.flags(enabled=onednn):
+                        want = torch.nn.functional.gelu(t, approximate=approximate)
+                        got = myops.gelu(t, approximate=approximate)
+                        # whether torch ran oneDNN here: its gelu(+inf) is NaN, in t's strides
+                        probe = torch.empty_strided(t.shape, t.stride(), dtype=dtype).fill_(math.inf)
+                        onednn_ran = bool(torch.nn.functional.gelu(probe, approximate=approximate).isnan().any())
+                    where = f"gelu({approximate}) {dtype} n={n} {label} oneDNN {'on' if onednn else 'off'}"
+                    # bits compared at ±inf, and from 2^127 on where oneDNN ran (its results, NaN
+                    # of either sign included); the kernel's where they are numbers (its NaN's
+                    # bits, and a NaN input's, are not promised: README, "Exactness")
+                    edge = (t.isinf() & (~want.isnan() | onednn_ran)) | ((t.abs() >= 2.0 ** 127) & onednn_ran)
+                    assert torch.equal(got.isnan(), want.isnan()), f"{where}: NaN positions differ"
+                    try:
+                        assert_same(got[edge], want[edge], check_stride=False)
+                    except AssertionError as e:
+                        raise AssertionError(f"{where}: {e} at {t[edge].tolist()}: {got[edge].tolist()} vs "
+                                             f"{want[edge].tolist()}") from None
+                    ok = ~edge & ~want.isnan()
+                    torch.testing.assert_close(got[ok], want[ok], rtol=tol[0], atol=tol[1], msg=lambda s: f"{where}: {s}")

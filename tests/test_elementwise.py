@@ -5,7 +5,8 @@ import torch.nn.functional as F
 
 import myops
 from helpers import (ALL_DTYPES, DEVICES, FLOAT_DTYPES, INT_DTYPES, LAYOUTS, assert_bits_nan_anywhere, assert_like_torch,
-                     assert_same, check_signed_zero_ties, cuda_only, outcome, rand, with_layout)
+                     assert_same, check_add_alpha_scalar_tail, check_gelu_edges, check_signed_zero_ties, cuda_only,
+                     outcome, rand, with_layout)
 
 ops = torch.ops.myops
 
@@ -86,12 +87,9 @@ def in_float(ref):
 
 def gelu_ref(approximate):
     def fn(x):
-        r = F.gelu(x, approximate=approximate)
-        if x.device.type == "cpu" and approximate == "none":
-            # PyTorch's CPU vector gelu gives NaN for +inf (its polynomial erf); the exact value,
-            # and PyTorch's CUDA result, is +inf
-            r = torch.where(x == float("inf"), x, r)
-        return r
+        # torch's own result, edges included: on the CPU, where it runs oneDNN, NaN at +inf (and
+        # inf from 2^127 on); myops follows (helpers.check_gelu_edges)
+        return F.gelu(x, approximate=approximate)
     return fn
 
 
@@ -417,6 +415,25 @@ def test_signed_zero_ties(dtype):
     check_signed_zero_ties(dtype)
 
 
+@pytest.mark.parametrize("dtype", FLOAT_DTYPES, ids=str)
+def test_add_alpha_scalar_tail(dtype):
+    # add / sub with alpha beside a stride-0 second operand (0-d, [1], a number, a broadcast
+    # column): torch fuses a + alpha * b everywhere but in part of such a row's scalar tail, where
+    # its compiler hoisted alpha * b (rounded once); myops follows it element by element
+    # (cpu/elementwise_kernels.h, AddScalarTail). Every length 0..80, the layouts that decide
+    # it; half / bfloat16 take torch's own two orders. test_cpu_build runs it in every CPU build.
+    check_add_alpha_scalar_tail(dtype)
+
+
+@pytest.mark.parametrize("dtype", FLOAT_DTYPES, ids=str)
+def test_gelu_edges(dtype):
+    # torch's CPU gelu (erf form) runs oneDNN for a contiguous input of more than one element
+    # (float32; bfloat16 / float16 where oneDNN supports them): +inf gives NaN there, -inf a
+    # positive NaN, 2^127 and above inf; its own kernel (one element, stepped, oneDNN off, the
+    # tanh form) gives inf at +inf. myops follows the path torch takes (OneDnnGeluEdges).
+    check_gelu_edges(dtype)
+
+
 # ---- ternary --------------------------------------------------------------------------------------
 
 TERNARY_SHAPES = [
@@ -732,7 +749,7 @@ import torch.nn.functional as F
 want = sys.argv[1]
 assert torch.ops.myops._cpu_isa() == want, (torch.ops.myops._cpu_isa(), want)
 sys.path.insert(0, sys.argv[2])
-from helpers import check_signed_zero_ties
+from helpers import check_add_alpha_scalar_tail, check_gelu_edges, check_signed_zero_ties
 torch.manual_seed(0)
 
 def ulp_ok(got, ref, dt):
@@ -800,9 +817,7 @@ for dt in (torch.float32, torch.float64, torch.float16, torch.bfloat16, torch.in
                              lambda: torch.addcmul(x3, y2[None], x3.t()[:, :1].t(), value=0.3))]:
                 got, want_ = my(), ref()
                 assert got.stride() == want_.stride() and torch.equal(got.nan_to_num(), want_.nan_to_num()), (dt, n)
-            gelu_ref = F.gelu(x)
-            gelu_ref = torch.where(x == float("inf"), x, gelu_ref)  # torch's CPU vector erf: NaN at +inf
-            for got, ref in [(myops.gelu(x), gelu_ref),
+            for got, ref in [(myops.gelu(x), F.gelu(x)),
                              (myops.gelu(x, approximate="tanh"), F.gelu(x, approximate="tanh")),
                              (myops.silu(x[1:]), F.silu(x[1:])), (myops.sigmoid(x), torch.sigmoid(x))]:
                 ulp_ok(got, ref, dt)
@@ -844,8 +859,11 @@ exact = g.double() * 0.5 * torch.special.erfc(-g.double() / 2 ** 0.5)
 assert (myops.gelu(g).double() - exact)[g < -3].abs().max().item() < 5e-7
 
 # -0.0 / +0.0 ties in maximum / minimum / clamp: broken as torch's loops break them at this level
+# add / sub with alpha beside a stride-0 operand (torch's scalar tail), gelu's edges (oneDNN or not)
 for dt in (torch.float32, torch.float64, torch.float16, torch.bfloat16):
     check_signed_zero_ties(dt)
+    check_add_alpha_scalar_tail(dt)
+    check_gelu_edges(dt)
 print("ok")
 """
 

@@ -29,7 +29,16 @@ namespace ew {
 struct EwParams {
   c10::Scalar alpha = 1;  // add/sub: alpha (sub passes -alpha); addcmul: value
   bool tanh = false;      // gelu approximate='tanh'
+  // gelu (erf form) where torch's CPU gelu runs oneDNN instead of its own kernel
+  // (torch_cpu_gelu_runs_onednn): its results at the edges of the range follow oneDNN's
+  bool onednn_gelu = false;
 };
+
+// Whether torch's CPU gelu (approximate='none') on `self` runs oneDNN's eltwise_gelu_erf rather
+// than its own kernel (ATen's Activation.cpp, use_mkldnn): oneDNN on, `self` contiguous with
+// more than one element, float32, or bfloat16 / float16 on a CPU oneDNN supports them on.
+// Defined with the CPU backend (cpu/elementwise.cpp).
+bool torch_cpu_gelu_runs_onednn(const at::Tensor& self);
 
 inline at::ScalarType default_float() { return c10::typeMetaToScalarType(c10::get_default_dtype()); }
 
@@ -63,6 +72,7 @@ struct Ops {
                 "myops.gelu: argument 'approximate' must be 'none' or 'tanh', got '", approximate, "'");
     EwParams prm;
     prm.tanh = approximate == "tanh";
+    if constexpr (B::kCpuRules) prm.onednn_gelu = !prm.tanh && torch_cpu_gelu_runs_onednn(self);
     return unary("gelu", EwKind::Gelu, self, self.scalar_type(), prm);
   }
 

@@ -5,7 +5,12 @@
 // level the ops on floating dtypes (all but cast and where) run in the AVX-512 build
 // (elementwise_avx512.cpp), the rest in the AVX2 build. This file also registers
 // myops::_cpu_isa() -> str, which names the level (chosen in cpu/cpu_isa.cpp).
+#include <ATen/Context.h>
 #include <torch/library.h>
+
+#if (defined(__x86_64__) || defined(__i386__)) && defined(__GNUC__)
+#include <cpuid.h>
+#endif
 
 #include <string>
 
@@ -18,6 +23,52 @@ namespace myops {
 namespace ew {
 void run_cpu_avx2(EwKind kind, const EwPlan& p, const EwParams& prm);    // elementwise_avx2.cpp
 void run_cpu_avx512(EwKind kind, const EwPlan& p, const EwParams& prm);  // elementwise_avx512.cpp
+}  // namespace ew
+
+namespace {
+
+// oneDNN's bfloat16 / float16 support as torch asks it (mkldnn_bf16_device_check /
+// mkldnn_fp16_device_check: ideep's has_bf16_type_support / has_fp16_type_support, i.e. oneDNN's
+// mayiuse): bfloat16 from AVX-512 F/BW/VL/DQ on, float16 from AVX512-FP16 (with AVX512-BF16 and
+// VNNI) on; both with AVX2-VNNI-2 (AVX-VNNI, AVX-VNNI-INT8, AVX-NE-CONVERT).
+struct OneDnnReduced {
+  bool bf16 = false, fp16 = false;
+};
+OneDnnReduced onednn_reduced() {
+  OneDnnReduced r;
+#if (defined(__x86_64__) || defined(__i386__)) && defined(__GNUC__)
+  __builtin_cpu_init();
+  const bool core = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
+                    __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512dq");
+  unsigned a0 = 0, b0 = 0, c0 = 0, d0 = 0, a1 = 0, b1 = 0, c1 = 0, d1 = 0;
+  __get_cpuid_count(7, 0, &a0, &b0, &c0, &d0);
+  __get_cpuid_count(7, 1, &a1, &b1, &c1, &d1);
+  const bool avx512_fp16 = (d0 >> 23) & 1, avx512_vnni = (c0 >> 11) & 1, avx512_bf16 = (a1 >> 5) & 1;
+  const bool avx2_vnni_2 = __builtin_cpu_supports("avx2") && ((a1 >> 4) & 1) && ((d1 >> 4) & 1) && ((d1 >> 5) & 1);
+  r.bf16 = core || avx2_vnni_2;
+  r.fp16 = (core && avx512_vnni && avx512_bf16 && avx512_fp16) || avx2_vnni_2;
+#endif
+  return r;
+}
+
+}  // namespace
+
+namespace ew {
+bool torch_cpu_gelu_runs_onednn(const at::Tensor& self) {
+  if (!at::hasMKLDNN() || !at::globalContext().userEnabledMkldnn()) return false;
+  if (!self.is_contiguous() || self.numel() <= 1) return false;
+  static const OneDnnReduced reduced = onednn_reduced();
+  switch (self.scalar_type()) {
+    case at::kFloat:
+      return true;
+    case at::kBFloat16:
+      return reduced.bf16;
+    case at::kHalf:
+      return reduced.fp16;
+    default:
+      return false;
+  }
+}
 }  // namespace ew
 
 namespace {

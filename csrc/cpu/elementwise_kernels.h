@@ -563,6 +563,93 @@ int64_t torch_vec_count(const int64_t* st, int64_t n) {
   return n / S * S;
 }
 
+// ---- add / sub with alpha != 1 beside a stride-0 second operand: torch's scalar tail --------
+// torch's CPU add computes `self + alpha * other` with vec::fmadd in its vector loop and with
+// the contracted (fused) scalar expression elsewhere, except in one place: in a row whose output
+// and `self` are contiguous and whose `other` has stride 0 (a 0-d or one-element operand, a
+// broadcast column), the scalar tail after the vector loop (the last n - torch_vec_count
+// elements) is a loop in which `other` is loop-invariant. GCC vectorizes that loop on 16-byte
+// vectors after peeling its first element, and hoists `alpha * other` out of it, rounded once:
+// those elements are `self + round(alpha * other)`. So the tail's first element is fused, the
+// next floor((t - 1) / W) * W (t: the tail's length, W = 16 / sizeof(T)) unfused, the rest fused
+// again. Measured (tests/test_elementwise.py, test_add_alpha_scalar_tail) for float32 and
+// float64 at torch's AVX2 and AVX-512 levels, for every tail length and output alignment; a
+// stride-0 `self` keeps every element fused, and its default build (the baseline's peer) fuses
+// none (AddUnfused). half / bfloat16 run cpu/add_alpha_torch_order.h.
+template <class G>
+struct AddScalarTail {
+  G fused;  // InOpMath<T, Add<T>>
+};
+template <class G>
+constexpr bool kAddScalarTail = false;
+template <class G>
+constexpr bool kAddScalarTail<AddScalarTail<G>> = true;
+
+// The unfused run [lo, hi) of a row with strides st (output, self, other), or lo == hi.
+template <typename T>
+void add_scalar_tail_range(const int64_t* st, int64_t n, int64_t& lo, int64_t& hi) {
+  constexpr int64_t W = 16 / int64_t(sizeof(T));
+  lo = hi = 0;
+  if (!(st[0] == 1 && st[1] == 1 && st[2] == 0)) return;
+  lo = torch_vec_count<T, 3>(st, n) + 1;
+  hi = lo < n ? lo + (n - lo) / W * W : lo;
+}
+
+// ---- gelu through oneDNN: its results at the edges of the range ------------------------------
+// Where torch's CPU gelu (erf form) runs oneDNN's eltwise_gelu_erf (torch_cpu_gelu_runs_onednn:
+// contiguous input of more than one element, float32 / bfloat16 / float16, oneDNN on), every
+// element gets oneDNN's formula, which differs from torch's own kernel (and from exact) at the
+// edges; measured the same at every ATEN_CPU_CAPABILITY (oneDNN picks its own code):
+//   +inf -> NaN with the sign bit set, -inf -> NaN without it, x >= 2^127 -> +inf (float32 and
+//   bfloat16: it forms 2x), a NaN input -> that NaN quieted (sign and payload kept, bfloat16's too);
+// elsewhere it is within the stated bounds of torch's kernel, which myops' formula follows.
+// OneDnnGeluEdges runs the row in chunks and, in each, overwrites those edge elements (rare:
+// one branch-free max over the chunk's input bits finds whether there are any).
+template <class G>
+struct OneDnnGeluEdges {
+  G g;
+};
+template <class G>
+constexpr bool kOneDnnGeluEdges = false;
+template <class G>
+constexpr bool kOneDnnGeluEdges<OneDnnGeluEdges<G>> = true;
+
+template <typename T>
+void onednn_gelu_edges(char* const* ptr, const int64_t* st, int64_t n) {
+  if constexpr (sizeof(T) == 4 || sizeof(T) == 2) {
+    using U = typename UIntOf<sizeof(T)>::type;
+    constexpr bool kHalf = std::is_same<T, c10::Half>::value;
+    constexpr U kSign = sizeof(T) == 4 ? U(0x80000000u) : U(0x8000);
+    constexpr U kAbs = U(~kSign);
+    constexpr U kInf = sizeof(T) == 4 ? U(0x7f800000) : kHalf ? U(0x7c00) : U(0x7f80);
+    constexpr U kQuiet = sizeof(T) == 4 ? U(0x00400000) : kHalf ? U(0x0200) : U(0x0040);
+    constexpr U kEdge = sizeof(T) == 4 ? U(0x7f000000) : kHalf ? kInf : U(0x7f00);  // 2^127 (half: inf)
+    const U* in = reinterpret_cast<const U*>(ptr[1]);
+    U* out = reinterpret_cast<U*>(ptr[0]);
+    const int64_t si = st[1], so = st[0];
+    U top = 0;
+    for (int64_t i = 0; i < n; ++i) top = std::max<U>(top, U(in[i * si] & kAbs));
+    if (top < kEdge) return;
+    for (int64_t i = 0; i < n; ++i) {
+      const U x = in[i * si];
+      if (U(x & kAbs) < kEdge || (x & kSign && U(x & kAbs) < kInf)) continue;  // not an edge; or -0 as computed
+      U r;
+      if (U(x & kAbs) > kInf) {
+        r = U(x | kQuiet);
+      } else if (x == kInf) {
+        r = U(kSign | kInf | kQuiet);
+      } else if (x == U(kSign | kInf)) {
+        r = U(kInf | kQuiet);
+      } else {
+        r = kInf;
+      }
+      out[i * so] = r;
+    }
+  } else {
+    (void)ptr, (void)st, (void)n;
+  }
+}
+
 template <class F, typename C>
 struct VBindLeft {
   BindLeft<F, C> b;
@@ -1032,7 +1119,7 @@ struct CpuLoop {
   template <class G, class VF>
   static bool plain_rows(char* const* ptr0, const int64_t* st, const int64_t* step, int64_t rows, int64_t n,
                          const G& g, const VF& vf, bool stream) {
-    if constexpr (kVecRow<VF> && !kSplitTies<G>) {
+    if constexpr (kVecRow<VF> && !kSplitTies<G> && !kAddScalarTail<G> && !kOneDnnGeluEdges<G>) {
       for (int k = 0; k < NARGS; ++k) {
         if (st[k] != 1) return false;
       }
@@ -1068,6 +1155,30 @@ struct CpuLoop {
         for (int k = 0; k < NARGS; ++k) rest[k] = ptr[k] + nvec * st[k] * int64_t(sizeof(Out));
         row(rest, st, n - nvec, g.scalar, NoVec{}, false);
       }
+    } else if constexpr (kAddScalarTail<G>) {
+      int64_t lo, hi;
+      add_scalar_tail_range<Out>(st, n, lo, hi);
+      if (lo >= hi) return row(ptr, st, n, g.fused, vf, stream);
+      row(ptr, st, lo, g.fused, vf, stream);
+      // self + alpha * other rounded once: the product is computed here, outside the loop, so it
+      // cannot be contracted into the additions
+      Out* out = reinterpret_cast<Out*>(ptr[0]);
+      const Out* self = reinterpret_cast<const Out*>(ptr[1]);
+      const Out prod = g.fused.f.alpha * *reinterpret_cast<const Out*>(ptr[2]);
+      for (int64_t i = lo; i < hi; ++i) out[i] = self[i] + prod;
+      if (hi < n) {
+        char* rest[NARGS] = {ptr[0] + hi * int64_t(sizeof(Out)), ptr[1] + hi * int64_t(sizeof(Out)), ptr[2]};
+        row(rest, st, n - hi, g.fused, vf, false);
+      }
+    } else if constexpr (kOneDnnGeluEdges<G>) {
+      constexpr int64_t kChunk = 2048;  // a multiple of every vector loop's step
+      for (int64_t i = 0; i < n; i += kChunk) {
+        const int64_t m = std::min(kChunk, n - i);
+        char* at[NARGS];
+        for (int k = 0; k < NARGS; ++k) at[k] = ptr[k] + i * st[k] * int64_t(sizeof(Out));
+        row(at, st, m, g.g, vf, stream);
+        onednn_gelu_edges<Out>(at, st, m);
+      }
     } else {
       row(ptr, st, n, g, vf, stream);
     }
@@ -1091,6 +1202,11 @@ void run_same(const EwPlan& p, const F& f) {
   run_same_impl<T, NIN>(p, f);
 }
 
+// (the SIMD builds: the baseline's peer fuses nowhere)
+template <typename T, class F>
+constexpr bool kHasAddScalarTail = kUseVectorized && std::is_same<F, Add<T>>::value &&
+                                   (std::is_same<T, float>::value || std::is_same<T, double>::value);
+
 template <typename T, int NIN, class F>
 void run_same_impl(const EwPlan& p, const F& f) {
   InOpMath<T, F> g{f};
@@ -1105,6 +1221,11 @@ void run_same_impl(const EwPlan& p, const F& f) {
     } else {
       CpuLoop<T, T, T, T>::run(p, split, VF{f});
     }
+    return;
+  }
+  if constexpr (kHasAddScalarTail<T, F>) {
+    // torch's unfused run in a stride-0 row's scalar tail (AddScalarTail)
+    CpuLoop<T, T, T>::run(p, AddScalarTail<InOpMath<T, F>>{g}, VF{f});
     return;
   }
   if constexpr (NIN == 1) {
@@ -1186,8 +1307,15 @@ void MYOPS_CPU_ENTRY(EwKind kind, const EwPlan& p, const EwParams& prm) {
       AT_DISPATCH_V2(dt, "myops.relu", AT_WRAP([&] { run_same<scalar_t, 1>(p, Relu{}); }), MYOPS_EW_NOBOOL);
       break;
     case EwKind::Gelu:
-      AT_DISPATCH_V2(dt, "myops.gelu", AT_WRAP([&] { run_same<scalar_t, 1>(p, Gelu{prm.tanh}); }),
-                     MYOPS_EW_FLOAT);
+      AT_DISPATCH_V2(dt, "myops.gelu", AT_WRAP([&] {
+        if (prm.onednn_gelu) {
+          // oneDNN's results at the edges of the range (OneDnnGeluEdges)
+          const Gelu f{false};
+          CpuLoop<scalar_t, scalar_t>::run(p, OneDnnGeluEdges<InOpMath<scalar_t, Gelu>>{{f}}, VGelu{f});
+        } else {
+          run_same<scalar_t, 1>(p, Gelu{prm.tanh});
+        }
+      }), MYOPS_EW_FLOAT);
       break;
     case EwKind::Silu:
       AT_DISPATCH_V2(dt, "myops.silu", AT_WRAP([&] { run_same<scalar_t, 1>(p, Silu{}); }), MYOPS_EW_FLOAT);
