@@ -19,6 +19,7 @@
 #include <cmath>
 #include <cstdint>
 #include <limits>
+#include <vector>
 
 #include "common/checks.h"
 #include "common/macros.h"  // MYOPS_HD
@@ -29,10 +30,19 @@ namespace roi_align {
 // Levels one call takes (the CUDA kernel gets their pointers and sizes in one struct by value).
 constexpr int64_t kMaxLevels = 8;
 
+// The feature maps as the kernels read them: contiguous NCHW.
+inline std::vector<at::Tensor> contiguous_features(at::TensorList features) {
+  std::vector<at::Tensor> out;
+  out.reserve(features.size());
+  for (const at::Tensor& f : features) out.push_back(f.contiguous());
+  return out;
+}
+
 // Checks every argument that does not need the data (the CPU kernel checks the batch indices
 // and levels too; on CUDA that would need a host sync). Message: "myops.roi_align_levels: ...".
 inline void check_inputs(at::TensorList features, const at::Tensor& rois, const at::Tensor& levels,
-                         at::ArrayRef<double> spatial_scale, int64_t pooled_height, int64_t pooled_width) {
+                         at::ArrayRef<double> spatial_scale, int64_t pooled_height, int64_t pooled_width,
+                         int64_t sampling_ratio) {
   constexpr const char* op = "roi_align_levels";
   const int64_t L = static_cast<int64_t>(features.size());
   TORCH_CHECK_VALUE(L >= 1 && L <= kMaxLevels, "myops.", op, ": argument 'features' must hold 1 to ",
@@ -43,6 +53,9 @@ inline void check_inputs(at::TensorList features, const at::Tensor& rois, const 
   TORCH_CHECK_VALUE(pooled_height >= 0 && pooled_width >= 0, "myops.", op,
                     ": arguments 'pooled_height' and 'pooled_width' must be >= 0, got ", pooled_height, " and ",
                     pooled_width);
+  TORCH_CHECK_VALUE(pooled_height <= std::numeric_limits<int>::max() && pooled_width <= std::numeric_limits<int>::max() &&
+                        sampling_ratio <= std::numeric_limits<int>::max(),
+                    "myops.", op, ": pooled_height, pooled_width and sampling_ratio must be below 2^31");
   const at::Tensor& f0 = features[0];
   for (int64_t l = 0; l < L; ++l) {
     const at::Tensor& f = features[l];

@@ -113,7 +113,7 @@ void check_indices(const T* rois, const int64_t* levels, int64_t K, int64_t L, i
 at::Tensor roi_align_levels_cpu(at::TensorList features, const at::Tensor& rois, const at::Tensor& levels,
                                 at::ArrayRef<double> spatial_scale, int64_t pooled_height, int64_t pooled_width,
                                 int64_t sampling_ratio, bool aligned) {
-  roi_align::check_inputs(features, rois, levels, spatial_scale, pooled_height, pooled_width);
+  roi_align::check_inputs(features, rois, levels, spatial_scale, pooled_height, pooled_width, sampling_ratio);
   const at::Tensor& f0 = features[0];
   const int64_t K = rois.size(0), N = f0.size(0), C = f0.size(1);
   at::Tensor out = at::empty({K, C, pooled_height, pooled_width}, f0.options().memory_format(at::MemoryFormat::Contiguous));
@@ -124,12 +124,7 @@ at::Tensor roi_align_levels_cpu(at::TensorList features, const at::Tensor& rois,
                   static_cast<int64_t>(features.size()), N);
   });
   if (out.numel() == 0) return out;
-  TORCH_CHECK_VALUE(pooled_height <= std::numeric_limits<int>::max() && pooled_width <= std::numeric_limits<int>::max() &&
-                        sampling_ratio <= std::numeric_limits<int>::max(),
-                    "myops.roi_align_levels: pooled_height, pooled_width and sampling_ratio must be below 2^31");
-  std::vector<at::Tensor> feats;
-  feats.reserve(features.size());
-  for (const at::Tensor& f : features) feats.push_back(f.contiguous());
+  const std::vector<at::Tensor> feats = roi_align::contiguous_features(features);
   const int sr = sampling_ratio < 0 ? 0 : static_cast<int>(sampling_ratio);
   AT_DISPATCH_FLOATING_TYPES_AND_HALF(f0.scalar_type(), "roi_align_levels", [&] {
     pool<scalar_t>(feats, r.const_data_ptr<scalar_t>(), lv.const_data_ptr<int64_t>(), spatial_scale, K, C,

@@ -118,18 +118,13 @@ void launch(const std::vector<at::Tensor>& feats, at::ArrayRef<double> spatial_s
 at::Tensor roi_align_levels_cuda(at::TensorList features, const at::Tensor& rois, const at::Tensor& levels,
                                  at::ArrayRef<double> spatial_scale, int64_t pooled_height, int64_t pooled_width,
                                  int64_t sampling_ratio, bool aligned) {
-  roi_align::check_inputs(features, rois, levels, spatial_scale, pooled_height, pooled_width);
+  roi_align::check_inputs(features, rois, levels, spatial_scale, pooled_height, pooled_width, sampling_ratio);
   const at::Tensor& f0 = features[0];
   CudaGuard guard(f0.device());
   const int64_t K = rois.size(0), C = f0.size(1);
   at::Tensor out = at::empty({K, C, pooled_height, pooled_width}, f0.options().memory_format(at::MemoryFormat::Contiguous));
   if (out.numel() == 0) return out;
-  TORCH_CHECK_VALUE(pooled_height <= std::numeric_limits<int>::max() && pooled_width <= std::numeric_limits<int>::max() &&
-                        sampling_ratio <= std::numeric_limits<int>::max(),
-                    "myops.roi_align_levels: pooled_height, pooled_width and sampling_ratio must be below 2^31");
-  std::vector<at::Tensor> feats;
-  feats.reserve(features.size());
-  for (const at::Tensor& f : features) feats.push_back(f.contiguous());
+  const std::vector<at::Tensor> feats = roi_align::contiguous_features(features);
   const at::Tensor r = rois.contiguous();
   const at::Tensor lv = levels.contiguous();
   const int ph = static_cast<int>(pooled_height), pw = static_cast<int>(pooled_width);
