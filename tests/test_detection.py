@@ -35,12 +35,16 @@ MODELS = {
     "retinanet_resnet50_fpn": ("score_thresh", 0.011),
     "fcos_resnet50_fpn": ("score_thresh", 0.1),
     "maskrcnn_resnet50_fpn": ("box_score_thresh", 0.05),
-    "keypointrcnn_resnet50_fpn": ("box_score_thresh", 0.5),
+    "keypointrcnn_resnet50_fpn": ("box_score_thresh", 0.001),  # its random init scores low
 }
 #: outputs of myops' batched rewrites of torchvision's per-box loops: within TOL, not bit-exact
 BATCHED = ("masks", "keypoints", "keypoints_scores")
 SIZE = (320, 416)
 TOL = 1e-4
+#: ... plus this relative part for the BATCHED outputs: keypoint scores are heatmap logits (~10)
+#: resampled by a bicubic matrix product where torchvision calls F.interpolate, another summation
+#: order (measured: 1.6e-4 absolute, 1.5e-5 relative, at 10 of ~1,700 values)
+BATCHED_RTOL = 3e-5
 MIN_DETECTIONS = 20
 
 
@@ -114,7 +118,8 @@ def assert_matches(ref, out, exact=True, min_detections=MIN_DETECTIONS):
             if (exact and k not in BATCHED) or not r[k].is_floating_point():
                 torch.testing.assert_close(a, b, rtol=0, atol=0, msg=lambda m, i=i, k=k: f"image {i} {k}: {m}")
             else:
-                torch.testing.assert_close(a, b, rtol=0, atol=TOL, msg=lambda m, i=i, k=k: f"image {i} {k}: {m}")
+                rtol = BATCHED_RTOL if k in BATCHED else 0
+                torch.testing.assert_close(a, b, rtol=rtol, atol=TOL, msg=lambda m, i=i, k=k: f"image {i} {k}: {m}")
         c = int(out["count"][i])
         assert (out["labels"][i, c:] == -1).all() and (out["scores"][i, c:] == 0).all()
         assert (out["boxes"][i, c:] == 0).all()
