@@ -376,7 +376,8 @@ using AddOfBuild = AddUnfused<C>;
 template <typename C>
 using AddcmulOfBuild = AddcmulUnfused<C>;
 #else
-// the SIMD builds: fused, as torch's AVX2 kernels (vec::fmadd, and contracted scalar tails)
+// the SIMD builds: fused, as torch's AVX2 / AVX-512 kernels (vec::fmadd and contracted scalar
+// loops), but for the unfused run AddScalarTail describes
 template <typename C>
 using AddOfBuild = Add<C>;
 template <typename C>
