@@ -18,21 +18,7 @@
 #include "cpu/cpu_isa.h"
 
 #include <ATen/Version.h>
-#include <ATen/ops/add_cpu_dispatch.h>
-#include <ATen/ops/addcmul_cpu_dispatch.h>
-#include <ATen/ops/clamp_cpu_dispatch.h>
-#include <ATen/ops/div_cpu_dispatch.h>
-#include <ATen/ops/gelu_cpu_dispatch.h>
-#include <ATen/ops/maximum_cpu_dispatch.h>
-#include <ATen/ops/minimum_cpu_dispatch.h>
-#include <ATen/ops/mul_cpu_dispatch.h>
-#include <ATen/ops/nonzero_cpu_dispatch.h>
-#include <ATen/ops/nonzero_static_cpu_dispatch.h>
-#include <ATen/ops/relu_cpu_dispatch.h>
-#include <ATen/ops/sigmoid_cpu_dispatch.h>
-#include <ATen/ops/silu_cpu_dispatch.h>
-#include <ATen/ops/sub_cpu_dispatch.h>
-#include <ATen/ops/where_cpu_dispatch.h>
+#include <ATen/CPUFunctions.h>
 
 #include <atomic>
 #include <memory>
@@ -53,9 +39,12 @@ struct OpInfo {
 };
 
 constexpr OpInfo kOpTable[kNumOps] = {
-    {"nonzero", true},  {"nonzero_static", true}, {"where", true},   {"add", true},     {"sub", true},
-    {"mul", true},      {"div", true},            {"maximum", true}, {"minimum", true}, {"relu", true},
-    {"addcmul", true},  {"clamp", true},          {"gelu", false},   {"silu", false},   {"sigmoid", false},
+    {"nonzero", true},
+    {"nonzero_static", true},
+#define MYOPS_OVERRIDE_INFO(FN, NAME, OVERLOAD, KIND, RULE, SIG, SCHEMA, DROPIN) \
+  MYOPS_EW_IF_ROUTED(DROPIN)({#FN, MYOPS_EW_DEFAULT(DROPIN)}, )
+    MYOPS_EW_OPS(MYOPS_OVERRIDE_INFO)
+#undef MYOPS_OVERRIDE_INFO
     {"nms", true},
 };
 
@@ -252,7 +241,9 @@ struct CpuBackend {
     }();
     return same;
   }
-  MYOPS_OVERRIDE_TORCH_KERNELS(at::cpu)
+#define MYOPS_OVERRIDE_TORCH_NS at::cpu
+  MYOPS_OVERRIDE_TORCH_KERNELS
+#undef MYOPS_OVERRIDE_TORCH_NS
 };
 
 [[maybe_unused]] const bool cpu_added = add_backend(c10::DispatchKey::CPU, &Kernels<CpuBackend>::register_op);

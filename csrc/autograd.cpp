@@ -10,7 +10,19 @@
 #include <ATen/ExpandUtils.h>
 #include <ATen/core/dispatch/Dispatcher.h>
 #include <ATen/ops/add.h>
+#include <ATen/ops/div.h>
+#include <ATen/ops/eq.h>
 #include <ATen/ops/gather.h>
+#include <ATen/ops/ge.h>
+#include <ATen/ops/log.h>
+#include <ATen/ops/neg.h>
+#include <ATen/ops/pow.h>
+#include <ATen/ops/result_type.h>
+#include <ATen/ops/sgn.h>
+#include <ATen/ops/sub.h>
+#include <ATen/ops/tanh_backward.h>
+#include <ATen/ops/where.h>
+#include <ATen/ops/zeros_like.h>
 #include <ATen/ops/gelu_backward.h>
 #include <ATen/ops/max_pool2d_with_indices.h>
 #include <ATen/ops/mul.h>
@@ -24,6 +36,7 @@
 
 #include <limits>
 
+#include "common/op_handles.h"
 #include "common/torch_version.h"
 
 namespace myops {
@@ -48,28 +61,8 @@ c10::TypedOperatorHandle<Sig> op_handle(const char* name, const char* overload =
   }
 #define MYOPS_OP(fn, name, Sig) MYOPS_OP2(fn, name, "", Sig)
 
-using UnarySig = Tensor(const Tensor&);
-using BinarySig = Tensor(const Tensor&, const Tensor&);
-using AlphaSig = Tensor(const Tensor&, const Tensor&, const c10::Scalar&);
-using TernarySig = Tensor(const Tensor&, const Tensor&, const Tensor&);
+// the elementwise ops: the shared handles ew::ops::<fn>() (common/op_handles.h)
 using PoolSig = Tensor(const Tensor&, const Tensor&, c10::IntArrayRef, c10::IntArrayRef, c10::IntArrayRef, bool);
-MYOPS_OP(op_relu, "relu", UnarySig)
-MYOPS_OP(op_gelu, "gelu", Tensor(const Tensor&, c10::string_view))
-MYOPS_OP(op_silu, "silu", UnarySig)
-MYOPS_OP(op_sigmoid, "sigmoid", UnarySig)
-MYOPS_OP(op_mul_scalar, "mul_scalar", Tensor(const Tensor&, const c10::Scalar&))
-MYOPS_OP(op_cast, "cast", Tensor(const Tensor&, c10::ScalarType))
-MYOPS_OP(op_add, "add", AlphaSig)
-MYOPS_OP(op_sub, "sub", AlphaSig)
-MYOPS_OP(op_mul, "mul", BinarySig)
-MYOPS_OP(op_div, "div", BinarySig)
-MYOPS_OP(op_maximum, "maximum", BinarySig)
-MYOPS_OP(op_minimum, "minimum", BinarySig)
-MYOPS_OP(op_where, "where", TernarySig)
-MYOPS_OP(op_addcmul, "addcmul", Tensor(const Tensor&, const Tensor&, const Tensor&, const c10::Scalar&))
-MYOPS_OP(op_clamp, "clamp", TernarySig)
-MYOPS_OP2(op_clamp_scalar, "clamp", "Scalar",
-          Tensor(const Tensor&, const std::optional<c10::Scalar>&, const std::optional<c10::Scalar>&))
 MYOPS_OP(op_max_pool2d_add, "max_pool2d_add", PoolSig)
 MYOPS_OP(op_max_pool2d_add_backward, "max_pool2d_add_backward", PoolSig)
 MYOPS_OP(op_roi_align_levels, "roi_align_levels",
@@ -120,7 +113,7 @@ struct Meta {
   }
   static Tensor reduce_to(Tensor grad, c10::SymIntArrayRef sizes, at::ScalarType dtype) {
     if (!grad.sym_sizes().equals(sizes)) grad = at::sum_to(grad, sizes, /*always_return_non_view=*/true);
-    if (grad.scalar_type() != dtype) grad = op_cast().call(grad, dtype);
+    if (grad.scalar_type() != dtype) grad = ew::ops::cast().call(grad, dtype);
     return grad;
   }
 };
@@ -132,7 +125,7 @@ Tensor reduce_like(const Tensor& grad, const Tensor& input) {
 // grad * alpha, skipping the multiplication for alpha == 1
 Tensor scaled(const Tensor& grad, const c10::Scalar& alpha) {
   if (!alpha.isBoolean() && alpha.equal(1)) return grad;
-  return op_mul_scalar().call(grad, alpha);
+  return ew::ops::mul_scalar().call(grad, alpha);
 }
 
 // -grad * alpha (sub's gradient of `other`). grad * -alpha is the same bits (negation is exact
@@ -142,34 +135,118 @@ Tensor negated_times(const Tensor& grad, const c10::Scalar& alpha) {
   const bool neg_overflows =
       alpha.isIntegral(/*includeBool=*/false) &&
       (alpha.type() == c10::ScalarType::UInt64 ? alpha.toUInt64() != 0 : alpha.toLong() == std::numeric_limits<int64_t>::min());
-  if (neg_overflows) return op_mul_scalar().call(op_mul_scalar().call(grad, -1), alpha);
-  return op_mul_scalar().call(grad, -alpha);
+  if (neg_overflows) return ew::ops::mul_scalar().call(ew::ops::mul_scalar().call(grad, -1), alpha);
+  return ew::ops::mul_scalar().call(grad, -alpha);
 }
 
 // ---- unary ------------------------------------------------------------------------------------
 
-struct ReluFn : Function<ReluFn> {
-  static Tensor forward(AutogradContext* ctx, const Tensor& self) {
-    auto out = below_autograd(op_relu(), self);
-    ctx->save_for_backward({out});
-    return out;
-  }
-  static variable_list backward(AutogradContext* ctx, variable_list g) {
-    auto out = ctx->get_saved_variables()[0];
-    // torch's threshold_backward: zero where out <= 0, the gradient elsewhere (NaN included)
-    return {op_where().call(at::le(out, 0), scalar_of(0, g[0]), g[0])};
+// The unary ops of the table (SIG unary): one Function, the formula per op. UnaryGrad<OP>
+// says what the backward needs (the input, the result) and computes the gradient from the
+// incoming one: torch's formula (derivatives.yaml), in torch's order (the same bits).
+template <ew::EwOp OP>
+struct UnaryGrad;
+
+template <>
+struct UnaryGrad<ew::EwOp::relu> {
+  static constexpr bool kSelf = false, kResult = true;
+  // torch's threshold_backward: zero where out <= 0, the gradient elsewhere (NaN included)
+  static Tensor grad(const Tensor& g, const Tensor&, const Tensor& out) {
+    return ew::ops::where().call(at::le(out, 0), scalar_of(0, g), g);
   }
 };
 
-Tensor relu_autograd(const Tensor& self) {
-  return with_autograd<ReluFn>(op_relu(), self);
+template <>
+struct UnaryGrad<ew::EwOp::silu> {
+  static constexpr bool kSelf = true, kResult = false;
+  // ATen's silu_backward (opmath inside), or its infinitely differentiable composite when the
+  // backward itself is being recorded
+  static Tensor grad(const Tensor& g, const Tensor& x, const Tensor&) {
+    if (at::GradMode::is_enabled()) {
+      auto s = at::sigmoid(x);
+      return at::mul(at::mul(g, s), at::add(at::mul(x, at::rsub(s, 1.0)), 1.0));
+    }
+    return at::silu_backward(g, x);
+  }
+};
+
+template <>
+struct UnaryGrad<ew::EwOp::sigmoid> {
+  static constexpr bool kSelf = false, kResult = true;
+  // sigmoid_backward(grad, result): opmath inside, itself differentiable
+  static Tensor grad(const Tensor& g, const Tensor&, const Tensor& out) { return at::sigmoid_backward(g, out); }
+};
+
+template <>
+struct UnaryGrad<ew::EwOp::abs> {
+  static constexpr bool kSelf = true, kResult = false;
+  static Tensor grad(const Tensor& g, const Tensor& x, const Tensor&) { return at::mul(g, at::sgn(x)); }
+};
+
+template <>
+struct UnaryGrad<ew::EwOp::neg> {
+  static constexpr bool kSelf = false, kResult = false;
+  static Tensor grad(const Tensor& g, const Tensor&, const Tensor&) { return at::neg(g); }
+};
+
+template <>
+struct UnaryGrad<ew::EwOp::exp> {
+  static constexpr bool kSelf = false, kResult = true;
+  static Tensor grad(const Tensor& g, const Tensor&, const Tensor& out) { return at::mul(g, out); }
+};
+
+template <>
+struct UnaryGrad<ew::EwOp::log> {
+  static constexpr bool kSelf = true, kResult = false;
+  static Tensor grad(const Tensor& g, const Tensor& x, const Tensor&) { return at::div(g, x); }
+};
+
+template <>
+struct UnaryGrad<ew::EwOp::sqrt> {
+  static constexpr bool kSelf = false, kResult = true;
+  // grad / (2 * result)
+  static Tensor grad(const Tensor& g, const Tensor&, const Tensor& out) { return at::div(g, at::mul(out, 2)); }
+};
+
+template <>
+struct UnaryGrad<ew::EwOp::rsqrt> {
+  static constexpr bool kSelf = false, kResult = true;
+  // -0.5 * grad * result.pow(3)
+  static Tensor grad(const Tensor& g, const Tensor&, const Tensor& out) {
+    return at::mul(at::mul(g, -0.5), at::pow(out, 3));
+  }
+};
+
+template <>
+struct UnaryGrad<ew::EwOp::tanh> {
+  static constexpr bool kSelf = false, kResult = true;
+  static Tensor grad(const Tensor& g, const Tensor&, const Tensor& out) { return at::tanh_backward(g, out); }
+};
+
+template <ew::EwOp OP>
+struct UnaryFn : Function<UnaryFn<OP>> {
+  using G = UnaryGrad<OP>;
+  static Tensor forward(AutogradContext* ctx, const Tensor& self) {
+    auto out = below_autograd(ew::handle<OP>(), self);
+    ctx->save_for_backward({G::kSelf ? self : Tensor(), G::kResult ? out : Tensor()});
+    return out;
+  }
+  static variable_list backward(AutogradContext* ctx, variable_list g) {
+    auto saved = ctx->get_saved_variables();
+    return {G::grad(g[0], saved[0], saved[1])};
+  }
+};
+
+template <ew::EwOp OP>
+Tensor unary_autograd(const Tensor& self) {
+  return with_autograd<UnaryFn<OP>>(ew::handle<OP>(), self);
 }
 
 struct GeluFn : Function<GeluFn> {
   static Tensor forward(AutogradContext* ctx, const Tensor& self, c10::string_view approximate) {
     ctx->save_for_backward({self});
     ctx->saved_data["approximate"] = std::string(approximate);
-    return below_autograd(op_gelu(), self, approximate);
+    return below_autograd(ew::ops::gelu(), self, approximate);
   }
   static variable_list backward(AutogradContext* ctx, variable_list g) {
     auto x = ctx->get_saved_variables()[0];
@@ -179,79 +256,42 @@ struct GeluFn : Function<GeluFn> {
 };
 
 Tensor gelu_autograd(const Tensor& self, c10::string_view approximate) {
-  return with_autograd<GeluFn>(op_gelu(), self, approximate);
-}
-
-struct SiluFn : Function<SiluFn> {
-  static Tensor forward(AutogradContext* ctx, const Tensor& self) {
-    ctx->save_for_backward({self});
-    return below_autograd(op_silu(), self);
-  }
-  static variable_list backward(AutogradContext* ctx, variable_list g) {
-    auto x = ctx->get_saved_variables()[0];
-    // torch's formula (derivatives.yaml): ATen's silu_backward (opmath inside), or its
-    // infinitely differentiable composite when the backward itself is being recorded
-    if (at::GradMode::is_enabled()) {
-      auto s = at::sigmoid(x);
-      return {at::mul(at::mul(g[0], s), at::add(at::mul(x, at::rsub(s, 1.0)), 1.0))};
-    }
-    return {at::silu_backward(g[0], x)};
-  }
-};
-
-Tensor silu_autograd(const Tensor& self) {
-  return with_autograd<SiluFn>(op_silu(), self);
-}
-
-struct SigmoidFn : Function<SigmoidFn> {
-  static Tensor forward(AutogradContext* ctx, const Tensor& self) {
-    auto out = below_autograd(op_sigmoid(), self);
-    ctx->save_for_backward({out});
-    return out;
-  }
-  static variable_list backward(AutogradContext* ctx, variable_list g) {
-    // torch's formula: sigmoid_backward(grad, result), opmath inside, itself differentiable
-    return {at::sigmoid_backward(g[0], ctx->get_saved_variables()[0])};
-  }
-};
-
-Tensor sigmoid_autograd(const Tensor& self) {
-  return with_autograd<SigmoidFn>(op_sigmoid(), self);
+  return with_autograd<GeluFn>(ew::ops::gelu(), self, approximate);
 }
 
 struct MulScalarFn : Function<MulScalarFn> {
   static Tensor forward(AutogradContext* ctx, const Tensor& self, const c10::Scalar& other) {
     ctx->saved_data["other"] = other;
     ctx->saved_data["dtype"] = static_cast<int64_t>(self.scalar_type());
-    return below_autograd(op_mul_scalar(), self, other);
+    return below_autograd(ew::ops::mul_scalar(), self, other);
   }
   static variable_list backward(AutogradContext* ctx, variable_list g) {
-    auto gs = op_mul_scalar().call(g[0], ctx->saved_data["other"].toScalar());
+    auto gs = ew::ops::mul_scalar().call(g[0], ctx->saved_data["other"].toScalar());
     auto dtype = static_cast<at::ScalarType>(ctx->saved_data["dtype"].toInt());
-    if (gs.scalar_type() != dtype) gs = op_cast().call(gs, dtype);
+    if (gs.scalar_type() != dtype) gs = ew::ops::cast().call(gs, dtype);
     return {gs, Tensor()};
   }
 };
 
 Tensor mul_scalar_autograd(const Tensor& self, const c10::Scalar& other) {
-  return with_autograd<MulScalarFn>(op_mul_scalar(), self, other);
+  return with_autograd<MulScalarFn>(ew::ops::mul_scalar(), self, other);
 }
 
 struct CastFn : Function<CastFn> {
   static Tensor forward(AutogradContext* ctx, const Tensor& self, c10::ScalarType dtype) {
     ctx->saved_data["dtype"] = static_cast<int64_t>(self.scalar_type());
-    return below_autograd(op_cast(), self, dtype);
+    return below_autograd(ew::ops::cast(), self, dtype);
   }
   static variable_list backward(AutogradContext* ctx, variable_list g) {
     auto dtype = static_cast<at::ScalarType>(ctx->saved_data["dtype"].toInt());
-    return {op_cast().call(g[0], dtype), Tensor()};
+    return {ew::ops::cast().call(g[0], dtype), Tensor()};
   }
 };
 
 Tensor cast_autograd(const Tensor& self, c10::ScalarType dtype) {
   // an integral result is not differentiable
-  if (!at::isFloatingType(dtype)) return below_autograd(op_cast(), self, dtype);
-  return with_autograd<CastFn>(op_cast(), self, dtype);
+  if (!at::isFloatingType(dtype)) return below_autograd(ew::ops::cast(), self, dtype);
+  return with_autograd<CastFn>(ew::ops::cast(), self, dtype);
 }
 
 // ---- binary -----------------------------------------------------------------------------------
@@ -259,7 +299,7 @@ Tensor cast_autograd(const Tensor& self, c10::ScalarType dtype) {
 // add and sub: d/dself = grad, d/dother = ±alpha * grad
 template <bool kSub>
 struct AddSubFn : Function<AddSubFn<kSub>> {
-  static const c10::TypedOperatorHandle<AlphaSig>& op() { return kSub ? op_sub() : op_add(); }
+  static const c10::TypedOperatorHandle<ew::Sig_alpha>& op() { return kSub ? ew::ops::sub() : ew::ops::add(); }
   static Tensor forward(AutogradContext* ctx, const Tensor& self, const Tensor& other, const c10::Scalar& alpha) {
     Meta::save(ctx, "self", self);
     Meta::save(ctx, "other", other);
@@ -279,54 +319,54 @@ struct AddSubFn : Function<AddSubFn<kSub>> {
 };
 
 Tensor add_autograd(const Tensor& self, const Tensor& other, const c10::Scalar& alpha) {
-  return with_autograd<AddSubFn<false>>(op_add(), self, other, alpha);
+  return with_autograd<AddSubFn<false>>(ew::ops::add(), self, other, alpha);
 }
 
 Tensor sub_autograd(const Tensor& self, const Tensor& other, const c10::Scalar& alpha) {
-  return with_autograd<AddSubFn<true>>(op_sub(), self, other, alpha);
+  return with_autograd<AddSubFn<true>>(ew::ops::sub(), self, other, alpha);
 }
 
 struct MulFn : Function<MulFn> {
   static Tensor forward(AutogradContext* ctx, const Tensor& self, const Tensor& other) {
     ctx->save_for_backward({self, other});
-    return below_autograd(op_mul(), self, other);
+    return below_autograd(ew::ops::mul(), self, other);
   }
   static variable_list backward(AutogradContext* ctx, variable_list g) {
     auto saved = ctx->get_saved_variables();
     const auto &self = saved[0], &other = saved[1];
     Tensor gs, go;
-    if (ctx->needs_input_grad(0)) gs = reduce_like(op_mul().call(g[0], other), self);
-    if (ctx->needs_input_grad(1)) go = reduce_like(op_mul().call(g[0], self), other);
+    if (ctx->needs_input_grad(0)) gs = reduce_like(ew::ops::mul().call(g[0], other), self);
+    if (ctx->needs_input_grad(1)) go = reduce_like(ew::ops::mul().call(g[0], self), other);
     return {gs, go};
   }
 };
 
 Tensor mul_autograd(const Tensor& self, const Tensor& other) {
-  return with_autograd<MulFn>(op_mul(), self, other);
+  return with_autograd<MulFn>(ew::ops::mul(), self, other);
 }
 
 struct DivFn : Function<DivFn> {
   static Tensor forward(AutogradContext* ctx, const Tensor& self, const Tensor& other) {
     ctx->save_for_backward({self, other});
-    return below_autograd(op_div(), self, other);
+    return below_autograd(ew::ops::div(), self, other);
   }
   static variable_list backward(AutogradContext* ctx, variable_list g) {
     auto saved = ctx->get_saved_variables();
     const auto &self = saved[0], &other = saved[1];
     Tensor gs, go;
-    if (ctx->needs_input_grad(0)) gs = reduce_like(op_div().call(g[0], other), self);
+    if (ctx->needs_input_grad(0)) gs = reduce_like(ew::ops::div().call(g[0], other), self);
     if (ctx->needs_input_grad(1)) {
       // d(a/b)/db = -a / b^2, in torch's order: -g * ((a / b) / b) (b * b would overflow in
       // half for |b| > 255.9)
-      auto q = op_div().call(op_div().call(self, other), other);
-      go = reduce_like(op_mul_scalar().call(op_mul().call(g[0], q), -1), other);
+      auto q = ew::ops::div().call(ew::ops::div().call(self, other), other);
+      go = reduce_like(ew::ops::mul_scalar().call(ew::ops::mul().call(g[0], q), -1), other);
     }
     return {gs, go};
   }
 };
 
 Tensor div_autograd(const Tensor& self, const Tensor& other) {
-  return with_autograd<DivFn>(op_div(), self, other);
+  return with_autograd<DivFn>(ew::ops::div(), self, other);
 }
 
 // maximum / minimum: the gradient goes to the winner; ties split it in half, as PyTorch does.
@@ -334,7 +374,7 @@ Tensor div_autograd(const Tensor& self, const Tensor& other) {
 // get the full gradient.
 template <bool kMax>
 struct MinMaxFn : Function<MinMaxFn<kMax>> {
-  static const c10::TypedOperatorHandle<BinarySig>& op() { return kMax ? op_maximum() : op_minimum(); }
+  static const c10::TypedOperatorHandle<ew::Sig_binary>& op() { return kMax ? ew::ops::maximum() : ew::ops::minimum(); }
   static Tensor forward(AutogradContext* ctx, const Tensor& self, const Tensor& other) {
     ctx->save_for_backward({self, other});
     return below_autograd(op(), self, other);
@@ -343,28 +383,78 @@ struct MinMaxFn : Function<MinMaxFn<kMax>> {
     auto saved = ctx->get_saved_variables();
     const auto &self = saved[0], &other = saved[1];
     auto tie = at::eq(self, other);
-    auto half = op_mul_scalar().call(g[0], 0.5);
+    auto half = ew::ops::mul_scalar().call(g[0], 0.5);
     auto z = scalar_of(0, g[0]);
-    auto kept = op_where().call(tie, half, g[0]);
+    auto kept = ew::ops::where().call(tie, half, g[0]);
     Tensor gs, go;
     if (ctx->needs_input_grad(0)) {
       auto loses = kMax ? at::lt(self, other) : at::gt(self, other);
-      gs = reduce_like(op_where().call(loses, z, kept), self);
+      gs = reduce_like(ew::ops::where().call(loses, z, kept), self);
     }
     if (ctx->needs_input_grad(1)) {
       auto loses = kMax ? at::gt(self, other) : at::lt(self, other);
-      go = reduce_like(op_where().call(loses, z, kept), other);
+      go = reduce_like(ew::ops::where().call(loses, z, kept), other);
     }
     return {gs, go};
   }
 };
 
 Tensor maximum_autograd(const Tensor& self, const Tensor& other) {
-  return with_autograd<MinMaxFn<true>>(op_maximum(), self, other);
+  return with_autograd<MinMaxFn<true>>(ew::ops::maximum(), self, other);
 }
 
 Tensor minimum_autograd(const Tensor& self, const Tensor& other) {
-  return with_autograd<MinMaxFn<false>>(op_minimum(), self, other);
+  return with_autograd<MinMaxFn<false>>(ew::ops::minimum(), self, other);
+}
+
+// pow (torch's pow_backward_self / pow_backward_exponent, FunctionsManual.cpp): self gets
+// grad * exponent * self ** (exponent - 1), zero where exponent == 0; exponent gets
+// grad * result * log(self), zero where self == 0 and exponent >= 0.
+struct PowFn : Function<PowFn> {
+  static Tensor forward(AutogradContext* ctx, const Tensor& self, const Tensor& exponent) {
+    auto out = below_autograd(ew::ops::pow(), self, exponent);
+    ctx->save_for_backward({self, exponent, out});
+    return out;
+  }
+  static variable_list backward(AutogradContext* ctx, variable_list g) {
+    auto saved = ctx->get_saved_variables();
+    const auto &self = saved[0], &exponent = saved[1], &out = saved[2];
+    auto z = scalar_of(0, g[0]);
+    Tensor gs, ge;
+    if (ctx->needs_input_grad(0)) {
+      auto d = at::mul(g[0], at::mul(exponent, at::pow(self, at::sub(exponent, 1))));
+      gs = reduce_like(at::where(at::eq(exponent, 0.0), z, d), self);
+    }
+    if (ctx->needs_input_grad(1)) {
+      auto self_ = self.to(at::result_type(self, exponent));
+      auto rl = at::mul(out, at::log(self_));
+      ge = reduce_like(at::mul(g[0], at::where(at::ge(exponent, 0), at::where(at::eq(self_, 0), z, rl), rl)), exponent);
+    }
+    return {gs, ge};
+  }
+};
+
+Tensor pow_autograd(const Tensor& self, const Tensor& exponent) {
+  return with_autograd<PowFn>(ew::ops::pow(), self, exponent);
+}
+
+// pow.Scalar (torch's pow_backward): zero for exponent 0, else grad * (exponent * self ** (exponent - 1))
+struct PowScalarFn : Function<PowScalarFn> {
+  static Tensor forward(AutogradContext* ctx, const Tensor& self, const c10::Scalar& exponent) {
+    ctx->save_for_backward({self});
+    ctx->saved_data["exponent"] = exponent;
+    return below_autograd(ew::ops::pow_scalar(), self, exponent);
+  }
+  static variable_list backward(AutogradContext* ctx, variable_list g) {
+    const auto self = ctx->get_saved_variables()[0];
+    const double e = ctx->saved_data["exponent"].toScalar().toDouble();
+    if (e == 0.0) return {at::zeros_like(self, at::MemoryFormat::Contiguous), Tensor()};
+    return {at::mul(g[0], at::mul(at::pow(self, e - 1), e)), Tensor()};
+  }
+};
+
+Tensor pow_scalar_autograd(const Tensor& self, const c10::Scalar& exponent) {
+  return with_autograd<PowScalarFn>(ew::ops::pow_scalar(), self, exponent);
 }
 
 // ---- ternary ----------------------------------------------------------------------------------
@@ -374,20 +464,20 @@ struct WhereFn : Function<WhereFn> {
     ctx->save_for_backward({cond});
     Meta::save(ctx, "self", self);
     Meta::save(ctx, "other", other);
-    return below_autograd(op_where(), cond, self, other);
+    return below_autograd(ew::ops::where(), cond, self, other);
   }
   static variable_list backward(AutogradContext* ctx, variable_list g) {
     auto cond = ctx->get_saved_variables()[0];
     auto z = scalar_of(0, g[0]);
     Tensor gs, go;
-    if (ctx->needs_input_grad(1)) gs = Meta::reduce(ctx, "self", op_where().call(cond, g[0], z));
-    if (ctx->needs_input_grad(2)) go = Meta::reduce(ctx, "other", op_where().call(cond, z, g[0]));
+    if (ctx->needs_input_grad(1)) gs = Meta::reduce(ctx, "self", ew::ops::where().call(cond, g[0], z));
+    if (ctx->needs_input_grad(2)) go = Meta::reduce(ctx, "other", ew::ops::where().call(cond, z, g[0]));
     return {Tensor(), gs, go};
   }
 };
 
 Tensor where_autograd(const Tensor& cond, const Tensor& self, const Tensor& other) {
-  return with_autograd<WhereFn>(op_where(), cond, self, other);
+  return with_autograd<WhereFn>(ew::ops::where(), cond, self, other);
 }
 
 struct AddcmulFn : Function<AddcmulFn> {
@@ -396,7 +486,7 @@ struct AddcmulFn : Function<AddcmulFn> {
     Meta::save(ctx, "self", self);
     ctx->save_for_backward({t1, t2});
     ctx->saved_data["value"] = value;
-    return below_autograd(op_addcmul(), self, t1, t2, value);
+    return below_autograd(ew::ops::addcmul(), self, t1, t2, value);
   }
   static variable_list backward(AutogradContext* ctx, variable_list g) {
     auto saved = ctx->get_saved_variables();
@@ -405,14 +495,14 @@ struct AddcmulFn : Function<AddcmulFn> {
     Tensor g0, g1, g2;
     // torch's order: grad * (t2 * value), grad * (t1 * value)
     if (ctx->needs_input_grad(0)) g0 = Meta::reduce(ctx, "self", g[0]);
-    if (ctx->needs_input_grad(1)) g1 = reduce_like(op_mul().call(g[0], scaled(t2, value)), t1);
-    if (ctx->needs_input_grad(2)) g2 = reduce_like(op_mul().call(g[0], scaled(t1, value)), t2);
+    if (ctx->needs_input_grad(1)) g1 = reduce_like(ew::ops::mul().call(g[0], scaled(t2, value)), t1);
+    if (ctx->needs_input_grad(2)) g2 = reduce_like(ew::ops::mul().call(g[0], scaled(t1, value)), t2);
     return {g0, g1, g2, Tensor()};
   }
 };
 
 Tensor addcmul_autograd(const Tensor& self, const Tensor& t1, const Tensor& t2, const c10::Scalar& value) {
-  return with_autograd<AddcmulFn>(op_addcmul(), self, t1, t2, value);
+  return with_autograd<AddcmulFn>(ew::ops::addcmul(), self, t1, t2, value);
 }
 
 // clamp's gradients follow the torch this library is built against (common/torch_version.h):
@@ -428,7 +518,7 @@ Tensor addcmul_autograd(const Tensor& self, const Tensor& t1, const Tensor& t2, 
 struct ClampFn : Function<ClampFn> {
   static Tensor forward(AutogradContext* ctx, const Tensor& self, const Tensor& lo, const Tensor& hi) {
     ctx->save_for_backward({self, lo, hi});
-    return below_autograd(op_clamp(), self, lo, hi);
+    return below_autograd(ew::ops::clamp(), self, lo, hi);
   }
   static variable_list backward(AutogradContext* ctx, variable_list g) {
     auto saved = ctx->get_saved_variables();
@@ -437,32 +527,32 @@ struct ClampFn : Function<ClampFn> {
     auto lo_lt_hi = at::lt(lo, hi);
     Tensor g0, g1, g2;
 #if MYOPS_TORCH_AT_LEAST(2, 14)
-    auto half = op_mul_scalar().call(g[0], 0.5);
+    auto half = ew::ops::mul_scalar().call(g[0], 0.5);
     if (ctx->needs_input_grad(0)) {
       auto out = at::logical_or(at::lt(self, lo), at::gt(self, hi));
       auto tie = at::logical_and(at::logical_or(at::eq(self, lo), at::eq(self, hi)), lo_lt_hi);
-      g0 = reduce_like(op_where().call(out, z, op_where().call(tie, half, g[0])), self);
+      g0 = reduce_like(ew::ops::where().call(out, z, ew::ops::where().call(tie, half, g[0])), self);
     }
     if (ctx->needs_input_grad(1)) {
       auto wins = at::logical_and(at::lt(self, lo), at::le(lo, hi));
       auto tie = at::logical_and(at::eq(self, lo), lo_lt_hi);
-      g1 = reduce_like(op_where().call(wins, g[0], op_where().call(tie, half, z)), lo);
+      g1 = reduce_like(ew::ops::where().call(wins, g[0], ew::ops::where().call(tie, half, z)), lo);
     }
     if (ctx->needs_input_grad(2)) {
       auto wins = at::logical_or(at::logical_and(at::gt(self, hi), at::le(lo, hi)), at::gt(lo, hi));
       auto tie = at::logical_and(at::eq(self, hi), lo_lt_hi);
-      g2 = reduce_like(op_where().call(wins, g[0], op_where().call(tie, half, z)), hi);
+      g2 = reduce_like(ew::ops::where().call(wins, g[0], ew::ops::where().call(tie, half, z)), hi);
     }
 #else
     if (ctx->needs_input_grad(0)) {
       auto in = at::logical_and(at::ge(self, lo), at::le(self, hi));
-      g0 = reduce_like(op_where().call(in, g[0], z), self);
+      g0 = reduce_like(ew::ops::where().call(in, g[0], z), self);
     }
     if (ctx->needs_input_grad(1)) {
-      g1 = reduce_like(op_where().call(at::logical_and(at::lt(self, lo), lo_lt_hi), g[0], z), lo);
+      g1 = reduce_like(ew::ops::where().call(at::logical_and(at::lt(self, lo), lo_lt_hi), g[0], z), lo);
     }
     if (ctx->needs_input_grad(2)) {
-      g2 = reduce_like(op_where().call(at::logical_or(at::gt(self, hi), at::lt(hi, lo)), g[0], z), hi);
+      g2 = reduce_like(ew::ops::where().call(at::logical_or(at::gt(self, hi), at::lt(hi, lo)), g[0], z), hi);
     }
 #endif
     return {g0, g1, g2};
@@ -470,7 +560,7 @@ struct ClampFn : Function<ClampFn> {
 };
 
 Tensor clamp_autograd(const Tensor& self, const Tensor& lo, const Tensor& hi) {
-  return with_autograd<ClampFn>(op_clamp(), self, lo, hi);
+  return with_autograd<ClampFn>(ew::ops::clamp(), self, lo, hi);
 }
 
 // Number bounds (clamp.Scalar): only self has a gradient. torch >= 2.14: where
@@ -482,7 +572,7 @@ struct ClampScalarFn : Function<ClampScalarFn> {
     ctx->save_for_backward({self});
     if (lo) ctx->saved_data["min"] = *lo;
     if (hi) ctx->saved_data["max"] = *hi;
-    return below_autograd(op_clamp_scalar(), self, lo, hi);
+    return below_autograd(ew::ops::clamp_scalar(), self, lo, hi);
   }
   static variable_list backward(AutogradContext* ctx, variable_list g) {
     const auto self = ctx->get_saved_variables()[0];
@@ -495,13 +585,13 @@ struct ClampScalarFn : Function<ClampScalarFn> {
     if (ctx->saved_data.count("min")) both(at::ge(self, ctx->saved_data["min"].toScalar()));
     if (ctx->saved_data.count("max")) both(at::le(self, ctx->saved_data["max"].toScalar()));
 #endif
-    return {reduce_like(op_where().call(in, g[0], scalar_of(0, g[0])), self), Tensor(), Tensor()};
+    return {reduce_like(ew::ops::where().call(in, g[0], scalar_of(0, g[0])), self), Tensor(), Tensor()};
   }
 };
 
 Tensor clamp_scalar_autograd(const Tensor& self, const std::optional<c10::Scalar>& lo,
                              const std::optional<c10::Scalar>& hi) {
-  return with_autograd<ClampScalarFn>(op_clamp_scalar(), self, lo, hi);
+  return with_autograd<ClampScalarFn>(ew::ops::clamp_scalar(), self, lo, hi);
 }
 
 // ---- max_pool2d_add ---------------------------------------------------------------------------
@@ -566,7 +656,7 @@ struct MaxPool2dAddBackwardFn : Function<MaxPool2dAddBackwardFn> {
       auto gi = g[0];
       auto gathered = at::gather(gi.flatten(-2), -1, idx.flatten(-2)).view(idx.sizes());
       auto dtype = static_cast<at::ScalarType>(d["go.dtype"].toInt());
-      ggo = gathered.scalar_type() == dtype ? gathered : op_cast().call(gathered, dtype);
+      ggo = gathered.scalar_type() == dtype ? gathered : ew::ops::cast().call(gathered, dtype);
     }
     return {ggo, Tensor(), Tensor(), Tensor(), Tensor(), Tensor()};
   }
@@ -639,22 +729,21 @@ Tensor roi_align_levels_autograd(at::TensorList features, const Tensor& rois, co
 TORCH_LIBRARY_IMPL(myops, Autograd, m) {
   m.impl("roi_align_levels", &myops::roi_align_levels_autograd);
   using namespace myops;
-  m.impl("relu", &relu_autograd);
-  m.impl("gelu", &gelu_autograd);
-  m.impl("silu", &silu_autograd);
-  m.impl("sigmoid", &sigmoid_autograd);
-  m.impl("mul_scalar", &mul_scalar_autograd);
-  m.impl("cast", &cast_autograd);
-  m.impl("add", &add_autograd);
-  m.impl("sub", &sub_autograd);
-  m.impl("mul", &mul_autograd);
-  m.impl("div", &div_autograd);
-  m.impl("maximum", &maximum_autograd);
-  m.impl("minimum", &minimum_autograd);
-  m.impl("where", &where_autograd);
-  m.impl("addcmul", &addcmul_autograd);
-  m.impl("clamp", &clamp_autograd);
-  m.impl("clamp.Scalar", &clamp_scalar_autograd);
+  // every op of the elementwise table (myops/op_table.h): a plain unary op's kernel is
+  // unary_autograd<OP> (its formula: UnaryGrad<OP>), any other op FN's is FN_autograd
+#define MYOPS_EW_AUTOGRAD_unary(FN) &unary_autograd<ew::EwOp::FN>
+#define MYOPS_EW_AUTOGRAD_gelu(FN) &FN##_autograd
+#define MYOPS_EW_AUTOGRAD_scalar MYOPS_EW_AUTOGRAD_gelu
+#define MYOPS_EW_AUTOGRAD_cast MYOPS_EW_AUTOGRAD_gelu
+#define MYOPS_EW_AUTOGRAD_binary MYOPS_EW_AUTOGRAD_gelu
+#define MYOPS_EW_AUTOGRAD_alpha MYOPS_EW_AUTOGRAD_gelu
+#define MYOPS_EW_AUTOGRAD_ternary MYOPS_EW_AUTOGRAD_gelu
+#define MYOPS_EW_AUTOGRAD_value MYOPS_EW_AUTOGRAD_gelu
+#define MYOPS_EW_AUTOGRAD_clamp_scalar MYOPS_EW_AUTOGRAD_gelu
+#define MYOPS_EW_AUTOGRAD(FN, NAME, OVERLOAD, KIND, RULE, SIG, ...) \
+  m.impl(MYOPS_EW_QUALNAME(NAME, OVERLOAD), MYOPS_EW_AUTOGRAD_##SIG(FN));
+  MYOPS_EW_OPS(MYOPS_EW_AUTOGRAD)
+#undef MYOPS_EW_AUTOGRAD
   m.impl("max_pool2d_add", &max_pool2d_add_autograd);
   m.impl("diagonal", &diagonal_autograd);
   m.impl("diagonal_backward", &diagonal_backward_autograd);

@@ -8,6 +8,32 @@
 // loads in a process with no Python. The Python module myops._C (csrc/python/) links it.
 #include <torch/library.h>
 
+#include <string>
+#include <vector>
+
+#include "myops/op_table.h"
+
+namespace myops {
+std::vector<std::string> ew_table() {
+  static const char* const sigs[] = {
+#define MYOPS_EW_SIG_NAME(FN, NAME, OVERLOAD, KIND, RULE, SIG, ...) #SIG,
+      MYOPS_EW_OPS(MYOPS_EW_SIG_NAME)
+#undef MYOPS_EW_SIG_NAME
+  };
+  using namespace ew;
+  std::vector<std::string> rows;
+  for (int i = 0; i < kNumEwOps; ++i) {
+    const auto& op = kOps[i];
+    const int k = static_cast<int>(op.kind);
+    rows.push_back(std::string(op.fn) + "|" + op.name + "|" + op.overload + "|" + kKindNames[k] + "|" +
+                   std::to_string(kArity[k]) + "|" + kDtypesNames[static_cast<int>(kDtypes[k])] + "|" +
+                   kRuleNames[static_cast<int>(op.rule)] + "|" + sigs[i] + "|" + op.aten + "|" +
+                   (op.dropin_default ? "1" : "0"));
+  }
+  return rows;
+}
+}  // namespace myops
+
 TORCH_LIBRARY(myops, m) {
   // The fake (meta) kernels are Python functions in myops._fake: a process that loads this
   // library from C++ and then traces from Python is told which module to import.
@@ -51,29 +77,18 @@ TORCH_LIBRARY(myops, m) {
       "roi_align_levels(Tensor[] features, Tensor rois, Tensor levels, float[] spatial_scale, "
       "int pooled_height, int pooled_width, int sampling_ratio=-1, bool aligned=False) -> Tensor");
 
-  // ---- elementwise: unary -----------------------------------------------------------------
-  m.def("relu(Tensor self) -> Tensor");
-  m.def("gelu(Tensor self, *, str approximate='none') -> Tensor");
-  m.def("silu(Tensor self) -> Tensor");
-  m.def("sigmoid(Tensor self) -> Tensor");
-  m.def("mul_scalar(Tensor self, Scalar other) -> Tensor");
-  m.def("cast(Tensor self, ScalarType dtype) -> Tensor");
-
-  // ---- elementwise: binary (broadcasting, type promotion) --------------------------------
-  m.def("add(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor");
-  m.def("sub(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor");
-  m.def("mul(Tensor self, Tensor other) -> Tensor");
-  m.def("div(Tensor self, Tensor other) -> Tensor");
-  m.def("maximum(Tensor self, Tensor other) -> Tensor");
-  m.def("minimum(Tensor self, Tensor other) -> Tensor");
-
-  // ---- elementwise: ternary (broadcasting) ------------------------------------------------
-  m.def("where(Tensor condition, Tensor self, Tensor other) -> Tensor");
-  m.def("addcmul(Tensor self, Tensor tensor1, Tensor tensor2, *, Scalar value=1) -> Tensor");
-  m.def("clamp(Tensor self, Tensor min, Tensor max) -> Tensor");
-  // Number bounds (torch.clamp's own overload for them): the same values, but only `self` has
-  // a gradient, with torch's formula for number bounds.
-  m.def("clamp.Scalar(Tensor self, Scalar? min=None, Scalar? max=None) -> Tensor");
+  // ---- elementwise: one schema per line of the op table (common/op_table.h) ----------------
+  // unary: relu, gelu(approximate='none'|'tanh'), silu, sigmoid, mul_scalar, cast; binary
+  // (broadcasting, type promotion): add, sub (alpha), mul, div, maximum, minimum; ternary
+  // (broadcasting): where, addcmul (value), clamp (Tensor bounds), clamp.Scalar (number bounds:
+  // the same values, but only `self` has a gradient, with torch's formula for number bounds)
+#define MYOPS_EW_DEF(FN, NAME, OVERLOAD, KIND, RULE, SIG, SCHEMA, DROPIN) \
+  m.def((std::string(MYOPS_EW_QUALNAME(NAME, OVERLOAD)) + SCHEMA).c_str());
+  MYOPS_EW_OPS(MYOPS_EW_DEF)
+#undef MYOPS_EW_DEF
+  // The op table for Python (myops._table: the fake kernels and the test tables read it): one
+  // "fn|name|overload|kind|arity|dtypes|rule|sig|aten|dropin_default" string per op, in table order.
+  m.def("_ew_table() -> str[]", &myops::ew_table);
 
   // ---- max_pool2d_add ---------------------------------------------------------------------
   m.def(

@@ -5,6 +5,8 @@
 
 #include <ATen/core/dispatch/Dispatcher.h>
 
+#include "common/op_handles.h"
+
 namespace myops {
 namespace {
 
@@ -72,43 +74,34 @@ Tensor roi_align_levels(at::TensorList features, const Tensor& rois, const Tenso
              features, rois, levels, spatial_scale, pooled_height, pooled_width, sampling_ratio, aligned);
 }
 
-Tensor relu(const Tensor& self) { MYOPS_CALL(relu, Unary, self); }
-Tensor gelu(const Tensor& self, c10::string_view approximate) {
-  MYOPS_CALL(gelu, Tensor(const Tensor&, c10::string_view), self, approximate);
-}
-Tensor silu(const Tensor& self) { MYOPS_CALL(silu, Unary, self); }
-Tensor sigmoid(const Tensor& self) { MYOPS_CALL(sigmoid, Unary, self); }
-Tensor mul_scalar(const Tensor& self, const c10::Scalar& other) {
-  MYOPS_CALL(mul_scalar, Tensor(const Tensor&, const c10::Scalar&), self, other);
-}
-Tensor cast(const Tensor& self, c10::ScalarType dtype) {
-  MYOPS_CALL(cast, Tensor(const Tensor&, c10::ScalarType), self, dtype);
-}
-
-Tensor add(const Tensor& self, const Tensor& other, const c10::Scalar& alpha) {
-  MYOPS_CALL(add, WithScalar, self, other, alpha);
-}
-Tensor sub(const Tensor& self, const Tensor& other, const c10::Scalar& alpha) {
-  MYOPS_CALL(sub, WithScalar, self, other, alpha);
-}
-Tensor mul(const Tensor& self, const Tensor& other) { MYOPS_CALL(mul, Binary, self, other); }
-Tensor div(const Tensor& self, const Tensor& other) { MYOPS_CALL(div, Binary, self, other); }
-Tensor maximum(const Tensor& self, const Tensor& other) { MYOPS_CALL(maximum, Binary, self, other); }
-Tensor minimum(const Tensor& self, const Tensor& other) { MYOPS_CALL(minimum, Binary, self, other); }
-
-Tensor where(const Tensor& condition, const Tensor& self, const Tensor& other) {
-  MYOPS_CALL(where, Ternary, condition, self, other);
-}
-Tensor addcmul(const Tensor& self, const Tensor& tensor1, const Tensor& tensor2, const c10::Scalar& value) {
-  MYOPS_CALL(addcmul, Tensor(const Tensor&, const Tensor&, const Tensor&, const c10::Scalar&), self, tensor1, tensor2,
-             value);
-}
-Tensor clamp(const Tensor& self, const Tensor& min, const Tensor& max) { MYOPS_CALL(clamp, Ternary, self, min, max); }
-Tensor clamp(const Tensor& self, const std::optional<c10::Scalar>& min, const std::optional<c10::Scalar>& max) {
-  using Sig = Tensor(const Tensor&, const std::optional<c10::Scalar>&, const std::optional<c10::Scalar>&);
-  static const auto op = handle<Sig>("myops::clamp", "Scalar");
-  return op.call(self, min, max);
-}
+// The elementwise ops: one function per line of the op table (common/op_table.h), calling the
+// shared handle (common/op_handles.h); its parameters are those of the SIG column. clamp.Scalar
+// is the C++ overload clamp(self, optional min, optional max).
+#define MYOPS_API_unary(FN, NAME) \
+  Tensor FN(const Tensor& a) { return ew::ops::FN().call(a); }
+#define MYOPS_API_gelu(FN, NAME) \
+  Tensor FN(const Tensor& a, c10::string_view s) { return ew::ops::FN().call(a, s); }
+#define MYOPS_API_scalar(FN, NAME) \
+  Tensor FN(const Tensor& a, const c10::Scalar& s) { return ew::ops::FN().call(a, s); }
+#define MYOPS_API_cast(FN, NAME) \
+  Tensor FN(const Tensor& a, c10::ScalarType t) { return ew::ops::FN().call(a, t); }
+#define MYOPS_API_binary(FN, NAME) \
+  Tensor FN(const Tensor& a, const Tensor& b) { return ew::ops::FN().call(a, b); }
+#define MYOPS_API_alpha(FN, NAME) \
+  Tensor FN(const Tensor& a, const Tensor& b, const c10::Scalar& s) { return ew::ops::FN().call(a, b, s); }
+#define MYOPS_API_ternary(FN, NAME) \
+  Tensor FN(const Tensor& a, const Tensor& b, const Tensor& c) { return ew::ops::FN().call(a, b, c); }
+#define MYOPS_API_value(FN, NAME)                                               \
+  Tensor FN(const Tensor& a, const Tensor& b, const Tensor& c, const c10::Scalar& s) { \
+    return ew::ops::FN().call(a, b, c, s);                                        \
+  }
+#define MYOPS_API_clamp_scalar(FN, NAME)                                                             \
+  Tensor NAME(const Tensor& a, const std::optional<c10::Scalar>& lo, const std::optional<c10::Scalar>& hi) { \
+    return ew::ops::FN().call(a, lo, hi);                                                              \
+  }
+#define MYOPS_API_DEF(FN, NAME, OVERLOAD, KIND, RULE, SIG, ...) MYOPS_API_##SIG(FN, NAME)
+MYOPS_EW_OPS(MYOPS_API_DEF)
+#undef MYOPS_API_DEF
 
 Tensor max_pool2d_add(const Tensor& self, const Tensor& other, at::IntArrayRef kernel_size, at::IntArrayRef stride,
                       at::IntArrayRef padding, bool ceil_mode) {

@@ -27,7 +27,9 @@ import torch
 import torch.nn.functional as F
 from hypothesis import given, settings, strategies as st
 
+import myops  # noqa: F401  (the op table)
 from cuda_emulation.loader import build, cuda_include_dir
+from myops._table import EW_OPS
 from helpers import assert_bits_nan_anywhere, assert_meta, rand, with_layout
 
 pytestmark = pytest.mark.skipif(cuda_include_dir() is None, reason="no CUDA headers to build the emulation with")
@@ -265,6 +267,39 @@ def test_transcendental(E, op, dtype, layout):
     ulps = 1 if dtype in REDUCED else 8
     atol = {torch.float32: 2e-6, torch.float64: 1e-12}.get(dtype, 1e-6)
     check(fe(x), ft(x.double()).to(dtype), meta_strides(ft, x), ulps=ulps, atol=atol)
+
+
+# The op table's plain unary ops and pow (myops._table): the CUDA kernels' plumbing exact, the
+# host's libm standing in for the device's (within the ulps above; abs / neg: exact).
+TABLE_UNARY = [op.fn for op in EW_OPS.values() if op.sig == "unary"]
+
+
+@pytest.mark.parametrize("op", TABLE_UNARY + ["pow", "pow_scalar"])
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64, torch.float16, torch.bfloat16, torch.int32], ids=str)
+@pytest.mark.parametrize("layout", ["contiguous", "transposed", "misaligned"])
+def test_table_ops(E, op, dtype, layout):
+    info = EW_OPS[op]
+    if dtype not in info.accepted:
+        pytest.skip(f"{op} takes no {dtype}")
+    x = with_layout(rand((7, 131), dtype, "cpu"), layout)
+    if op in ("log", "sqrt", "rsqrt", "pow", "pow_scalar") and dtype.is_floating_point:
+        x = x.abs()  # the domain (NaN elsewhere is checked by the parity suite)
+    if op == "pow":
+        y = with_layout(rand((7, 131), dtype, "cpu", low=-3, high=3), layout)
+        fe, ft = (lambda t: E.pow(t, y)), (lambda t: torch.pow(t, y.to(t.dtype)))
+    elif op == "pow_scalar":
+        fe, ft = (lambda t: E.pow.Scalar(t, 2.5)), (lambda t: torch.pow(t, 2.5))
+    else:
+        fe, ft = getattr(E, op), getattr(torch.ops.aten, op).default
+    out = fe(x)
+    if op in ("abs", "neg"):
+        check(out, ft(x), meta_strides(ft, x))
+        return
+    rt = out.dtype
+    ulps = 1 if rt in REDUCED else 8
+    atol = {torch.float32: 2e-6, torch.float64: 1e-12}.get(rt, 1e-6)
+    strides = meta_strides(lambda t: torch.pow(t, y.to("meta")), x) if op == "pow" else meta_strides(ft, x)
+    check(out, ft(x.double()).to(rt), strides, ulps=ulps, atol=atol)
 
 
 CASTS = [

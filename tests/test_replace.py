@@ -16,7 +16,7 @@ import myops
 from helpers import ALL_DTYPES, DEVICES, assert_same, cuda_only, outcome, rand, with_layout
 from myops.replace import ALL_OPS, DEFAULT_OPS
 
-APPROXIMATE = {"gelu", "silu", "sigmoid"}
+APPROXIMATE = {"gelu", "silu", "sigmoid", "exp", "log", "sqrt", "rsqrt", "tanh", "pow", "pow_scalar"}
 
 # Every aten overload the override registers, by myops op name.
 OVERLOADS = {
@@ -35,6 +35,14 @@ OVERLOADS = {
     "gelu": "aten::gelu",
     "silu": "aten::silu",
     "sigmoid": "aten::sigmoid",
+    "neg": "aten::neg",
+    "exp": "aten::exp",
+    "log": "aten::log",
+    "sqrt": "aten::sqrt",
+    "rsqrt": "aten::rsqrt",
+    "tanh": "aten::tanh",
+    "pow": "aten::pow.Tensor_Tensor",
+    "pow_scalar": "aten::pow.Tensor_Scalar",
     "nms": "torchvision::nms",  # on the Autograd keys (see aten_override.h)
 }
 
@@ -94,6 +102,17 @@ CALLS = [
     ("gelu", lambda x, y: F.gelu(x, approximate="tanh")),
     ("silu", lambda x, y: F.silu(x)),
     ("sigmoid", lambda x, y: torch.sigmoid(x)),
+    ("neg", lambda x, y: -x),
+    ("neg", lambda x, y: torch.neg(x.half())),
+    ("exp", lambda x, y: torch.exp(x)),
+    ("log", lambda x, y: torch.log(x.abs())),
+    ("sqrt", lambda x, y: torch.sqrt(x.abs())),
+    ("sqrt", lambda x, y: torch.sqrt(x.int().abs())),
+    ("rsqrt", lambda x, y: torch.rsqrt(x.double().abs() + 0.1)),
+    ("tanh", lambda x, y: torch.tanh(x)),
+    ("pow", lambda x, y: torch.pow(x.abs(), y)),
+    ("pow_scalar", lambda x, y: torch.pow(x.abs(), 2.5)),
+    ("pow_scalar", lambda x, y: x ** 3),
     ("add", lambda x, y: x + y),
     ("add", lambda x, y: torch.add(x, y[:1])),
     ("add", lambda x, y: x + 1.5),

@@ -30,6 +30,7 @@
 #include <optional>
 
 #include "common/checks.h"
+#include "common/op_handles.h"
 
 // The library of the ops the drop-in calls, and of its control ops: myops (the CUDA emulation
 // builds the drop-in again around its own, myops_emu: cuda/glue.h).
@@ -40,26 +41,19 @@
 namespace myops {
 namespace aten_override {
 
-// The overridable ops, one bit each. Names and defaults: kOpTable in aten_override.cpp.
+// The overridable ops, one bit each: nonzero, nonzero_static, the routable ops of the
+// elementwise table (common/op_table.h: op_<fn>, in table order), torchvision's nms. Names and
+// defaults: kOpTable in aten_override.cpp.
 enum Op : int {
   kNonzero,
   kNonzeroStatic,
-  kWhere,
-  kAdd,
-  kSub,
-  kMul,
-  kDiv,
-  kMaximum,
-  kMinimum,
-  kRelu,
-  kAddcmul,
-  kClamp,
-  kGelu,
-  kSilu,
-  kSigmoid,
+#define MYOPS_OVERRIDE_ENUM(FN, NAME, OVERLOAD, KIND, RULE, SIG, SCHEMA, DROPIN) MYOPS_EW_IF_ROUTED(DROPIN)(op_##FN, )
+  MYOPS_EW_OPS(MYOPS_OVERRIDE_ENUM)
+#undef MYOPS_OVERRIDE_ENUM
   kNms,  // torchvision::nms (registered only while torchvision's ops are loaded)
   kNumOps
 };
+static_assert(kNumOps <= 32, "myops: the drop-in's op masks are 32 bits");
 
 // --- routing state (csrc/aten_override.cpp) ---------------------------------------------------
 
@@ -149,8 +143,15 @@ inline auto route(Op op, bool supported, Mine&& mine, Theirs&& theirs) -> declty
   return theirs();
 }
 
-// The myops op `name`, called on dispatch key `key` with signature Sig (below its Autograd key:
-// we are already below aten's).
+// The typed handles of the elementwise ops in the library the drop-in calls (common/op_handles.h).
+// Internal linkage: the CUDA emulation's copy (myops_emu) must not bind to libmyops' (myops) when
+// both libraries are loaded (inline functions' statics are shared across shared objects).
+namespace {
+MYOPS_EW_DEFINE_HANDLES(override_ops, C10_STRINGIZE(MYOPS_OVERRIDE_LIBRARY));
+}  // namespace
+
+// The myops op `name` (signature SIG), called on dispatch key `key` (below its Autograd key: we
+// are already below aten's).
 #define MYOPS_OVERRIDE_CALL(NAME, SIG, ...)                                                       \
   [&] {                                                                                          \
     static const auto handle =                                                                   \
@@ -158,6 +159,8 @@ inline auto route(Op op, bool supported, Mine&& mine, Theirs&& theirs) -> declty
             .typed<SIG>();                                                                       \
     return handle.redispatch(c10::DispatchKeySet(B::key), __VA_ARGS__);                          \
   }()
+// The elementwise op FN of the table, likewise.
+#define MYOPS_OVERRIDE_EW(FN, ...) override_ops::FN().redispatch(c10::DispatchKeySet(B::key), __VA_ARGS__)
 
 // The overriding kernels for one backend. B provides:
 //   static constexpr c10::DispatchKey key;          // CPU or CUDA
@@ -207,10 +210,9 @@ struct Kernels {
   static at::Tensor where(const at::Tensor& condition, const at::Tensor& self, const at::Tensor& other) {
     bool ok = on(condition) && condition.scalar_type() == at::kBool && operand(self) && operand(other);
     return route(
-        kWhere, ok,
+        op_where, ok,
         [&] {
-          return MYOPS_OVERRIDE_CALL("where", at::Tensor(const at::Tensor&, const at::Tensor&, const at::Tensor&),
-                                     condition, self, other);
+          return MYOPS_OVERRIDE_EW(where, condition, self, other);
         },
         [&] { return B::where(condition, self, other); });
   }
@@ -227,11 +229,9 @@ struct Kernels {
     bool ok = on(self) && on(t1) && on(t2) && !value.isComplex() && (!any_float || B::fuses_like_torch()) &&
               (is_one(value) || !any_reduced);
     return route(
-        kAddcmul, ok,
+        op_addcmul, ok,
         [&] {
-          return MYOPS_OVERRIDE_CALL(
-              "addcmul", at::Tensor(const at::Tensor&, const at::Tensor&, const at::Tensor&, const c10::Scalar&),
-              self, t1, t2, value);
+          return MYOPS_OVERRIDE_EW(addcmul, self, t1, t2, value);
         },
         [&] { return B::addcmul(self, t1, t2, value); });
   }
@@ -241,10 +241,9 @@ struct Kernels {
     // myops.clamp takes both bounds as tensors; one-sided clamps stay torch's
     bool ok = on(self) && min.has_value() && max.has_value() && on(*min) && on(*max);
     return route(
-        kClamp, ok,
+        op_clamp, ok,
         [&] {
-          return MYOPS_OVERRIDE_CALL("clamp", at::Tensor(const at::Tensor&, const at::Tensor&, const at::Tensor&),
-                                     self, *min, *max);
+          return MYOPS_OVERRIDE_EW(clamp, self, *min, *max);
         },
         [&] { return B::clamp(self, min, max); });
   }
@@ -268,21 +267,21 @@ struct Kernels {
 
   static at::Tensor add(const at::Tensor& self, const at::Tensor& other, const c10::Scalar& alpha) {
     return route(
-        kAdd, binary_ok(self, other) && alpha_ok(self, other, alpha),
-        [&] { return MYOPS_OVERRIDE_CALL("add", AlphaSig, self, other, alpha); },
+        op_add, binary_ok(self, other) && alpha_ok(self, other, alpha),
+        [&] { return MYOPS_OVERRIDE_EW(add, self, other, alpha); },
         [&] { return B::add(self, other, alpha); });
   }
 
   static at::Tensor sub(const at::Tensor& self, const at::Tensor& other, const c10::Scalar& alpha) {
     return route(
-        kSub, binary_ok(self, other) && alpha_ok(self, other, alpha),
-        [&] { return MYOPS_OVERRIDE_CALL("sub", AlphaSig, self, other, alpha); },
+        op_sub, binary_ok(self, other) && alpha_ok(self, other, alpha),
+        [&] { return MYOPS_OVERRIDE_EW(sub, self, other, alpha); },
         [&] { return B::sub(self, other, alpha); });
   }
 
   static at::Tensor mul(const at::Tensor& self, const at::Tensor& other) {
     return route(
-        kMul, binary_ok(self, other), [&] { return MYOPS_OVERRIDE_CALL("mul", BinarySig, self, other); },
+        op_mul, binary_ok(self, other), [&] { return MYOPS_OVERRIDE_EW(mul, self, other); },
         [&] { return B::mul(self, other); });
   }
 
@@ -290,19 +289,19 @@ struct Kernels {
     // torch's CUDA kernel divides by a CPU scalar as a multiply by its reciprocal: left to torch
     const bool ok = binary_ok(self, other) && !(kCuda && host_scalar(other));
     return route(
-        kDiv, ok, [&] { return MYOPS_OVERRIDE_CALL("div", BinarySig, self, other); },
+        op_div, ok, [&] { return MYOPS_OVERRIDE_EW(div, self, other); },
         [&] { return B::div(self, other); });
   }
 
   static at::Tensor maximum(const at::Tensor& self, const at::Tensor& other) {
     return route(
-        kMaximum, binary_ok(self, other), [&] { return MYOPS_OVERRIDE_CALL("maximum", BinarySig, self, other); },
+        op_maximum, binary_ok(self, other), [&] { return MYOPS_OVERRIDE_EW(maximum, self, other); },
         [&] { return B::maximum(self, other); });
   }
 
   static at::Tensor minimum(const at::Tensor& self, const at::Tensor& other) {
     return route(
-        kMinimum, binary_ok(self, other), [&] { return MYOPS_OVERRIDE_CALL("minimum", BinarySig, self, other); },
+        op_minimum, binary_ok(self, other), [&] { return MYOPS_OVERRIDE_EW(minimum, self, other); },
         [&] { return B::minimum(self, other); });
   }
 
@@ -310,30 +309,63 @@ struct Kernels {
 
   using UnarySig = at::Tensor(const at::Tensor&);
 
-  static at::Tensor relu(const at::Tensor& self) {
-    return route(
-        kRelu, on(self) && self.scalar_type() != at::kBool,
-        [&] { return MYOPS_OVERRIDE_CALL("relu", UnarySig, self); }, [&] { return B::relu(self); });
-  }
-
   static at::Tensor gelu(const at::Tensor& self, c10::string_view approximate) {
     bool ok = on(self) && at::isFloatingType(self.scalar_type()) && (approximate == "none" || approximate == "tanh");
     return route(
-        kGelu, ok,
-        [&] { return MYOPS_OVERRIDE_CALL("gelu", at::Tensor(const at::Tensor&, c10::string_view), self, approximate); },
+        op_gelu, ok,
+        [&] { return MYOPS_OVERRIDE_EW(gelu, self, approximate); },
         [&] { return B::gelu(self, approximate); });
   }
 
-  static at::Tensor silu(const at::Tensor& self) {
+  // The plain unary ops of the table (SIG unary): routed for a tensor on this device of a dtype
+  // the op takes (the kernel's DTYPES; any for IntToFloat).
+  static bool takes(ew::EwOp op, at::ScalarType s) {
+    const auto& info = ew::kOps[static_cast<int>(op)];
+    if (info.rule == ew::EwRule::IntToFloat) return true;
+    switch (ew::dtypes_of(info.kind)) {
+      case ew::EwDtypes::NonBool:
+        return s != at::kBool;
+      case ew::EwDtypes::Float:
+        return at::isFloatingType(s);
+      case ew::EwDtypes::All:
+        break;
+    }
+    return true;
+  }
+#define MYOPS_OVERRIDE_UNARY_unary(FN)                                                             \
+  static at::Tensor FN(const at::Tensor& self) {                                                   \
+    return route(                                                                                  \
+        op_##FN, on(self) && takes(ew::EwOp::FN, self.scalar_type()),                              \
+        [&] { return MYOPS_OVERRIDE_EW(FN, self); }, [&] { return B::FN(self); });                 \
+  }
+#define MYOPS_OVERRIDE_UNARY_none(FN)
+#define MYOPS_OVERRIDE_UNARY(FN, NAME, OVERLOAD, KIND, RULE, SIG, SCHEMA, DROPIN) \
+  MYOPS_EW_IF_ROUTED(DROPIN)(MYOPS_OVERRIDE_UNARY_IS_##SIG(FN))
+#define MYOPS_OVERRIDE_UNARY_IS_unary(FN) MYOPS_OVERRIDE_UNARY_unary(FN)
+#define MYOPS_OVERRIDE_UNARY_IS_gelu(FN)
+#define MYOPS_OVERRIDE_UNARY_IS_scalar(FN)
+#define MYOPS_OVERRIDE_UNARY_IS_cast(FN)
+#define MYOPS_OVERRIDE_UNARY_IS_binary(FN)
+#define MYOPS_OVERRIDE_UNARY_IS_alpha(FN)
+#define MYOPS_OVERRIDE_UNARY_IS_ternary(FN)
+#define MYOPS_OVERRIDE_UNARY_IS_value(FN)
+#define MYOPS_OVERRIDE_UNARY_IS_clamp_scalar(FN)
+  MYOPS_EW_OPS(MYOPS_OVERRIDE_UNARY)
+
+  // pow on floating operands (the kernel's dtypes); on CUDA a host scalar exponent stays torch's
+  static at::Tensor pow(const at::Tensor& self, const at::Tensor& exponent) {
+    const bool ok = binary_ok(self, exponent) && at::isFloatingType(self.scalar_type()) &&
+                    at::isFloatingType(exponent.scalar_type()) && !(kCuda && host_scalar(exponent));
     return route(
-        kSilu, on(self) && at::isFloatingType(self.scalar_type()),
-        [&] { return MYOPS_OVERRIDE_CALL("silu", UnarySig, self); }, [&] { return B::silu(self); });
+        op_pow, ok, [&] { return MYOPS_OVERRIDE_EW(pow, self, exponent); }, [&] { return B::pow(self, exponent); });
   }
 
-  static at::Tensor sigmoid(const at::Tensor& self) {
+  static at::Tensor pow_scalar(const at::Tensor& self, const c10::Scalar& exponent) {
+    const bool ok = on(self) && at::isFloatingType(self.scalar_type()) && !exponent.isComplex() &&
+                    !exponent.isSymbolic();
     return route(
-        kSigmoid, on(self), [&] { return MYOPS_OVERRIDE_CALL("sigmoid", UnarySig, self); },
-        [&] { return B::sigmoid(self); });
+        op_pow_scalar, ok, [&] { return MYOPS_OVERRIDE_EW(pow_scalar, self, exponent); },
+        [&] { return B::pow(self, exponent); });
   }
 
   // ---- torchvision::nms ---------------------------------------------------------------------
@@ -363,57 +395,30 @@ struct Kernels {
     switch (op) {
       case kNonzero: m.impl("nonzero", TORCH_FN(nonzero)); break;
       case kNonzeroStatic: m.impl("nonzero_static", TORCH_FN(nonzero_static)); break;
-      case kWhere: m.impl("where.self", TORCH_FN(where)); break;
-      case kAdd: m.impl("add.Tensor", TORCH_FN(add)); break;
-      case kSub: m.impl("sub.Tensor", TORCH_FN(sub)); break;
-      case kMul: m.impl("mul.Tensor", TORCH_FN(mul)); break;
-      case kDiv: m.impl("div.Tensor", TORCH_FN(div)); break;
-      case kMaximum: m.impl("maximum", TORCH_FN(maximum)); break;
-      case kMinimum: m.impl("minimum", TORCH_FN(minimum)); break;
-      case kRelu: m.impl("relu", TORCH_FN(relu)); break;
-      case kAddcmul: m.impl("addcmul", TORCH_FN(addcmul)); break;
-      case kClamp: m.impl("clamp.Tensor", TORCH_FN(clamp)); break;
-      case kGelu: m.impl("gelu", TORCH_FN(gelu)); break;
-      case kSilu: m.impl("silu", TORCH_FN(silu)); break;
-      case kSigmoid: m.impl("sigmoid", TORCH_FN(sigmoid)); break;
+#define MYOPS_OVERRIDE_REGISTER(FN, NAME, OVERLOAD, KIND, RULE, SIG, SCHEMA, DROPIN) \
+  MYOPS_EW_IF_ROUTED(DROPIN)(case op_##FN : m.impl(MYOPS_EW_ATEN(DROPIN), TORCH_FN(FN)); break;)
+      MYOPS_EW_OPS(MYOPS_OVERRIDE_REGISTER)
+#undef MYOPS_OVERRIDE_REGISTER
       case kNms: m.impl("nms", TORCH_FN(tv_nms)); break;
       case kNumOps: break;
     }
   }
 };
 
-// torch's kernels for one backend, from the per-backend entry points in
-// ATen/ops/<op>_<backend>_dispatch.h (NS: at::cpu or at::cuda). Used inside a backend struct.
-#define MYOPS_OVERRIDE_TORCH_KERNELS(NS)                                                                   \
-  static at::Tensor nonzero(const at::Tensor& s) { return NS::nonzero(s); }                                \
-  static at::Tensor nonzero_static(const at::Tensor& s, c10::SymInt size, int64_t fill) {                  \
-    return NS::nonzero_static_symint(s, std::move(size), fill);                                            \
-  }                                                                                                        \
-  static at::Tensor where(const at::Tensor& c, const at::Tensor& s, const at::Tensor& o) {                \
-    return NS::where(c, s, o);                                                                             \
-  }                                                                                                        \
-  static at::Tensor add(const at::Tensor& s, const at::Tensor& o, const c10::Scalar& a) {                  \
-    return NS::add(s, o, a);                                                                               \
-  }                                                                                                        \
-  static at::Tensor sub(const at::Tensor& s, const at::Tensor& o, const c10::Scalar& a) {                  \
-    return NS::sub(s, o, a);                                                                               \
-  }                                                                                                        \
-  static at::Tensor mul(const at::Tensor& s, const at::Tensor& o) { return NS::mul(s, o); }                \
-  static at::Tensor div(const at::Tensor& s, const at::Tensor& o) { return NS::div(s, o); }                \
-  static at::Tensor maximum(const at::Tensor& s, const at::Tensor& o) { return NS::maximum(s, o); }        \
-  static at::Tensor minimum(const at::Tensor& s, const at::Tensor& o) { return NS::minimum(s, o); }        \
-  static at::Tensor relu(const at::Tensor& s) { return NS::relu(s); }                                      \
-  static at::Tensor addcmul(const at::Tensor& s, const at::Tensor& a, const at::Tensor& b,                 \
-                            const c10::Scalar& v) {                                                        \
-    return NS::addcmul(s, a, b, v);                                                                        \
-  }                                                                                                        \
-  static at::Tensor clamp(const at::Tensor& s, const std::optional<at::Tensor>& lo,                        \
-                          const std::optional<at::Tensor>& hi) {                                           \
-    return NS::clamp(s, lo, hi);                                                                           \
-  }                                                                                                        \
-  static at::Tensor gelu(const at::Tensor& s, c10::string_view approximate) { return NS::gelu(s, approximate); } \
-  static at::Tensor silu(const at::Tensor& s) { return NS::silu(s); }                                      \
-  static at::Tensor sigmoid(const at::Tensor& s) { return NS::sigmoid(s); }
+// torch's kernels for one backend, one per routable op: MYOPS_OVERRIDE_TORCH_NS::<fn> (at::cpu
+// or at::cuda: the per-backend entry points of ATen/CPUFunctions.h / ATen/CUDAFunctions.h,
+// which bypass the dispatcher). Define MYOPS_OVERRIDE_TORCH_NS, then use this inside a backend
+// struct.
+#define MYOPS_OVERRIDE_TORCH_KERNEL_OF(FN, NAME, OVERLOAD, KIND, RULE, SIG, SCHEMA, DROPIN) \
+  MYOPS_EW_IF_ROUTED(DROPIN)(template <class... A> static at::Tensor FN(const A&... a) {     \
+    return MYOPS_OVERRIDE_TORCH_NS::NAME(a...);                                              \
+  })
+#define MYOPS_OVERRIDE_TORCH_KERNELS                                                               \
+  static at::Tensor nonzero(const at::Tensor& s) { return MYOPS_OVERRIDE_TORCH_NS::nonzero(s); } \
+  static at::Tensor nonzero_static(const at::Tensor& s, c10::SymInt size, int64_t fill) {          \
+    return MYOPS_OVERRIDE_TORCH_NS::nonzero_static_symint(s, std::move(size), fill);               \
+  }                                                                                                \
+  MYOPS_EW_OPS(MYOPS_OVERRIDE_TORCH_KERNEL_OF)
 
 }  // namespace aten_override
 }  // namespace myops

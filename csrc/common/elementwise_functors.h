@@ -18,12 +18,12 @@
 #include <type_traits>
 
 #include "common/macros.h"
+#include "myops/op_table.h"
 
 namespace myops {
 namespace ew {
 
-// Every elementwise op; the CPU and CUDA backends switch on it.
-enum class EwKind { Relu, Gelu, Silu, Sigmoid, Cast, Add, Mul, Div, Maximum, Minimum, Where, Addcmul, Clamp, ClampScalar };
+// EwKind (every kernel) and the ops: common/op_table.h. The functor of kind K is the struct K.
 
 // Compute type for a storage type (PyTorch's at::opmath_type).
 template <typename T>
@@ -120,6 +120,64 @@ struct Silu {
   }
 };
 
+// |x| (integers wrap at their minimum, as in torch); on floats the sign bit cleared (NaN too).
+struct Abs {
+  template <typename T>
+  MYOPS_HD T operator()(T a) const {
+    if constexpr (std::is_floating_point<T>::value) {
+      return std::fabs(a);
+    } else if constexpr (std::is_unsigned<T>::value) {
+      return a;
+    } else {
+      return a < T(0) ? T(-a) : a;
+    }
+  }
+};
+
+struct Neg {
+  template <typename T>
+  MYOPS_HD T operator()(T a) const {
+    return T(-a);
+  }
+};
+
+// exp, log, sqrt, 1 / sqrt, tanh: the C library's (correctly rounded or within an ulp: torch's
+// scalar loops call the same; its vector loops SLEEF's, within its documented 1 ulp)
+struct Exp {
+  template <typename T>
+  MYOPS_HD T operator()(T x) const {
+    return std::exp(x);
+  }
+};
+
+struct Log {
+  template <typename T>
+  MYOPS_HD T operator()(T x) const {
+    return std::log(x);
+  }
+};
+
+struct Sqrt {
+  template <typename T>
+  MYOPS_HD T operator()(T x) const {
+    return std::sqrt(x);
+  }
+};
+
+struct Rsqrt {
+  template <typename T>
+  MYOPS_HD T operator()(T x) const {
+    return T(1) / std::sqrt(x);
+  }
+};
+
+struct Tanh {
+  template <typename T>
+  MYOPS_HD T operator()(T x) const {
+    return std::tanh(x);
+  }
+};
+
 // Conversion with PyTorch's semantics (c10::convert: float->int truncates, x->bool is x != 0).
 // Used by the cast kernels, which template on both storage types (no compute type).
 template <typename To>
@@ -203,6 +261,14 @@ struct Minimum {
       if (is_nan(b)) return b;
       return ew_min(a, b);
     }
+  }
+};
+
+// a ** b (floating compute types)
+struct Pow {
+  template <typename C>
+  MYOPS_HD C operator()(C a, C b) const {
+    return std::pow(a, b);
   }
 };
 

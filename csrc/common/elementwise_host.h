@@ -22,6 +22,7 @@
 #include <vector>
 
 #include "common/checks.h"
+#include "myops/op_table.h"
 #include "common/strided.h"
 
 namespace myops {
@@ -46,6 +47,19 @@ inline const std::initializer_list<at::ScalarType>& nonbool_dtypes() {
       at::kByte, at::kChar, at::kShort, at::kInt, at::kLong,
       at::kHalf, at::kBFloat16, at::kFloat, at::kDouble};
   return v;
+}
+
+// The dtypes of a DTYPES column of the op table (common/op_table.h).
+inline const std::initializer_list<at::ScalarType>& dtypes_in(EwDtypes d) {
+  switch (d) {
+    case EwDtypes::NonBool:
+      return nonbool_dtypes();
+    case EwDtypes::Float:
+      return float_dtypes();
+    case EwDtypes::All:
+      break;
+  }
+  return all_dtypes();
 }
 
 inline void check_in(const at::Tensor& t, std::initializer_list<at::ScalarType> allowed,

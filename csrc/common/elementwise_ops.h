@@ -61,30 +61,27 @@ struct Ops {
     return p.out;
   }
 
-  static at::Tensor relu(const at::Tensor& self) {
-    check_in(self, nonbool_dtypes(), "relu", "self");
-    return unary("relu", EwKind::Relu, self, self.scalar_type(), {});
+  // A unary op of the table without arguments of its own: the operand's dtype must be one of the
+  // kernel's DTYPES (rule Same) or any (IntToFloat: an integral or bool operand gives the
+  // default float dtype, the kernel running in it).
+  template <EwOp OP>
+  static at::Tensor unary_op(const at::Tensor& self) {
+    constexpr const EwOpInfo& op = kOps[static_cast<int>(OP)];
+    static_assert(op.rule == EwRule::Same || op.rule == EwRule::IntToFloat, "a unary rule");
+    check_in(self, op.rule == EwRule::Same ? dtypes_in(dtypes_of(op.kind)) : all_dtypes(), op.fn, "self");
+    auto dt = self.scalar_type();
+    if (op.rule == EwRule::IntToFloat && !at::isFloatingType(dt)) dt = default_float();
+    return unary(op.fn, op.kind, self, dt, {});
   }
 
   static at::Tensor gelu(const at::Tensor& self, c10::string_view approximate) {
-    check_in(self, float_dtypes(), "gelu", "self");
+    check_in(self, dtypes_in(dtypes_of(EwKind::Gelu)), "gelu", "self");
     TORCH_CHECK(approximate == "none" || approximate == "tanh",
                 "myops.gelu: argument 'approximate' must be 'none' or 'tanh', got '", approximate, "'");
     EwParams prm;
     prm.tanh = approximate == "tanh";
     if constexpr (B::kCpuRules) prm.onednn_gelu = !prm.tanh && torch_cpu_gelu_runs_onednn(self);
     return unary("gelu", EwKind::Gelu, self, self.scalar_type(), prm);
-  }
-
-  static at::Tensor silu(const at::Tensor& self) {
-    check_in(self, float_dtypes(), "silu", "self");
-    return unary("silu", EwKind::Silu, self, self.scalar_type(), {});
-  }
-
-  static at::Tensor sigmoid(const at::Tensor& self) {
-    check_in(self, all_dtypes(), "sigmoid", "self");
-    auto dt = at::isFloatingType(self.scalar_type()) ? self.scalar_type() : default_float();
-    return unary("sigmoid", EwKind::Sigmoid, self, dt, {});
   }
 
   static at::Tensor cast(const at::Tensor& self, at::ScalarType dtype) {
@@ -182,6 +179,29 @@ struct Ops {
     auto dt = at::result_type(self, other);
     auto wrapped = c10::scalar_to_tensor(other);  // 0-d CPU: folded into the kernel
     return binary("mul_scalar", EwKind::Mul, self, wrapped, dt, {});
+  }
+
+  // pow: floating operands (the kernel's dtypes), torch's result dtype
+  static at::Tensor pow(const at::Tensor& self, const at::Tensor& exponent) {
+    check_in(self, dtypes_in(dtypes_of(EwKind::Pow)), "pow", "self");
+    check_in(exponent, dtypes_in(dtypes_of(EwKind::Pow)), "pow", "exponent");
+    return binary("pow", EwKind::Pow, self, exponent, result_type_of({&self, &exponent}), {});
+  }
+
+  // pow.Scalar: a number exponent, converted to the result dtype (as torch's CPU kernel does:
+  // a bfloat16 tensor ** -3.7 is ** -3.703125) and folded into the kernel; on float32, float64
+  // and bfloat16 (not float16) torch computes ** 0.5 and ** -0.5 as sqrt and rsqrt (-inf ** 0.5
+  // is NaN there, +inf in float16), and so do we
+  static at::Tensor pow_scalar(const at::Tensor& self, const c10::Scalar& exponent) {
+    check_in(self, dtypes_in(dtypes_of(EwKind::Pow)), "pow", "self");
+    TORCH_CHECK(!exponent.isComplex(), "myops.pow: argument 'exponent' must be a real number, got ", exponent);
+    auto dt = at::result_type(self, exponent);
+    if (dt != at::kHalf) {
+      if (exponent.equal(0.5)) return unary("pow", EwKind::Sqrt, self, dt, {});
+      if (exponent.equal(-0.5)) return unary("pow", EwKind::Rsqrt, self, dt, {});
+    }
+    auto wrapped = c10::scalar_to_tensor(exponent);  // 0-d CPU: folded into the kernel
+    return binary("pow", EwKind::Pow, self, wrapped, dt, {});
   }
 
   static at::Tensor div(const at::Tensor& self, const at::Tensor& other) {
@@ -325,26 +345,24 @@ struct Ops {
   }
 };
 
-// Registers every elementwise op for one dispatch key with backend B.
+// Registers every elementwise op of the table (myops/op_table.h) for one dispatch key with
+// backend B: a plain unary op (SIG unary) is Ops<B>::unary_op<OP>, any other op FN is Ops<B>::FN.
+#define MYOPS_EW_FRONT_unary(FN) &O::template unary_op<EwOp::FN>
+#define MYOPS_EW_FRONT_gelu(FN) &O::FN
+#define MYOPS_EW_FRONT_scalar MYOPS_EW_FRONT_gelu
+#define MYOPS_EW_FRONT_cast MYOPS_EW_FRONT_gelu
+#define MYOPS_EW_FRONT_binary MYOPS_EW_FRONT_gelu
+#define MYOPS_EW_FRONT_alpha MYOPS_EW_FRONT_gelu
+#define MYOPS_EW_FRONT_ternary MYOPS_EW_FRONT_gelu
+#define MYOPS_EW_FRONT_value MYOPS_EW_FRONT_gelu
+#define MYOPS_EW_FRONT_clamp_scalar MYOPS_EW_FRONT_gelu
 template <class B>
 void register_all(torch::Library& m) {
   using O = Ops<B>;
-  m.impl("relu", &O::relu);
-  m.impl("gelu", &O::gelu);
-  m.impl("silu", &O::silu);
-  m.impl("sigmoid", &O::sigmoid);
-  m.impl("mul_scalar", &O::mul_scalar);
-  m.impl("cast", &O::cast);
-  m.impl("add", &O::add);
-  m.impl("sub", &O::sub);
-  m.impl("mul", &O::mul);
-  m.impl("div", &O::div);
-  m.impl("maximum", &O::maximum);
-  m.impl("minimum", &O::minimum);
-  m.impl("where", &O::where);
-  m.impl("addcmul", &O::addcmul);
-  m.impl("clamp", &O::clamp);
-  m.impl("clamp.Scalar", &O::clamp_scalar);
+#define MYOPS_EW_IMPL(FN, NAME, OVERLOAD, KIND, RULE, SIG, ...) \
+  m.impl(MYOPS_EW_QUALNAME(NAME, OVERLOAD), MYOPS_EW_FRONT_##SIG(FN));
+  MYOPS_EW_OPS(MYOPS_EW_IMPL)
+#undef MYOPS_EW_IMPL
 }
 
 }  // namespace ew

@@ -312,6 +312,42 @@ struct VecOf<Silu> {
   using type = VSilu;
 };
 
+// The unary math of the table on Vectorized<float / double> (half / bfloat16 widened to float):
+// at::vec's own functions, which torch's vector loops call (SLEEF for exp, log, tanh, pow;
+// the instructions for sqrt, 1 / sqrt, abs, neg).
+#define MYOPS_VEC_UNARY(F, EXPR)   \
+  struct V##F {                    \
+    F f;                           \
+    template <class V>             \
+    C10_ALWAYS_INLINE V operator()(V x) const { \
+      return EXPR;                 \
+    }                              \
+  };                               \
+  template <>                      \
+  struct VecOf<F> {                \
+    using type = V##F;             \
+  };
+MYOPS_VEC_UNARY(Abs, x.abs())
+MYOPS_VEC_UNARY(Neg, x.neg())
+MYOPS_VEC_UNARY(Exp, x.exp())
+MYOPS_VEC_UNARY(Log, x.log())
+MYOPS_VEC_UNARY(Sqrt, x.sqrt())
+MYOPS_VEC_UNARY(Rsqrt, x.rsqrt())
+MYOPS_VEC_UNARY(Tanh, x.tanh())
+#undef MYOPS_VEC_UNARY
+
+struct VPow {
+  Pow f;
+  template <class V>
+  C10_ALWAYS_INLINE V operator()(V a, V b) const {
+    return a.pow(b);
+  }
+};
+template <>
+struct VecOf<Pow> {
+  using type = VPow;
+};
+
 // a + alpha * b and self + value * t1 * t2, fused as the scalar functors are (same bits)
 template <typename C>
 struct VAdd {
@@ -1291,92 +1327,106 @@ struct AddAlphaVecRow {
   }
 };
 
+// The kernel of kind K in this build (one per line of MYOPS_EW_KERNELS, common/op_table.h). The
+// generic one runs the plain functor K on every dtype of the kind's DTYPES (all operands of the
+// result dtype); the kinds below specialize it.
+template <typename T>
+constexpr bool in_dtypes(EwDtypes d) {
+  return d == EwDtypes::All || (d == EwDtypes::NonBool && !std::is_same<T, bool>::value) ||
+         (d == EwDtypes::Float && (std::is_floating_point<T>::value || std::is_same<T, c10::Half>::value ||
+                                   std::is_same<T, c10::BFloat16>::value));
+}
+
+template <EwKind K>
+struct CpuKernel {
+  template <typename T>
+  static void run_dtype(const EwPlan& p, const EwParams&) {
+    run_same<T, arity_of(K)>(p, typename FunctorOf<K>::type{});
+  }
+  static void run(const EwPlan& p, const EwParams& prm) {
+    AT_DISPATCH_V2(p.dtype, kKindNames[static_cast<int>(K)], AT_WRAP([&] {
+      if constexpr (in_dtypes<scalar_t>(dtypes_of(K))) {
+        CpuKernel::template run_dtype<scalar_t>(p, prm);
+      } else {
+        TORCH_CHECK(false, "myops: internal error: ", kKindNames[static_cast<int>(K)], " got dtype ", p.dtype);
+      }
+    }), MYOPS_EW_ALL);
+  }
+};
+
+template <>
+template <typename T>
+void CpuKernel<EwKind::Gelu>::run_dtype(const EwPlan& p, const EwParams& prm) {
+  if (prm.onednn_gelu) {
+    // oneDNN's results at the edges of the range (OneDnnGeluEdges)
+    const Gelu f{false};
+    CpuLoop<T, T>::run(p, OneDnnGeluEdges<InOpMath<T, Gelu>>{{f}}, VGelu{f});
+  } else {
+    run_same<T, 1>(p, Gelu{prm.tanh});
+  }
+}
+
+template <>
+template <typename T>
+void CpuKernel<EwKind::Add>::run_dtype(const EwPlan& p, const EwParams& prm) {
+  using C = opmath_t<T>;
+  if (prm.alpha.equal(1)) {
+    run_same<T, 2>(p, Plus{});
+  } else {
+    run_same<T, 2>(p, AddOfBuild<C>{prm.alpha.to<C>()});
+  }
+}
+
+template <>
+template <typename T>
+void CpuKernel<EwKind::Addcmul>::run_dtype(const EwPlan& p, const EwParams& prm) {
+  using C = opmath_t<T>;
+  run_same<T, 3>(p, AddcmulOfBuild<C>{prm.alpha.to<C>()});
+}
+
+#ifndef MYOPS_EW_FLOAT_ONLY
+template <>
+template <typename T>
+void CpuKernel<EwKind::Cast>::run_dtype(const EwPlan& p, const EwParams&) {
+  using Out = T;
+  AT_DISPATCH_V2(p.in_dtype[0], "myops.cast", AT_WRAP([&] { CpuLoop<Out, scalar_t>::run(p, CastT<Out>{}); }),
+                 MYOPS_EW_ALL);
+}
+
+template <>
+template <typename T>
+void CpuKernel<EwKind::Where>::run_dtype(const EwPlan& p, const EwParams&) {
+  CpuLoop<T, bool, T, T>::run(p, WhereT<T>{});
+}
+#else
+// not in the AVX-512 build (elementwise.cpp never calls it for them)
+template <>
+void CpuKernel<EwKind::Cast>::run(const EwPlan&, const EwParams&) {
+  TORCH_CHECK(false, "myops: internal error: cast is not in this CPU build");
+}
+template <>
+void CpuKernel<EwKind::Where>::run(const EwPlan&, const EwParams&) {
+  TORCH_CHECK(false, "myops: internal error: where is not in this CPU build");
+}
+#endif
+
 }  // namespace
 
 namespace ew {
 
 // Computes plan.out for one op (every dtype the op supports).
 void MYOPS_CPU_ENTRY(EwKind kind, const EwPlan& p, const EwParams& prm) {
-  const auto dt = p.dtype;
   if (add_alpha_needs_torch_order(kind, p, prm)) {
     // half / bfloat16 add with alpha != 1 (and sub): PyTorch's two precisions, element for element
     run_add_alpha_torch_order(p, prm, AddAlphaVecRow{});
     return;
   }
   switch (kind) {
-    case EwKind::Relu:
-      AT_DISPATCH_V2(dt, "myops.relu", AT_WRAP([&] { run_same<scalar_t, 1>(p, Relu{}); }), MYOPS_EW_NOBOOL);
-      break;
-    case EwKind::Gelu:
-      AT_DISPATCH_V2(dt, "myops.gelu", AT_WRAP([&] {
-        if (prm.onednn_gelu) {
-          // oneDNN's results at the edges of the range (OneDnnGeluEdges)
-          const Gelu f{false};
-          CpuLoop<scalar_t, scalar_t>::run(p, OneDnnGeluEdges<InOpMath<scalar_t, Gelu>>{{f}}, VGelu{f});
-        } else {
-          run_same<scalar_t, 1>(p, Gelu{prm.tanh});
-        }
-      }), MYOPS_EW_FLOAT);
-      break;
-    case EwKind::Silu:
-      AT_DISPATCH_V2(dt, "myops.silu", AT_WRAP([&] { run_same<scalar_t, 1>(p, Silu{}); }), MYOPS_EW_FLOAT);
-      break;
-    case EwKind::Sigmoid:
-      AT_DISPATCH_V2(dt, "myops.sigmoid", AT_WRAP([&] { run_same<scalar_t, 1>(p, Sigmoid{}); }),
-                     MYOPS_EW_FLOAT);
-      break;
-    case EwKind::Add:
-      AT_DISPATCH_V2(dt, "myops.add", AT_WRAP([&] {
-        using C = opmath_t<scalar_t>;
-        if (prm.alpha.equal(1)) {
-          run_same<scalar_t, 2>(p, Plus{});
-        } else {
-          run_same<scalar_t, 2>(p, AddOfBuild<C>{prm.alpha.to<C>()});
-        }
-      }), MYOPS_EW_ALL);
-      break;
-    case EwKind::Mul:
-      AT_DISPATCH_V2(dt, "myops.mul", AT_WRAP([&] { run_same<scalar_t, 2>(p, Mul{}); }), MYOPS_EW_ALL);
-      break;
-    case EwKind::Div:
-      AT_DISPATCH_V2(dt, "myops.div", AT_WRAP([&] { run_same<scalar_t, 2>(p, Div{}); }), MYOPS_EW_FLOAT);
-      break;
-    case EwKind::Maximum:
-      AT_DISPATCH_V2(dt, "myops.maximum", AT_WRAP([&] { run_same<scalar_t, 2>(p, Maximum{}); }), MYOPS_EW_ALL);
-      break;
-    case EwKind::Minimum:
-      AT_DISPATCH_V2(dt, "myops.minimum", AT_WRAP([&] { run_same<scalar_t, 2>(p, Minimum{}); }), MYOPS_EW_ALL);
-      break;
-    case EwKind::Addcmul:
-      AT_DISPATCH_V2(dt, "myops.addcmul", AT_WRAP([&] {
-        using C = opmath_t<scalar_t>;
-        run_same<scalar_t, 3>(p, AddcmulOfBuild<C>{prm.alpha.to<C>()});
-      }), MYOPS_EW_NOBOOL);
-      break;
-    case EwKind::Clamp:
-      AT_DISPATCH_V2(dt, "myops.clamp", AT_WRAP([&] { run_same<scalar_t, 3>(p, Clamp{}); }), MYOPS_EW_NOBOOL);
-      break;
-    case EwKind::ClampScalar:
-      AT_DISPATCH_V2(dt, "myops.clamp", AT_WRAP([&] { run_same<scalar_t, 3>(p, ClampScalar{}); }), MYOPS_EW_NOBOOL);
-      break;
-#ifdef MYOPS_EW_FLOAT_ONLY
-    default:
-      TORCH_CHECK(false, "myops: internal error: op ", static_cast<int>(kind), " is not in this CPU build");
-#else
-    case EwKind::Cast:
-      AT_DISPATCH_V2(dt, "myops.cast", AT_WRAP([&] {
-        using Out = scalar_t;
-        AT_DISPATCH_V2(p.in_dtype[0], "myops.cast", AT_WRAP([&] {
-          CpuLoop<Out, scalar_t>::run(p, CastT<Out>{});
-        }), MYOPS_EW_ALL);
-      }), MYOPS_EW_ALL);
-      break;
-    case EwKind::Where:
-      AT_DISPATCH_V2(dt, "myops.where", AT_WRAP([&] {
-        CpuLoop<scalar_t, bool, scalar_t, scalar_t>::run(p, WhereT<scalar_t>{});
-      }), MYOPS_EW_ALL);
-      break;
-#endif
+#define MYOPS_EW_CPU_CASE(KIND, ...) \
+  case EwKind::KIND:                 \
+    return CpuKernel<EwKind::KIND>::run(p, prm);
+    MYOPS_EW_KERNELS(MYOPS_EW_CPU_CASE)
+#undef MYOPS_EW_CPU_CASE
   }
 }
 

@@ -7,21 +7,7 @@
 
 #include "common/aten_override.h"
 
-#include <ATen/ops/add_cuda_dispatch.h>
-#include <ATen/ops/addcmul_cuda_dispatch.h>
-#include <ATen/ops/clamp_cuda_dispatch.h>
-#include <ATen/ops/div_cuda_dispatch.h>
-#include <ATen/ops/gelu_cuda_dispatch.h>
-#include <ATen/ops/maximum_cuda_dispatch.h>
-#include <ATen/ops/minimum_cuda_dispatch.h>
-#include <ATen/ops/mul_cuda_dispatch.h>
-#include <ATen/ops/nonzero_cuda_dispatch.h>
-#include <ATen/ops/nonzero_static_cuda_dispatch.h>
-#include <ATen/ops/relu_cuda_dispatch.h>
-#include <ATen/ops/sigmoid_cuda_dispatch.h>
-#include <ATen/ops/silu_cuda_dispatch.h>
-#include <ATen/ops/sub_cuda_dispatch.h>
-#include <ATen/ops/where_cuda_dispatch.h>
+#include <ATen/CUDAFunctions.h>
 
 namespace myops {
 namespace aten_override {
@@ -33,7 +19,9 @@ struct CudaBackend {
   static constexpr bool cuda = true;
   // nvcc contracts torch's a * b + c into an FMA, as myops' kernels compute it
   static bool fuses_like_torch() { return true; }
-  MYOPS_OVERRIDE_TORCH_KERNELS(MYOPS_TORCH_CUDA_KERNELS)
+#define MYOPS_OVERRIDE_TORCH_NS MYOPS_TORCH_CUDA_KERNELS
+  MYOPS_OVERRIDE_TORCH_KERNELS
+#undef MYOPS_OVERRIDE_TORCH_NS
 };
 
 [[maybe_unused]] const bool cuda_added = add_backend(CudaBackend::key, &Kernels<CudaBackend>::register_op);

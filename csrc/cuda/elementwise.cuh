@@ -20,6 +20,7 @@
 //   innermost dim is a multiple of N, one offset computation per pack and pack loads along the
 //   innermost dim for operands that are contiguous there (stride-0 operands load one value).
 // * Folded operands (one-element host tensors) arrive as values in the kernel parameters.
+#include <ATen/Dispatch_v2.h>
 #include <c10/cuda/CUDAException.h>
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
@@ -405,6 +406,48 @@ void launch_same(const Desc& d, const F& f) {
   } else {
     launch<T, T, T, T>(d, InOpMath<T, F>{f});
   }
+}
+
+// ---- the kernel of each kind (common/op_table.h) ---------------------------------------------
+
+template <typename T>
+constexpr bool in_dtypes(EwDtypes d) {
+  return d == EwDtypes::All || (d == EwDtypes::NonBool && !std::is_same<T, bool>::value) ||
+         (d == EwDtypes::Float && (std::is_floating_point<T>::value || std::is_same<T, c10::Half>::value ||
+                                   std::is_same<T, c10::BFloat16>::value));
+}
+
+// The generic kernel runs the plain functor K with every operand of the result dtype, on the
+// kind's DTYPES; a .cu file specializes run_dtype for the custom kinds it compiles.
+template <EwKind K>
+struct CudaKernel {
+  template <typename T>
+  static void run_dtype(const Desc& d) {
+    launch_same<T, arity_of(K)>(d, typename FunctorOf<K>::type{});
+  }
+  static void run(const Desc& d) {
+    AT_DISPATCH_V2(static_cast<c10::ScalarType>(d.dtype), kKindNames[static_cast<int>(K)], AT_WRAP([&] {
+      if constexpr (in_dtypes<scalar_t>(dtypes_of(K))) {
+        CudaKernel::template run_dtype<scalar_t>(d);
+      } else {
+        TORCH_INTERNAL_ASSERT(false, "myops: ", kKindNames[static_cast<int>(K)], " got dtype ", d.dtype);
+      }
+    }), AT_EXPAND(AT_ALL_TYPES), c10::kBool, c10::kHalf, c10::kBFloat16);
+  }
+};
+
+// The launcher of one .cu file: the kinds whose CUDA_UNIT is U.
+template <CudaUnit U>
+void launch_unit(EwKind kind, const Desc& d) {
+  switch (kind) {
+#define MYOPS_EW_CUDA_CASE(KIND, ...)                                       \
+  case EwKind::KIND:                                                        \
+    if constexpr (unit_of(EwKind::KIND) == U) return CudaKernel<EwKind::KIND>::run(d); \
+    break;
+    MYOPS_EW_KERNELS(MYOPS_EW_CUDA_CASE)
+#undef MYOPS_EW_CUDA_CASE
+  }
+  TORCH_INTERNAL_ASSERT(false, "myops: ", kKindNames[static_cast<int>(kind)], " is not compiled in this CUDA unit");
 }
 
 }  // namespace cuda

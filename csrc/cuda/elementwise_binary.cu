@@ -1,40 +1,24 @@
-// Binary elementwise ops on CUDA: add (sub is add with -alpha), mul. div / maximum / minimum
-// live in elementwise_minmax.cu so the two halves compile in parallel.
-#include <ATen/Dispatch_v2.h>
-
+// Binary elementwise ops on CUDA: the kinds of common/op_table.h whose CUDA_UNIT is binary (add;
+// sub is add with -alpha; mul). The rest (CUDA_UNIT minmax) live in elementwise_minmax.cu so the
+// two halves compile in parallel.
 #include "cuda/elementwise.cuh"
 
 namespace myops {
 namespace ew {
 namespace cuda {
 
-#define MYOPS_EW_ALL AT_EXPAND(AT_ALL_TYPES), c10::kBool, c10::kHalf, c10::kBFloat16
-
-void launch_binary(EwKind kind, const Desc& d) {
-  const auto dt = static_cast<c10::ScalarType>(d.dtype);
-  switch (kind) {
-    case EwKind::Add:
-      AT_DISPATCH_V2(dt, "myops.add", AT_WRAP([&] {
-        using C = opmath_t<scalar_t>;
-        if (d.alpha_one) {
-          launch_same<scalar_t, 2>(d, Plus{});
-        } else {
-          launch_same<scalar_t, 2>(d, Add<C>{host_value<C>(d.alpha)});
-        }
-      }), MYOPS_EW_ALL);
-      break;
-    case EwKind::Mul:
-      AT_DISPATCH_V2(dt, "myops.mul", AT_WRAP([&] { launch_same<scalar_t, 2>(d, Mul{}); }), MYOPS_EW_ALL);
-      break;
-    case EwKind::Div:
-    case EwKind::Maximum:
-    case EwKind::Minimum:
-      launch_div_minmax(kind, d);
-      break;
-    default:
-      TORCH_INTERNAL_ASSERT(false, "myops: launch_binary got a non-binary op");
+template <>
+template <typename T>
+void CudaKernel<EwKind::Add>::run_dtype(const Desc& d) {
+  using C = opmath_t<T>;
+  if (d.alpha_one) {
+    launch_same<T, 2>(d, Plus{});
+  } else {
+    launch_same<T, 2>(d, Add<C>{host_value<C>(d.alpha)});
   }
 }
+
+void launch_binary(EwKind kind, const Desc& d) { launch_unit<CudaUnit::binary>(kind, d); }
 
 }  // namespace cuda
 }  // namespace ew

@@ -39,10 +39,11 @@ struct Desc {
   cudaStream_t stream = nullptr;
 };
 
-void launch_unary(EwKind kind, const Desc& d);    // relu gelu silu sigmoid (elementwise_unary.cu)
-void launch_binary(EwKind kind, const Desc& d);   // add mul div maximum minimum (elementwise_binary.cu)
-void launch_div_minmax(EwKind kind, const Desc& d);  // div maximum minimum (elementwise_minmax.cu)
-void launch_ternary(EwKind kind, const Desc& d);  // where addcmul clamp (elementwise_ternary.cu)
+// One launcher per CUDA_UNIT of common/op_table.h (the .cu file compiling those kinds).
+void launch_unary(EwKind kind, const Desc& d);    // elementwise_unary.cu
+void launch_binary(EwKind kind, const Desc& d);   // elementwise_binary.cu
+void launch_minmax(EwKind kind, const Desc& d);   // elementwise_minmax.cu
+void launch_ternary(EwKind kind, const Desc& d);  // elementwise_ternary.cu
 void launch_cast_to_float(const Desc& d);         // cast to half/bfloat16/float/double (elementwise_cast_float.cu)
 void launch_cast_to_int(const Desc& d);           // cast to bool and the integer types (elementwise_cast_int.cu)
 

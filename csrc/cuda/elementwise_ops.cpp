@@ -52,8 +52,7 @@ struct CudaBackend {
   static at::Tensor cast(const at::Tensor& t, at::ScalarType dt) { return Ops<CudaBackend>::cast(t, dt); }
 
   static void run(EwKind kind, const EwPlan& plan, const EwParams& prm) {
-    const bool binary = kind == EwKind::Add || kind == EwKind::Mul || kind == EwKind::Div ||
-                        kind == EwKind::Maximum || kind == EwKind::Minimum;
+    const bool binary = arity_of(kind) == 2;
     const bool reduced = plan.dtype == at::kHalf || plan.dtype == at::kBFloat16;
     int bind = (binary && reduced) ? plan.opmath_fold() : -1;
     // torch's CUDA div by a CPU scalar multiplies by its reciprocal (computed in opmath on the
@@ -73,33 +72,17 @@ struct CudaBackend {
     CudaGuard guard(plan.out.device());
     d.device = plan.out.get_device();
     d.stream = current_stream(d.device);
-    switch (kind) {
-      case EwKind::Relu:
-      case EwKind::Gelu:
-      case EwKind::Silu:
-      case EwKind::Sigmoid:
-        cuda::launch_unary(kind, d);
-        break;
-      case EwKind::Cast:
-        if (at::isFloatingType(plan.dtype)) {
-          cuda::launch_cast_to_float(d);
-        } else {
-          cuda::launch_cast_to_int(d);
-        }
-        break;
-      case EwKind::Add:
-      case EwKind::Mul:
-      case EwKind::Div:
-      case EwKind::Maximum:
-      case EwKind::Minimum:
-        cuda::launch_binary(kind, d);
-        break;
-      case EwKind::Where:
-      case EwKind::Addcmul:
-      case EwKind::Clamp:
-      case EwKind::ClampScalar:
-        cuda::launch_ternary(kind, d);
-        break;
+    switch (unit_of(kind)) {
+      case CudaUnit::unary:
+        return cuda::launch_unary(kind, d);
+      case CudaUnit::binary:
+        return cuda::launch_binary(kind, d);
+      case CudaUnit::minmax:
+        return cuda::launch_minmax(kind, d);
+      case CudaUnit::ternary:
+        return cuda::launch_ternary(kind, d);
+      case CudaUnit::cast:
+        return at::isFloatingType(plan.dtype) ? cuda::launch_cast_to_float(d) : cuda::launch_cast_to_int(d);
     }
   }
 };

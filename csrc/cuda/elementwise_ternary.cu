@@ -1,37 +1,32 @@
-// Ternary elementwise ops on CUDA: where(condition, self, other), addcmul, clamp.
-#include <ATen/Dispatch_v2.h>
-
+// Ternary elementwise ops on CUDA: the kinds of common/op_table.h whose CUDA_UNIT is ternary
+// (where(condition, self, other), addcmul, clamp).
 #include "cuda/elementwise.cuh"
 
 namespace myops {
 namespace ew {
 namespace cuda {
 
-#define MYOPS_EW_ALL AT_EXPAND(AT_ALL_TYPES), c10::kBool, c10::kHalf, c10::kBFloat16
-#define MYOPS_EW_NOBOOL AT_EXPAND(AT_ALL_TYPES), c10::kHalf, c10::kBFloat16
-
-void launch_ternary(EwKind kind, const Desc& d) {
-  const auto dt = static_cast<c10::ScalarType>(d.dtype);
-  switch (kind) {
-    case EwKind::Where:
-      AT_DISPATCH_V2(dt, "myops.where", AT_WRAP([&] {
-        launch<scalar_t, bool, scalar_t, scalar_t>(d, WhereG<scalar_t>{});
-      }), MYOPS_EW_ALL);
-      break;
-    case EwKind::Addcmul:
-      AT_DISPATCH_V2(dt, "myops.addcmul", AT_WRAP([&] {
-        using C = opmath_t<scalar_t>;
-        launch_same<scalar_t, 3>(d, Addcmul<C>{host_value<C>(d.alpha)});
-      }), MYOPS_EW_NOBOOL);
-      break;
-    case EwKind::Clamp:
-    case EwKind::ClampScalar:  // the same element function (bounds never NaN here)
-      AT_DISPATCH_V2(dt, "myops.clamp", AT_WRAP([&] { launch_same<scalar_t, 3>(d, Clamp{}); }), MYOPS_EW_NOBOOL);
-      break;
-    default:
-      TORCH_INTERNAL_ASSERT(false, "myops: launch_ternary got a non-ternary op");
-  }
+template <>
+template <typename T>
+void CudaKernel<EwKind::Where>::run_dtype(const Desc& d) {
+  launch<T, bool, T, T>(d, WhereG<T>{});
 }
+
+template <>
+template <typename T>
+void CudaKernel<EwKind::Addcmul>::run_dtype(const Desc& d) {
+  using C = opmath_t<T>;
+  launch_same<T, 3>(d, Addcmul<C>{host_value<C>(d.alpha)});
+}
+
+// the same element function as clamp.Tensor (the bounds are never NaN here)
+template <>
+template <typename T>
+void CudaKernel<EwKind::ClampScalar>::run_dtype(const Desc& d) {
+  launch_same<T, 3>(d, Clamp{});
+}
+
+void launch_ternary(EwKind kind, const Desc& d) { launch_unit<CudaUnit::ternary>(kind, d); }
 
 }  // namespace cuda
 }  // namespace ew

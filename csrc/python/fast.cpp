@@ -131,20 +131,8 @@ PyObject* tensors_only(PyObject* const* args, Py_ssize_t nargs, F&& f) {
     END_HANDLE_TH_ERRORS                                                                                  \
   }
 
-MYOPS_FAST_UNARY(relu)
-MYOPS_FAST_UNARY(silu)
-MYOPS_FAST_UNARY(sigmoid)
 MYOPS_FAST_UNARY(nonzero)
-MYOPS_FAST_BINARY(mul)
-MYOPS_FAST_BINARY(div)
-MYOPS_FAST_BINARY(maximum)
-MYOPS_FAST_BINARY(minimum)
 MYOPS_FAST_BINARY(max_pool2d_add)  // kernel 3x3, stride 2, padding 1, no ceil_mode
-MYOPS_FAST_TERNARY(where)
-MYOPS_FAST_TERNARY(clamp)
-#undef MYOPS_FAST_UNARY
-#undef MYOPS_FAST_BINARY
-#undef MYOPS_FAST_TERNARY
 
 // N tensors and an optional trailing Python number (add / sub: alpha, addcmul: value); the
 // number defaults to 1, as in the schema.
@@ -159,10 +147,8 @@ MYOPS_FAST_TERNARY(clamp)
     return run(args, [&s](auto&&... t) { return myops::name(t..., s); }, std::make_index_sequence<N>{}); \
     END_HANDLE_TH_ERRORS                                                                            \
   }
-MYOPS_FAST_WITH_SCALAR(add, 2)
-MYOPS_FAST_WITH_SCALAR(sub, 2)
-MYOPS_FAST_WITH_SCALAR(addcmul, 3)
-#undef MYOPS_FAST_WITH_SCALAR
+
+// The entry points of the SIG columns with arguments of their own.
 
 // gelu(x) or gelu(x, approximate) with approximate a str
 PyObject* py_gelu(PyObject*, PyObject* const* args, Py_ssize_t nargs) {
@@ -191,14 +177,31 @@ PyObject* py_cast(PyObject*, PyObject* const* args, Py_ssize_t nargs) {
   END_HANDLE_TH_ERRORS
 }
 
-// mul_scalar(x, number)
-PyObject* py_mul_scalar(PyObject*, PyObject* const* args, Py_ssize_t nargs) {
-  HANDLE_TH_ERRORS
-  c10::Scalar s;
-  if (nargs != 2 || !as_scalar(args[1], &s) || !plain_tensors(args, 1)) Py_RETURN_NOTIMPLEMENTED;
-  return run(args, [&s](const Tensor& a) { return myops::mul_scalar(a, s); }, std::make_index_sequence<1>{});
-  END_HANDLE_TH_ERRORS
-}
+// FN(x, number): mul_scalar
+#define MYOPS_FAST_SCALAR(FN)                                                                       \
+  PyObject* py_##FN(PyObject*, PyObject* const* args, Py_ssize_t nargs) {                          \
+    HANDLE_TH_ERRORS                                                                                \
+    c10::Scalar s;                                                                                  \
+    if (nargs != 2 || !as_scalar(args[1], &s) || !plain_tensors(args, 1)) Py_RETURN_NOTIMPLEMENTED; \
+    return run(args, [&s](const Tensor& a) { return myops::FN(a, s); }, std::make_index_sequence<1>{}); \
+    END_HANDLE_TH_ERRORS                                                                            \
+  }
+
+// One entry point per op of the elementwise table (myops/op_table.h), by its SIG column: FN
+// with plain tensors (and add / sub's alpha, addcmul's value: a Python number), gelu, cast and
+// the scalar forms above (mul_scalar: a Python number); clamp.Scalar has none.
+#define MYOPS_FAST_SIG_unary(FN) MYOPS_FAST_UNARY(FN)
+#define MYOPS_FAST_SIG_binary(FN) MYOPS_FAST_BINARY(FN)
+#define MYOPS_FAST_SIG_ternary(FN) MYOPS_FAST_TERNARY(FN)
+#define MYOPS_FAST_SIG_alpha(FN) MYOPS_FAST_WITH_SCALAR(FN, 2)
+#define MYOPS_FAST_SIG_value(FN) MYOPS_FAST_WITH_SCALAR(FN, 3)
+#define MYOPS_FAST_SIG_gelu(FN)
+#define MYOPS_FAST_SIG_cast(FN)
+#define MYOPS_FAST_SIG_scalar(FN) MYOPS_FAST_SCALAR(FN)
+#define MYOPS_FAST_SIG_clamp_scalar(FN)
+#define MYOPS_FAST_DEF(FN, NAME, OVERLOAD, KIND, RULE, SIG, ...) MYOPS_FAST_SIG_##SIG(FN)
+MYOPS_EW_OPS(MYOPS_FAST_DEF)
+#undef MYOPS_FAST_DEF
 
 // diagonal(x, offset, dim1, dim2)
 PyObject* py_diagonal(PyObject*, PyObject* const* args, Py_ssize_t nargs) {
@@ -239,12 +242,20 @@ PyObject* py_nonzero_bounded(PyObject*, PyObject* const* args, Py_ssize_t nargs)
 
 #define MYOPS_METHOD(name) {#name, reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(py_##name)), METH_FASTCALL, nullptr}
 
+#define MYOPS_METHOD_SIG_clamp_scalar(FN)
+#define MYOPS_METHOD_SIG_unary(FN) MYOPS_METHOD(FN),
+#define MYOPS_METHOD_SIG_gelu MYOPS_METHOD_SIG_unary
+#define MYOPS_METHOD_SIG_scalar MYOPS_METHOD_SIG_unary
+#define MYOPS_METHOD_SIG_cast MYOPS_METHOD_SIG_unary
+#define MYOPS_METHOD_SIG_binary MYOPS_METHOD_SIG_unary
+#define MYOPS_METHOD_SIG_alpha MYOPS_METHOD_SIG_unary
+#define MYOPS_METHOD_SIG_ternary MYOPS_METHOD_SIG_unary
+#define MYOPS_METHOD_SIG_value MYOPS_METHOD_SIG_unary
+#define MYOPS_METHOD_OF(FN, NAME, OVERLOAD, KIND, RULE, SIG, ...) MYOPS_METHOD_SIG_##SIG(FN)
+
 PyMethodDef methods[] = {
-    MYOPS_METHOD(relu),     MYOPS_METHOD(gelu),    MYOPS_METHOD(silu),       MYOPS_METHOD(sigmoid),
-    MYOPS_METHOD(cast),     MYOPS_METHOD(mul_scalar), MYOPS_METHOD(add),     MYOPS_METHOD(sub),
-    MYOPS_METHOD(mul),      MYOPS_METHOD(div),     MYOPS_METHOD(maximum),    MYOPS_METHOD(minimum),
-    MYOPS_METHOD(where),    MYOPS_METHOD(addcmul), MYOPS_METHOD(clamp),      MYOPS_METHOD(nonzero),
-    MYOPS_METHOD(nonzero_static), MYOPS_METHOD(max_pool2d_add), MYOPS_METHOD(diagonal),
+    MYOPS_EW_OPS(MYOPS_METHOD_OF)
+    MYOPS_METHOD(nonzero),  MYOPS_METHOD(nonzero_static), MYOPS_METHOD(max_pool2d_add), MYOPS_METHOD(diagonal),
     MYOPS_METHOD(nonzero_bounded),
     {nullptr, nullptr, 0, nullptr}};
 #undef MYOPS_METHOD

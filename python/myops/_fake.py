@@ -4,6 +4,8 @@ C++ input checks."""
 import torch
 from torch.library import register_fake
 
+from ._table import DTYPES, EW_OPS
+
 # ---- nonzero family -------------------------------------------------------------------------
 
 _NONZERO_DTYPES = (
@@ -184,12 +186,15 @@ def _roi_align_levels_fake(features, rois, levels, spatial_scale, pooled_height,
 
 # ---- elementwise ----------------------------------------------------------------------------
 
-_EW_ALL = (
-    torch.bool, torch.uint8, torch.int8, torch.int16, torch.int32, torch.int64,
-    torch.float16, torch.bfloat16, torch.float32, torch.float64,
-)
-_EW_NONBOOL = _EW_ALL[1:]
-_EW_FLOAT = (torch.float16, torch.bfloat16, torch.float32, torch.float64)
+# The op table (csrc/include/myops/op_table.h): the dtype sets, and the ops whose fake kernel is
+# generic (_register_generic_fakes, at the end of this section)
+_EW_ALL = DTYPES["All"]
+_EW_CUSTOM = set()  # the ops with a fake kernel of their own (below)
+
+
+def _ew_fake(qualname):
+    _EW_CUSTOM.add(qualname)
+    return register_fake("myops::" + qualname)
 
 
 def _ew_dtype(t, allowed, op, arg, not_implemented=True):
@@ -429,15 +434,9 @@ def _ew_unary(op, self, out_dtype):
     return _ew_out(op, [self], [out_dtype], out_dtype, ["self"], cast_first=self.device.type == "cpu")
 
 
-@register_fake("myops::relu")
-def _relu_fake(self):
-    _ew_dtype(self, _EW_NONBOOL, "relu", "self")
-    return _ew_unary("relu", self, self.dtype)
-
-
-@register_fake("myops::gelu")
+@_ew_fake("gelu")
 def _gelu_fake(self, *, approximate="none"):
-    _ew_dtype(self, _EW_FLOAT, "gelu", "self")
+    _ew_dtype(self, EW_OPS["gelu"].accepted, "gelu", "self")
     torch._check(
         approximate in ("none", "tanh"),
         lambda: f"myops.gelu: argument 'approximate' must be 'none' or 'tanh', got '{approximate}'",
@@ -445,20 +444,7 @@ def _gelu_fake(self, *, approximate="none"):
     return _ew_unary("gelu", self, self.dtype)
 
 
-@register_fake("myops::silu")
-def _silu_fake(self):
-    _ew_dtype(self, _EW_FLOAT, "silu", "self")
-    return _ew_unary("silu", self, self.dtype)
-
-
-@register_fake("myops::sigmoid")
-def _sigmoid_fake(self):
-    _ew_dtype(self, _EW_ALL, "sigmoid", "self")
-    dt = self.dtype if self.dtype.is_floating_point else torch.get_default_dtype()
-    return _ew_unary("sigmoid", self, dt)
-
-
-@register_fake("myops::cast")
+@_ew_fake("cast")
 def _cast_fake(self, dtype):
     _ew_dtype(self, _EW_ALL, "cast", "self")
     torch._check(dtype in _EW_ALL, lambda: f"myops.cast: argument 'dtype' must be one of {_EW_ALL}, got {dtype}")
@@ -487,14 +473,14 @@ def _ew_binary(op, self, other, dt):
     return _ew_out(op, [self, other], [dt, dt], dt, ["self", "other"])
 
 
-@register_fake("myops::add")
+@_ew_fake("add")
 def _add_fake(self, other, *, alpha=1):
     dt = _ew_binary_dtype("add", self, other)
     _ew_check_alpha("add", dt, alpha)
     return _ew_binary("add", self, other, dt)
 
 
-@register_fake("myops::sub")
+@_ew_fake("sub")
 def _sub_fake(self, other, *, alpha=1):
     dt = _ew_binary_dtype("sub", self, other)
     torch._check(
@@ -506,26 +492,13 @@ def _sub_fake(self, other, *, alpha=1):
     return _ew_binary("sub", self, other, dt)
 
 
-@register_fake("myops::mul")
-def _mul_fake(self, other):
-    return _ew_binary("mul", self, other, _ew_binary_dtype("mul", self, other))
-
-
-@register_fake("myops::mul_scalar")
+@_ew_fake("mul_scalar")
 def _mul_scalar_fake(self, other):
     _ew_dtype(self, _EW_ALL, "mul_scalar", "self")
     dt = torch.result_type(self, other)
     natural = torch.bool if isinstance(other, bool) else torch.int64 if isinstance(other, int) else torch.float64
     wrapped = torch.empty((), dtype=natural)
     return _ew_binary("mul_scalar", self, wrapped, dt)
-
-
-@register_fake("myops::div")
-def _div_fake(self, other):
-    dt = _ew_binary_dtype("div", self, other)
-    if not dt.is_floating_point:
-        dt = torch.get_default_dtype()
-    return _ew_binary("div", self, other, dt)
 
 
 def _ew_not_complex(op, self, other):
@@ -536,19 +509,19 @@ def _ew_not_complex(op, self, other):
     )
 
 
-@register_fake("myops::maximum")
+@_ew_fake("maximum")
 def _maximum_fake(self, other):
     _ew_not_complex("maximum", self, other)
     return _ew_binary("maximum", self, other, _ew_binary_dtype("maximum", self, other))
 
 
-@register_fake("myops::minimum")
+@_ew_fake("minimum")
 def _minimum_fake(self, other):
     _ew_not_complex("minimum", self, other)
     return _ew_binary("minimum", self, other, _ew_binary_dtype("minimum", self, other))
 
 
-@register_fake("myops::where")
+@_ew_fake("where")
 def _where_fake(condition, self, other):
     _ew_dtype(condition, (torch.bool, torch.uint8), "where", "condition", not_implemented=False)
     _ew_dtype(self, _EW_ALL, "where", "self")
@@ -568,17 +541,17 @@ def _ew_ternary(op, a, b, c, names):
     return _ew_out(op, [a, b, c], [dt, dt, dt], dt, names)
 
 
-@register_fake("myops::addcmul")
+@_ew_fake("addcmul")
 def _addcmul_fake(self, tensor1, tensor2, *, value=1):
     return _ew_ternary("addcmul", self, tensor1, tensor2, ["self", "tensor1", "tensor2"])
 
 
-@register_fake("myops::clamp")
+@_ew_fake("clamp")
 def _clamp_fake(self, min, max):
     return _ew_ternary("clamp", self, min, max, ["self", "min", "max"])
 
 
-@register_fake("myops::clamp.Scalar")
+@_ew_fake("clamp.Scalar")
 def _clamp_scalar_fake(self, min=None, max=None):
     # common/elementwise_ops.h: the numbers (a missing one +-inf or the integer limit) become
     # 0-d CPU tensors of the result dtype
@@ -590,6 +563,54 @@ def _clamp_scalar_fake(self, min=None, max=None):
             dt = torch.result_type(torch.empty((), dtype=dt, device="meta"), v)
     w = torch.empty((), dtype=dt)
     return _ew_ternary("clamp", self, w, w, ["self", "min", "max"])
+
+
+def _generic_unary_fake(op):
+    # rule Same: the operand's dtype, one of the kernel's; IntToFloat: any dtype, an integral
+    # one giving the default float dtype
+    def fake(self):
+        _ew_dtype(self, op.accepted, op.fn, "self")
+        same = op.rule == "Same" or self.dtype.is_floating_point
+        return _ew_unary(op.fn, self, self.dtype if same else torch.get_default_dtype())
+    return fake
+
+
+def _generic_binary_fake(op):
+    # rule Promote: torch.result_type; PromoteIntToFloat: an integral result is the default float
+    def fake(self, other):
+        _ew_dtype(self, op.accepted, op.fn, "self")
+        _ew_dtype(other, op.accepted, op.fn, "other")
+        dt = _ew_result_type(self, other)
+        if op.rule == "PromoteIntToFloat" and not dt.is_floating_point:
+            dt = torch.get_default_dtype()
+        return _ew_binary(op.fn, self, other, dt)
+    return fake
+
+
+def _generic_scalar_fake(op):
+    # rule PromoteNumber: torch.result_type(self, number); the number a 0-d CPU operand
+    def fake(self, other):
+        _ew_dtype(self, op.accepted, op.name, "self")
+        torch._check(not isinstance(other, complex), lambda: f"myops.{op.name}: a real number, got {other}")
+        dt = torch.result_type(self, other)
+        natural = torch.bool if isinstance(other, bool) else torch.int64 if isinstance(other, int) else torch.float64
+        return _ew_binary(op.name, self, torch.empty((), dtype=natural), dt)
+    return fake
+
+
+_GENERIC_FAKES = {"unary": _generic_unary_fake, "binary": _generic_binary_fake, "scalar": _generic_scalar_fake}
+
+
+def _register_generic_fakes():
+    for op in EW_OPS.values():
+        if op.qualname in _EW_CUSTOM:
+            continue
+        if op.sig not in _GENERIC_FAKES:
+            raise RuntimeError(f"myops: the op table's {op.qualname} needs a fake kernel of its own (signature {op.sig})")
+        register_fake("myops::" + op.qualname)(_GENERIC_FAKES[op.sig](op))
+
+
+_register_generic_fakes()
 
 
 # ---- max_pool2d_add -------------------------------------------------------------------------

@@ -19,6 +19,7 @@ from torch import Tensor
 _is_compiling = getattr(torch.compiler, "is_dynamo_compiling", torch.compiler.is_compiling)
 
 from . import _C as _fast
+from . import _table
 from ._build_config import BUILD_CONFIG
 
 # torch 2.14 changed clamp's gradients; the C++ autograd follows the torch it was built against
@@ -646,6 +647,51 @@ __all__ += [
     "add", "sub", "mul", "div", "maximum", "minimum",
     "addcmul", "clamp",
 ]
+
+
+def pow(self: Tensor, exponent: Union[Tensor, Number]) -> Tensor:
+    """``torch.pow`` on floating tensors: ``exponent`` a floating tensor (broadcasting, type
+    promotion) or a Python number (``pow.Scalar``: the result keeps ``self``'s dtype)."""
+    if isinstance(exponent, Tensor):
+        if not _is_compiling():
+            r = _fast.pow(self, exponent)
+            if r is not NotImplemented:
+                return r
+        return _ops.pow.default(self, exponent)
+    if not _is_compiling():
+        r = _fast.pow_scalar(self, exponent)
+        if r is not NotImplemented:
+            return r
+    return _ops.pow.Scalar(self, exponent)
+
+
+__all__ += ["pow"]
+
+
+def _table_unary(op):
+    """The Python function of a plain unary op of the table (myops._table): the fast entry
+    point, else the dispatcher (torch.compile traces the latter)."""
+    fast, packet = getattr(_fast, op.fn), op.packet
+
+    def fn(self: Tensor) -> Tensor:
+        if not _is_compiling():
+            r = fast(self)
+            if r is not NotImplemented:
+                return r
+        return packet(self)
+
+    fn.__name__ = fn.__qualname__ = op.fn
+    fn.__doc__ = (f"``torch.{op.fn}`` (dtypes {', '.join(str(d)[6:] for d in op.accepted)}; result dtype: rule "
+                  f"{op.rule} of the op table).")
+    return fn
+
+
+# every plain unary op of the table without a function above
+for _op in _table.EW_OPS.values():
+    if _op.sig == "unary" and _op.fn not in __all__:
+        globals()[_op.fn] = _table_unary(_op)
+        __all__.append(_op.fn)
+del _op
 
 
 # =============================================================================================

@@ -12,10 +12,14 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
 CSRC = os.path.join(ROOT, "csrc")
 
-# The ops whose CUDA kernels the emulation covers (nonzero: its CUB passes by host stand-ins).
-OPS = ["nonzero", "nonzero_static", "nonzero_bounded", "nms", "batched_nms", "nms_static", "batched_nms_static", "roi_align_levels", "relu", "gelu", "silu", "sigmoid", "mul_scalar", "cast", "add", "sub", "mul",
-       "div", "maximum", "minimum", "where", "addcmul", "clamp", "clamp.Scalar", "max_pool2d_add",
-       "max_pool2d_add_backward", "diagonal", "diagonal_backward"]
+# The ops whose CUDA kernels the emulation covers (nonzero: its CUB passes by host stand-ins),
+# the elementwise ones read from the op table.
+def _ops():
+    import myops._table
+
+    return (["nonzero", "nonzero_static", "nonzero_bounded", "nms", "batched_nms", "nms_static", "batched_nms_static",
+             "roi_align_levels"] + [op.qualname for op in myops._table.EW_OPS.values()] +
+            ["max_pool2d_add", "max_pool2d_add_backward", "diagonal", "diagonal_backward"])
 
 
 def cuda_include_dir():
@@ -58,7 +62,7 @@ def build(verbose=False):
         cpp_extension.load(
             name="myops_cuda_emulation",
             sources=sources,
-            extra_include_paths=[CSRC, inc],
+            extra_include_paths=[CSRC, os.path.join(CSRC, "include"), inc],
             extra_cflags=["-O1", "-fwrapv", "-DMYOPS_CUDA_EMULATION"] + extra,
             extra_ldflags=[f for f in extra if f.startswith("-fsanitize")],
             build_directory=build_dir,
@@ -70,7 +74,7 @@ def build(verbose=False):
             os.environ["LD_PRELOAD"] = preload
     if not hasattr(build, "lib"):
         lib = torch.library.Library("myops_emu", "DEF")
-        for name in OPS:
+        for name in _ops():
             op, _, overload = name.partition(".")
             schema = getattr(getattr(torch.ops.myops, op), overload or "default")._schema
             lib.define(str(schema).split("::", 1)[1])

@@ -22,6 +22,8 @@
 #include <optional>
 #include <tuple>
 
+#include "myops/op_table.h"
+
 // Linux only (as the package): the functions are exported whatever -fvisibility the caller uses.
 #define MYOPS_API __attribute__((visibility("default")))
 
@@ -74,39 +76,30 @@ MYOPS_API Tensor roi_align_levels(at::TensorList features, const Tensor& rois, c
                                   at::ArrayRef<double> spatial_scale, int64_t pooled_height,
                                   int64_t pooled_width, int64_t sampling_ratio = -1, bool aligned = false);
 
-// ---- elementwise: unary ------------------------------------------------------------------
-
-MYOPS_API Tensor relu(const Tensor& self);
-// approximate: "none" or "tanh", as torch::gelu.
-MYOPS_API Tensor gelu(const Tensor& self, c10::string_view approximate = "none");
-MYOPS_API Tensor silu(const Tensor& self);
-MYOPS_API Tensor sigmoid(const Tensor& self);
-// == self * other (a number), torch's promotion for a Python scalar.
-MYOPS_API Tensor mul_scalar(const Tensor& self, const c10::Scalar& other);
-// == self.to(dtype) as a new tensor.
-MYOPS_API Tensor cast(const Tensor& self, c10::ScalarType dtype);
-
-// ---- elementwise: binary (broadcasting, type promotion) -----------------------------------
-
-MYOPS_API Tensor add(const Tensor& self, const Tensor& other, const c10::Scalar& alpha = 1);
-MYOPS_API Tensor sub(const Tensor& self, const Tensor& other, const c10::Scalar& alpha = 1);
-MYOPS_API Tensor mul(const Tensor& self, const Tensor& other);
-MYOPS_API Tensor div(const Tensor& self, const Tensor& other);
-MYOPS_API Tensor maximum(const Tensor& self, const Tensor& other);
-MYOPS_API Tensor minimum(const Tensor& self, const Tensor& other);
-
-// ---- elementwise: ternary (broadcasting) --------------------------------------------------
-
-// == torch::where(condition, self, other)
-MYOPS_API Tensor where(const Tensor& condition, const Tensor& self, const Tensor& other);
-MYOPS_API Tensor addcmul(const Tensor& self, const Tensor& tensor1, const Tensor& tensor2,
-                         const c10::Scalar& value = 1);
-// == torch::clamp(self, min, max) with tensor bounds.
-MYOPS_API Tensor clamp(const Tensor& self, const Tensor& min, const Tensor& max);
-// == torch::clamp(self, min, max) with number bounds (at least one given); the gradient is
-// torch's for number bounds (self only).
-MYOPS_API Tensor clamp(const Tensor& self, const std::optional<c10::Scalar>& min,
-                       const std::optional<c10::Scalar>& max);
+// ---- elementwise ---------------------------------------------------------------------------
+// One function per line of the op table (myops/op_table.h: the list of ops, each with its
+// schema), each equal to the torch function of the same name on the same arguments:
+//   unary      relu, gelu (approximate: "none" or "tanh"), silu, sigmoid, mul_scalar (self * a
+//              number, torch's promotion for a Python scalar), cast (self.to(dtype), a new tensor)
+//   binary     add / sub (alpha), mul, div, maximum, minimum (broadcasting, type promotion)
+//   ternary    where(condition, self, other), addcmul (value), clamp with tensor bounds, and
+//              clamp with number bounds (at least one given; the gradient is torch's for number
+//              bounds: self only)
+#define MYOPS_API_DECL_unary(FN, NAME) MYOPS_API Tensor FN(const Tensor& self);
+#define MYOPS_API_DECL_gelu(FN, NAME) MYOPS_API Tensor FN(const Tensor& self, c10::string_view approximate = "none");
+#define MYOPS_API_DECL_scalar(FN, NAME) MYOPS_API Tensor FN(const Tensor& self, const c10::Scalar& other);
+#define MYOPS_API_DECL_cast(FN, NAME) MYOPS_API Tensor FN(const Tensor& self, c10::ScalarType dtype);
+#define MYOPS_API_DECL_binary(FN, NAME) MYOPS_API Tensor FN(const Tensor& self, const Tensor& other);
+#define MYOPS_API_DECL_alpha(FN, NAME) \
+  MYOPS_API Tensor FN(const Tensor& self, const Tensor& other, const c10::Scalar& alpha = 1);
+#define MYOPS_API_DECL_ternary(FN, NAME) MYOPS_API Tensor FN(const Tensor& a, const Tensor& b, const Tensor& c);
+#define MYOPS_API_DECL_value(FN, NAME) \
+  MYOPS_API Tensor FN(const Tensor& self, const Tensor& tensor1, const Tensor& tensor2, const c10::Scalar& value = 1);
+#define MYOPS_API_DECL_clamp_scalar(FN, NAME) \
+  MYOPS_API Tensor NAME(const Tensor& self, const std::optional<c10::Scalar>& min, const std::optional<c10::Scalar>& max);
+#define MYOPS_API_DECL(FN, NAME, OVERLOAD, KIND, RULE, SIG, ...) MYOPS_API_DECL_##SIG(FN, NAME)
+MYOPS_EW_OPS(MYOPS_API_DECL)
+#undef MYOPS_API_DECL
 
 // ---- max_pool2d_add ----------------------------------------------------------------------
 

@@ -1,0 +1,53 @@
+"""The elementwise op table (csrc/include/myops/op_table.h) as the library hands it to Python
+(torch.ops.myops._ew_table()): the fake kernels and the test tables read it instead of
+restating the op list, arities and dtype rules."""
+from typing import Dict, NamedTuple, Tuple
+
+import torch
+
+_ALL = (
+    torch.bool, torch.uint8, torch.int8, torch.int16, torch.int32, torch.int64,
+    torch.float16, torch.bfloat16, torch.float32, torch.float64,
+)
+# the DTYPES column: the storage dtypes a kernel runs on
+DTYPES = {"All": _ALL, "NonBool": _ALL[1:], "Float": _ALL[6:]}
+
+
+class EwOp(NamedTuple):
+    fn: str            # myops.<fn>, myops._C.<fn>
+    name: str          # the schema name
+    overload: str      # "" for the default overload
+    kind: str          # the kernel (EwKind)
+    arity: int         # tensor operands of the kernel
+    dtypes: Tuple[torch.dtype, ...]  # the kernel's dtypes (DTYPES column)
+    rule: str          # the result dtype rule (RULE column)
+    sig: str           # the C++ signature (SIG column): unary, binary, ternary, alpha, value, ...
+    aten: str          # the aten overload the drop-in can stand in for ("" none)
+    dropin_default: bool  # routed by myops.enable() when no ops are named
+
+    @property
+    def qualname(self) -> str:
+        return f"{self.name}.{self.overload}" if self.overload else self.name
+
+    @property
+    def packet(self):
+        """torch.ops.myops.<name>.<overload or default>"""
+        return getattr(getattr(torch.ops.myops, self.name), self.overload or "default")
+
+    @property
+    def accepted(self) -> Tuple[torch.dtype, ...]:
+        """The operand dtypes the op takes: the kernel's, or every myops dtype for the rules that
+        convert integral operands to a float result first (IntToFloat, PromoteIntToFloat)."""
+        return _ALL if self.rule in ("IntToFloat", "PromoteIntToFloat") else self.dtypes
+
+
+def _load() -> Dict[str, EwOp]:
+    ops = {}
+    for row in torch.ops.myops._ew_table():
+        fn, name, overload, kind, arity, dtypes, rule, sig, aten, default = row.split("|")
+        ops[fn] = EwOp(fn, name, overload, kind, int(arity), DTYPES[dtypes], rule, sig, aten, default == "1")
+    return ops
+
+
+# fn -> EwOp, in table order
+EW_OPS: Dict[str, EwOp] = _load()
