@@ -94,7 +94,12 @@ def cases(device, quick):
                  lambda x=x, lo=lo, hi=hi: torch.clamp(x, lo, hi), 4 * n * es),
                 ("where", tag, lambda m=m, x=x, y=y: myops.where(m, x, y), lambda m=m, x=x, y=y: torch.where(m, x, y),
                  3 * n * es + n),
+                ("pow", tag, lambda x=x, y=y: myops.pow(x, y), lambda x=x, y=y: torch.pow(x, y), 3 * n * es),
+                ("pow", tag + " ** 2.5", lambda x=x: myops.pow(x, 2.5), lambda x=x: torch.pow(x, 2.5), 2 * n * es),
             ]
+            # the op table's plain unary ops added through it (issue #29): abs, neg, exp, log, ...
+            more += [(op, tag, lambda x=x, op=op: getattr(myops, op)(x), lambda x=x, op=op: getattr(torch, op)(x),
+                      2 * n * es) for op in ("abs", "neg", "exp", "log", "sqrt", "rsqrt", "tanh")]
             if dname == "f32":
                 more += [("mul", tag + " x[1:]", lambda x=x, y=y: myops.mul(x[1:], y[:-1]),
                           lambda x=x, y=y: torch.mul(x[1:], y[:-1]), 3 * (n - 1) * es)]
