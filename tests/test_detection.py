@@ -9,6 +9,7 @@ Models have seeded random weights (torchvision's init) and run on small images (
 max_size=416) of uniform noise. The score threshold of each
 model is set so that every image yields at least 20 detections (asserted).
 """
+import copy
 import functools
 import os
 import re
@@ -31,12 +32,19 @@ CI_MODEL = "fasterrcnn_resnet50_fpn"
 MODELS = {
     "fasterrcnn_resnet50_fpn": ("box_score_thresh", 0.05),
     "fasterrcnn_resnet50_fpn_v2": ("box_score_thresh", 0.05),
-    "fasterrcnn_mobilenet_v3_large_fpn": ("box_score_thresh", 0.05),
+    "fasterrcnn_mobilenet_v3_large_fpn": ("box_score_thresh", 0.1),  # calibrated (TRAINED_LIKE)
     "retinanet_resnet50_fpn": ("score_thresh", 0.011),
     "fcos_resnet50_fpn": ("score_thresh", 0.1),
     "maskrcnn_resnet50_fpn": ("box_score_thresh", 0.05),
     "keypointrcnn_resnet50_fpn": ("box_score_thresh", 0.001),  # its random init scores low
 }
+#: models compared with Inductor (torch.compile, AOTInductor) in float64: with random weights
+#: their scores form a dense run cut at detections_per_img (Mask R-CNN: 100-800 boxes above 0.5
+#: on a test image, its top 100 within 0.86-0.99 at gaps down to 6e-8; FCOS: ~2,000 candidates
+#: within 0.10-0.135), so float32's rounding differences (~1e-7) reorder the cut and NMS's
+#: suppressions cascade (31 and 92 of eager's 100 found). In float64 they compare as the eager
+#: paths do (assert_matches, within TOL); the other models in float32 (assert_matches_inductor).
+INDUCTOR_FLOAT64 = ("maskrcnn_resnet50_fpn", "fcos_resnet50_fpn")
 #: outputs of myops' batched rewrites of torchvision's per-box loops: within TOL, not bit-exact
 BATCHED = ("masks", "keypoints", "keypoints_scores")
 SIZE = (320, 416)
@@ -46,22 +54,54 @@ TOL = 1e-4
 #: order (measured: 1.6e-4 absolute, 1.5e-5 relative, at 10 of ~1,700 values)
 BATCHED_RTOL = 3e-5
 MIN_DETECTIONS = 20
+#: model -> classifier weight scale, for models whose random init gives every box the same score:
+#: mobilenet_v3's activations shrink ~10x a block (1e-8 at the FPN), so every RoI's features are
+#: ~0 and every score is the classifier's bias (0.0114: ties everywhere, or nothing above any
+#: threshold). Such a model gets trained-like statistics instead (_trained_like): its batch-norm
+#: statistics measured on seeded images (the activations stay ~1) and its class logits scaled
+#: (spread scores: 95-1,250 candidates above 0.1 on the test images, 56-100 detections).
+TRAINED_LIKE = {"fasterrcnn_mobilenet_v3_large_fpn": 16.0}
 
 
 def models():
     return [pytest.param(n, marks=() if n == CI_MODEL else SLOW, id=n) for n in MODELS]
 
 
+def _trained_like(model, logit_scale):
+    """Batch-norm statistics from one forward over seeded images (each layer normalizes its own
+    input, as a trained model's statistics do) and the class logits scaled by ``logit_scale``."""
+    from torchvision.ops.misc import FrozenBatchNorm2d
+
+    def measure(bn, args):
+        bn.running_mean.copy_(args[0].mean((0, 2, 3)))
+        bn.running_var.copy_(args[0].var((0, 2, 3)))
+
+    hooks = [m.register_forward_pre_hook(measure) for m in model.modules()
+             if isinstance(m, (FrozenBatchNorm2d, torch.nn.BatchNorm2d))]
+    try:
+        with torch.no_grad():
+            model(images(SIZE, SIZE))
+    finally:
+        for h in hooks:
+            h.remove()
+    with torch.no_grad():
+        model.roi_heads.box_predictor.cls_score.weight.mul_(logit_scale)
+
+
 @functools.lru_cache(maxsize=2)
 def build(name, seed=0):
-    """The torchvision model with seeded random weights, in eval mode."""
+    """The torchvision model with seeded random weights (trained-like for TRAINED_LIKE), in eval
+    mode."""
     key, thresh = MODELS[name]
     gen = torch.random.fork_rng()
     with gen:
         torch.manual_seed(seed)
         model = getattr(torchvision.models.detection, name)(
             weights=None, weights_backbone=None, min_size=SIZE[0], max_size=SIZE[1], **{key: thresh})
-    return model.eval()
+        model.eval()
+        if name in TRAINED_LIKE:
+            _trained_like(model, TRAINED_LIKE[name])
+    return model
 
 
 def images(*sizes):
@@ -123,6 +163,15 @@ def assert_matches(ref, out, exact=True, min_detections=MIN_DETECTIONS):
         c = int(out["count"][i])
         assert (out["labels"][i, c:] == -1).all() and (out["scores"][i, c:] == 0).all()
         assert (out["boxes"][i, c:] == 0).all()
+
+
+def for_inductor(name, *sizes):
+    """The model and a batch of test images for the Inductor comparisons, and the comparison:
+    float32 and assert_matches_inductor, or float64 and assert_matches (INDUCTOR_FLOAT64)."""
+    model, x = build(name), torch.stack(images(*sizes))
+    if name not in INDUCTOR_FLOAT64:
+        return model, x, assert_matches_inductor
+    return copy.deepcopy(model).double(), x.double(), functools.partial(assert_matches, exact=False)
 
 
 def assert_matches_inductor(ref, out):
@@ -346,13 +395,12 @@ def test_compile_fullgraph_no_graph_break(name):
 
 @pytest.mark.parametrize("name", models())
 def test_compile_inductor_matches_eager(name):
-    model = build(name)
+    model, x, compare = for_inductor(name, SIZE)
     static = detection.make_static(model)
     compiled = torch.compile(static, fullgraph=True)
-    x = torch.stack(images(SIZE))
     with torch.no_grad():
         out = compiled(x)
-    assert_matches_inductor(eager(model, list(x)), out)
+    compare(eager(model, list(x)), out)
 
 
 @cuda_only
@@ -425,21 +473,20 @@ def test_aoti_package_runs_from_cpp(name, detect_program, tmp_path):
     from torch._inductor import aoti_compile_and_package
     from torch.utils._pytree import tree_unflatten
 
-    model = build(name)
+    model, x, compare = for_inductor(name, SIZE)
     static = detection.make_static(model)
-    x = torch.stack(images(SIZE))
     ep = torch.export.export(static, (x,), strict=False)
     assert_static_graph(ep)
     ops = {str(n.target) for n in ep.graph.nodes if n.op == "call_function"}
     assert not [o for o in ops if "torchvision" in o], "the package would need torchvision's library"
     package = aoti_compile_and_package(ep, package_path=str(tmp_path / "detector.pt2"))
-    y = torch.stack(images(SIZE))  # new images through the package
+    y = torch.stack(images(SIZE)).to(x.dtype)  # new images through the package
     flat, stdout = run_package_from_cpp(detect_program, package, y, str(tmp_path))
     assert "ok      no libpython in this process" in stdout, stdout
     assert "ok      no torchvision in this process" in stdout, stdout
-    # the package from C++ against torchvision's eager model (Inductor's rounding: matched
-    # detections; the static module itself equals eager bit for bit, test_matches_eager_*)
-    assert_matches_inductor(eager(model, list(y)), tree_unflatten(list(flat), ep.call_spec.out_spec))
+    # the package from C++ against torchvision's eager model (Inductor's rounding: for_inductor;
+    # the static module itself equals eager bit for bit, test_matches_eager_*)
+    compare(eager(model, list(y)), tree_unflatten(list(flat), ep.call_spec.out_spec))
 
 
 @pytest.mark.parametrize("name", models())
