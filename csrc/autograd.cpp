@@ -23,6 +23,7 @@
 #include <torch/library.h>
 
 #include <limits>
+#include <optional>
 
 #include "common/torch_version.h"
 
@@ -74,6 +75,11 @@ MYOPS_OP(op_max_pool2d_add, "max_pool2d_add", PoolSig)
 MYOPS_OP(op_max_pool2d_add_backward, "max_pool2d_add_backward", PoolSig)
 MYOPS_OP(op_roi_align_levels, "roi_align_levels",
          Tensor(at::TensorList, const Tensor&, const Tensor&, at::ArrayRef<double>, int64_t, int64_t, int64_t, bool))
+MYOPS_OP(op_linear_bounded, "linear_bounded",
+         Tensor(const Tensor&, const Tensor&, const std::optional<Tensor>&, const Tensor&))
+MYOPS_OP(op_conv_bounded, "conv_bounded",
+         Tensor(const Tensor&, const Tensor&, const std::optional<Tensor>&, at::IntArrayRef, at::IntArrayRef,
+                at::IntArrayRef, bool, at::IntArrayRef, int64_t, const Tensor&))
 MYOPS_OP(op_diagonal, "diagonal", Tensor(const Tensor&, int64_t, int64_t, int64_t))
 MYOPS_OP(op_diagonal_backward, "diagonal_backward",
          Tensor(const Tensor&, c10::SymIntArrayRef, int64_t, int64_t, int64_t))
@@ -614,23 +620,43 @@ Tensor diagonal_backward_autograd(const Tensor& grad, c10::SymIntArrayRef sizes,
   return with_autograd<DiagonalBackwardFn>(op_diagonal_backward(), grad, sizes, offset, dim1, dim2);
 }
 
-// ---- roi_align_levels: inference only ---------------------------------------------------------
+// ---- inference-only ops: roi_align_levels, linear_bounded, conv_bounded ------------------------
 
-// No backward: with grad mode on and an input that requires a gradient it raises, rather than
+// No backward: with grad mode on and an input that requires a gradient they raise, rather than
 // return a result that silently has no grad_fn.
+void check_inference_only(bool needs_grad, const char* op, const char* torch_peer) {
+  TORCH_CHECK(!(needs_grad && at::GradMode::is_enabled()), "myops.", op,
+              " has no gradient (inference only), but an input requires grad: call it under torch.no_grad() / "
+              "torch.inference_mode() or detach the inputs (",
+              torch_peer, " has a backward)");
+}
+
+bool any_requires_grad(const Tensor& weight, const std::optional<Tensor>& bias, const Tensor& input) {
+  return input.requires_grad() || weight.requires_grad() || (bias.has_value() && bias->requires_grad());
+}
+
 Tensor roi_align_levels_autograd(at::TensorList features, const Tensor& rois, const Tensor& levels,
                                  at::ArrayRef<double> spatial_scale, int64_t pooled_height, int64_t pooled_width,
                                  int64_t sampling_ratio, bool aligned) {
-  if (at::GradMode::is_enabled()) {
-    bool needs = rois.requires_grad();
-    for (const Tensor& f : features) needs = needs || f.requires_grad();
-    TORCH_CHECK(!needs,
-                "myops.roi_align_levels has no gradient (inference only), but an input requires grad: "
-                "call it under torch.no_grad() / torch.inference_mode() or detach the inputs "
-                "(torchvision.ops.roi_align has a backward)");
-  }
+  bool needs = rois.requires_grad();
+  for (const Tensor& f : features) needs = needs || f.requires_grad();
+  check_inference_only(needs, "roi_align_levels", "torchvision.ops.roi_align");
   return below_autograd(op_roi_align_levels(), features, rois, levels, spatial_scale, pooled_height, pooled_width,
                         sampling_ratio, aligned);
+}
+
+Tensor linear_bounded_autograd(const Tensor& input, const Tensor& weight, const std::optional<Tensor>& bias,
+                               const Tensor& count) {
+  check_inference_only(any_requires_grad(weight, bias, input), "linear_bounded", "torch.nn.functional.linear");
+  return below_autograd(op_linear_bounded(), input, weight, bias, count);
+}
+
+Tensor conv_bounded_autograd(const Tensor& input, const Tensor& weight, const std::optional<Tensor>& bias,
+                             at::IntArrayRef stride, at::IntArrayRef padding, at::IntArrayRef dilation, bool transposed,
+                             at::IntArrayRef output_padding, int64_t groups, const Tensor& count) {
+  check_inference_only(any_requires_grad(weight, bias, input), "conv_bounded", "torch.convolution");
+  return below_autograd(op_conv_bounded(), input, weight, bias, stride, padding, dilation, transposed, output_padding,
+                        groups, count);
 }
 
 }  // namespace
@@ -638,6 +664,8 @@ Tensor roi_align_levels_autograd(at::TensorList features, const Tensor& rois, co
 
 TORCH_LIBRARY_IMPL(myops, Autograd, m) {
   m.impl("roi_align_levels", &myops::roi_align_levels_autograd);
+  m.impl("linear_bounded", &myops::linear_bounded_autograd);
+  m.impl("conv_bounded", &myops::conv_bounded_autograd);
   using namespace myops;
   m.impl("relu", &relu_autograd);
   m.impl("gelu", &gelu_autograd);

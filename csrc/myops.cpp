@@ -51,6 +51,17 @@ TORCH_LIBRARY(myops, m) {
       "roi_align_levels(Tensor[] features, Tensor rois, Tensor levels, float[] spatial_scale, "
       "int pooled_height, int pooled_width, int sampling_ratio=-1, bool aligned=False) -> Tensor");
 
+  // ---- layers over the first `count` rows (inference only) ---------------------------------
+  // out[:count] = the layer on input[:count] (rows = dim 0), the rows at or past count 0;
+  // count: 0-d int64 on the input's device, clamped to [0, R]; out is contiguous.
+  // linear_bounded: input [R, K], == F.linear(input[:count], weight, bias).
+  m.def("linear_bounded(Tensor input, Tensor weight, Tensor? bias, Tensor count) -> Tensor");
+  // conv_bounded: input [R, C, *spatial], == aten::convolution(input[:count], ...) (Conv1d/2d/3d,
+  // ConvTranspose*d).
+  m.def(
+      "conv_bounded(Tensor input, Tensor weight, Tensor? bias, int[] stride, int[] padding, int[] dilation, "
+      "bool transposed, int[] output_padding, int groups, Tensor count) -> Tensor");
+
   // ---- elementwise: unary -----------------------------------------------------------------
   m.def("relu(Tensor self) -> Tensor");
   m.def("gelu(Tensor self, *, str approximate='none') -> Tensor");

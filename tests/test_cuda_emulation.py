@@ -861,3 +861,25 @@ def test_roi_align_levels_invalid_indices_give_nan(E):
     assert out[1:].isnan().all()
     exp = torch.ops.myops.roi_align_levels(feats, rois[:1], levels[:1], FPN_SCALES[:2], 3, 3, 2, False)
     check(out[:1], exp, strides=exp.stride())
+
+
+# ---- linear_bounded / conv_bounded (no host sync: every row computed, the padding masked) ----------
+
+
+@pytest.mark.parametrize("count", [0, 1, 9, 23, 30, -2])
+def test_bounded_layers(E, count):
+    real = max(0, min(count, 23))
+    c = torch.tensor(count)
+    x, w, b = torch.randn(23, 17), torch.randn(5, 17), torch.randn(5)
+    before = x.clone()
+    exp = F.linear(x, w, b)
+    exp[real:] = 0
+    check(E.linear_bounded(x, w, b, c), exp)
+    assert torch.equal(x, before)
+    x, w = torch.randn(23, 4, 9, 8).contiguous(memory_format=torch.channels_last), torch.randn(4, 2, 2, 2)
+    for transposed in (False, True):
+        exp = torch.convolution(x, w, None, [2, 2], [1, 0], [1, 1], transposed, [1, 0] if transposed else [0, 0], 2)
+        exp = exp.contiguous()
+        exp[real:] = 0
+        got = E.conv_bounded(x, w, None, [2, 2], [1, 0], [1, 1], transposed, [1, 0] if transposed else [0, 0], 2, c)
+        check(got, exp)

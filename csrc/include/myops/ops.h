@@ -74,6 +74,20 @@ MYOPS_API Tensor roi_align_levels(at::TensorList features, const Tensor& rois, c
                                   at::ArrayRef<double> spatial_scale, int64_t pooled_height,
                                   int64_t pooled_width, int64_t sampling_ratio = -1, bool aligned = false);
 
+// ---- layers over the first `count` rows (inference only: no gradient) ----------------------
+
+// [R, N]: rows [0, count) are torch::nn::functional::linear(input[:count], weight, bias) (the
+// same call, the same bits on the CPU), the rows at or past count 0. input [R, K]; count a 0-d
+// int64 tensor on input's device (clamped to [0, R]). No host sync on CUDA. Contiguous.
+MYOPS_API Tensor linear_bounded(const Tensor& input, const Tensor& weight, const std::optional<Tensor>& bias,
+                                const Tensor& count);
+// at::convolution(input, weight, bias, stride, padding, dilation, transposed, output_padding,
+// groups) over the rows (dim 0) of input [R, C, *spatial] in the same way: rows [0, count) are
+// the convolution of input[:count], the rest 0.
+MYOPS_API Tensor conv_bounded(const Tensor& input, const Tensor& weight, const std::optional<Tensor>& bias,
+                              at::IntArrayRef stride, at::IntArrayRef padding, at::IntArrayRef dilation,
+                              bool transposed, at::IntArrayRef output_padding, int64_t groups, const Tensor& count);
+
 // ---- elementwise: unary ------------------------------------------------------------------
 
 MYOPS_API Tensor relu(const Tensor& self);
