@@ -46,7 +46,8 @@ TORCH_LIBRARY(myops, m) {
   // ---- multi-level RoIAlign (== torchvision.ops.roi_align per RoI, inference only) ----------
   // out [K, C, pooled_height, pooled_width]: RoI k (rois[k] = batch index, x1, y1, x2, y2)
   // pooled on features[levels[k]] with spatial_scale[levels[k]]; features: 1 to 8 maps
-  // [N, C, H_l, W_l] of one dtype; levels: int64 [K].
+  // [N, C, H_l, W_l] of one dtype; levels: int64 [K]; a level of -1 marks a padded RoI (not
+  // read, its output 0).
   m.def(
       "roi_align_levels(Tensor[] features, Tensor rois, Tensor levels, float[] spatial_scale, "
       "int pooled_height, int pooled_width, int sampling_ratio=-1, bool aligned=False) -> Tensor");

@@ -7,7 +7,8 @@
 // acc / count. No fused multiply-add: contraction is off for this file (below).
 //
 // Unlike torchvision: RoIs run in parallel (at::parallel_for), offsets are 64-bit, and a level
-// or batch index out of range raises IndexError before anything is computed.
+// or batch index out of range raises IndexError before anything is computed. A RoI of level
+// kNoLevel (-1) is not read: its output is 0.
 #include <ATen/Dispatch.h>
 #include <ATen/OpMathType.h>
 #include <ATen/Parallel.h>
@@ -15,6 +16,7 @@
 #include <ATen/ops/empty.h>
 #include <torch/library.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <limits>
 #include <vector>
@@ -56,6 +58,10 @@ void pool(const std::vector<at::Tensor>& feats, const T* rois, const int64_t* le
     for (int64_t k = begin; k < end; ++k) {
       const T* roi = rois + k * 5;
       const int64_t l = levels[k];
+      if (l == roi_align::kNoLevel) {  // a padded RoI: zeros, no work
+        std::fill_n(out + k * C * PH * PW, C * PH * PW, T(0));
+        continue;
+      }
       const int height = H[l], width = W[l];
       const auto g = roi_align::geometry<T, Acc, /*kCudaMax=*/false>(roi, scale[l], PH, PW, sampling_ratio, aligned);
       const int64_t batch = static_cast<int>(roi[0]);  // checked: in [0, N)
@@ -98,10 +104,12 @@ void pool(const std::vector<at::Tensor>& feats, const T* rois, const int64_t* le
   });
 }
 
-// The data checks: every level in [0, L), every batch index in [0, N).
+// The data checks: every level in [0, L) or kNoLevel, every batch index of a RoI with a level
+// in [0, N).
 template <typename T>
 void check_indices(const T* rois, const int64_t* levels, int64_t K, int64_t L, int64_t N) {
   for (int64_t k = 0; k < K; ++k) {
+    if (levels[k] == roi_align::kNoLevel) continue;
     TORCH_CHECK_INDEX(levels[k] >= 0 && levels[k] < L, "myops.roi_align_levels: levels[", k, "] = ", levels[k],
                       " is out of range for ", L, " feature maps");
     const T b = rois[k * 5];

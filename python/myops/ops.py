@@ -216,9 +216,11 @@ def roi_align_levels(
     output_size, spatial_scale[l], sampling_ratio, aligned)`` with ``l = levels[k]``: bit for bit
     on the CPU, and following torchvision's CUDA kernel on CUDA. What
     ``torchvision.ops.MultiScaleRoIAlign`` computes with a data-dependent gather per level, with
-    static shapes (exportable, graph-capturable). A level or batch index out of range raises
-    IndexError on the CPU; on CUDA (no host sync) that RoI's output is NaN. Inference only: an
-    input that requires grad (with grad mode on) raises."""
+    static shapes (exportable, graph-capturable). A level of -1 marks a padded RoI (e.g. past
+    the real ones of a static-shape batch): its row of ``rois`` is not read and its output is 0,
+    at no cost. Any other level or batch index out of range raises IndexError on the CPU; on CUDA
+    (no host sync) that RoI's output is NaN. Inference only: an input that requires grad (with
+    grad mode on) raises."""
     if isinstance(output_size, int):
         ph = pw = output_size
     else:

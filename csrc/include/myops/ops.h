@@ -69,7 +69,8 @@ MYOPS_API std::tuple<Tensor, Tensor> batched_nms_static(const Tensor& boxes, con
 // [K, C, pooled_height, pooled_width]: RoI k (rois [K, 5]: batch index, x1, y1, x2, y2, the
 // features' dtype) pooled on features[levels[k]] (levels int64 [K]) with
 // spatial_scale[levels[k]], equal to torchvision::ops::roi_align on that level (on the CPU bit
-// for bit). 1 to 8 feature maps [N, C, H_l, W_l]. Inference only: no gradient.
+// for bit). 1 to 8 feature maps [N, C, H_l, W_l]. A level of -1 marks a padded RoI: its row of
+// rois is not read and its output is 0. Inference only: no gradient.
 MYOPS_API Tensor roi_align_levels(at::TensorList features, const Tensor& rois, const Tensor& levels,
                                   at::ArrayRef<double> spatial_scale, int64_t pooled_height,
                                   int64_t pooled_width, int64_t sampling_ratio = -1, bool aligned = false);
