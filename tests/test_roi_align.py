@@ -266,13 +266,14 @@ def test_index_errors(lvl, batch, msg):
 
 
 @pytest.mark.parametrize("device", DEVICES)
-def test_level_minus_one_is_padding(device):
+@pytest.mark.parametrize("k, c", [(60, 3), (420, 64)])  # 420 x 64 x 7 x 7 floats: the CPU's fresh zeroed pages
+def test_level_minus_one_is_padding(device, k, c):
     """A level of -1 marks a padded RoI: its output is 0 and its row of rois is not read (any
     batch index, NaN coordinates); the other RoIs are as before."""
-    feats = make_features(2, 3, FPN, torch.float32, device)
-    rois = make_rois(60, 2, 128, 160, torch.float32, device)
-    levels = torch.randint(0, len(FPN), (60,), device=device)
-    pad = torch.rand(60, device=device) < 0.5
+    feats = make_features(2, c, FPN, torch.float32, device)
+    rois = make_rois(k, 2, 128, 160, torch.float32, device)
+    levels = torch.randint(0, len(FPN), (k,), device=device)
+    pad = torch.rand(k, device=device) < 0.5
     pad[:3] = torch.tensor([True, False, True])
     rois[pad.nonzero()[::2, 0], 0] = 7.0  # not a batch index: never read
     rois[pad.nonzero()[1::2, 0], 1:] = float("nan")
