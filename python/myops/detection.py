@@ -13,7 +13,14 @@ RPN ``filter_proposals``                top ``pre_nms_top_n`` per level (already
                                         boxes and low scores masked to ``-inf``, per-level
                                         ``batched_nms_static`` keeping ``post_nms_top_n``
 ``MultiScaleRoIAlign``                  one ``myops.roi_align_levels`` call: each RoI pooled on
-                                        its mapped level (torchvision's CPU kernel bit for bit)
+                                        its mapped level (torchvision's CPU kernel bit for bit);
+                                        padded RoIs get the level -1 (zeros, no work)
+RoI heads (``box_head``,                the real RoIs first, in eager's order (a stable sort of
+``box_predictor``, mask and keypoint    the row mask), then bounded twins of the heads: their
+heads)                                  ``Linear`` / ``Conv*d`` layers as ``myops.linear_bounded``
+                                        / ``conv_bounded`` over the real rows only (on the CPU the
+                                        same calls as eager's, so the same bits), the model's own
+                                        Parameters; the outputs go back to each image's rows
 ``postprocess_detections`` (R-CNN)      score/small-box/padding mask, top ``max_candidates``
                                         by score, ``batched_nms_static`` keeping
                                         ``detections_per_img``
@@ -573,7 +580,9 @@ class StaticDetector(nn.Module):
 def make_static(model: nn.Module, *, max_candidates: int = 4096, portable: bool = False,
                 image_sizes: Optional[List[Tuple[int, int]]] = None) -> StaticDetector:
     """A static-shape form of the torchvision detector ``model`` (shares its modules and weights;
-    the model must be in eval mode: inference only).
+    the model must be in eval mode: inference only). An R-CNN's RoI heads run through bounded
+    twins built here (their ``Linear`` / ``Conv*d`` layers over the real rows only, with the
+    model's own Parameters); the model itself is not changed.
 
     ``max_candidates`` bounds the per-class candidates an R-CNN image sends to NMS (torchvision
     leaves that count unbounded); ``overflow`` in the output flags an image that had more.
