@@ -185,20 +185,27 @@ def test_the_layers_own_errors():
 
 
 def test_no_gradient():
+    """Inference only: with an input that requires grad (grad mode on) the result has a grad_fn
+    whose backward raises (the forward must run: a model's Parameters require grad, and
+    AOTInductor calls the op with them while it compiles)."""
     x, w, b = torch.randn(5, 3), torch.randn(4, 3), torch.randn(4)
     expected = myops.linear_bounded(x, w, b, count_of(3))
     for t in (x, w, b):
         t.requires_grad_()
-        with pytest.raises(RuntimeError, match="myops.linear_bounded has no gradient"):
-            myops.linear_bounded(x, w, b, count_of(3))
+        got = myops.linear_bounded(x, w, b, count_of(3))
+        assert got.requires_grad
+        assert_same(got.detach(), expected)
+        with pytest.raises(RuntimeError, match="myops.linear_bounded has no gradient .*used in a backward pass"):
+            got.sum().backward()
         with torch.no_grad():
-            assert_same(myops.linear_bounded(x, w, b, count_of(3)), expected)
+            assert not myops.linear_bounded(x, w, b, count_of(3)).requires_grad
         t.requires_grad_(False)
-    x = torch.randn(5, 3, 6, 6, requires_grad=True)
+    w = torch.randn(4, 3, 3, 3, requires_grad=True)
+    got = myops.conv_bounded(torch.randn(5, 3, 6, 6), w, None, count_of(3))
     with pytest.raises(RuntimeError, match="myops.conv_bounded has no gradient"):
-        myops.conv_bounded(x, torch.randn(4, 3, 3, 3), None, count_of(3))
+        got.sum().backward()
     with torch.inference_mode():
-        myops.conv_bounded(x, torch.randn(4, 3, 3, 3), None, count_of(3))
+        assert not myops.conv_bounded(torch.randn(5, 3, 6, 6), w, None, count_of(3)).requires_grad
 
 
 # ---- tracing ----------------------------------------------------------------------------------
