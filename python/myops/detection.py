@@ -184,8 +184,8 @@ class _Rows:
 
 
 def _detached(t: Optional[Tensor]) -> Optional[Tensor]:
-    # the bounded ops are inference-only and raise when an input requires grad with grad mode on
-    # (torch.export and torch.compile trace with grad mode on): the model's own Parameters, detached
+    # the model's own Parameters, detached: the bounded ops have no gradient (a result that
+    # requires grad would only carry a grad_fn whose backward raises)
     return None if t is None else t.detach()
 
 

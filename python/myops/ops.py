@@ -242,7 +242,8 @@ def linear_bounded(input: Tensor, weight: Tensor, bias: Optional[Tensor], count:
     CPU the same call, so the same bits) and whose other rows are 0. ``count`` is a 0-d int64
     tensor on ``input``'s device (clamped to ``[0, R]``). The CPU runs the layer on the real rows
     only; CUDA (no host sync, graph-capturable) on every row, then zeroes the padding. The result
-    is contiguous. Inference only: an input that requires grad (with grad mode on) raises."""
+    is contiguous. Inference only: with an input that requires grad (grad mode on) the result's
+    backward raises (the forward runs: AOTInductor calls it with a model's Parameters)."""
     return _ops.linear_bounded.default(input, weight, bias, count)
 
 
