@@ -13,7 +13,7 @@ ROOT = os.path.dirname(os.path.dirname(HERE))
 CSRC = os.path.join(ROOT, "csrc")
 
 # The ops whose CUDA kernels the emulation covers (nonzero: its CUB passes by host stand-ins).
-OPS = ["nonzero", "nonzero_static", "nonzero_bounded", "nms", "batched_nms", "nms_static", "batched_nms_static", "roi_align_levels", "relu", "gelu", "silu", "sigmoid", "mul_scalar", "cast", "add", "sub", "mul",
+OPS = ["nonzero", "nonzero_static", "nonzero_bounded", "nms", "batched_nms", "nms_static", "batched_nms_static", "roi_align_levels", "linear_bounded", "conv_bounded", "relu", "gelu", "silu", "sigmoid", "mul_scalar", "cast", "add", "sub", "mul",
        "div", "maximum", "minimum", "where", "addcmul", "clamp", "clamp.Scalar", "max_pool2d_add",
        "max_pool2d_add_backward", "diagonal", "diagonal_backward"]
 
