@@ -298,16 +298,18 @@ def test_paste_masks_matches_torchvision(n, m, h, w, seed):
 
 
 @settings(max_examples=15, deadline=None)
-@given(n=st.integers(0, 4), k=st.integers(1, 5), seed=st.integers(0, 2**31 - 1))
-def test_heatmaps_to_keypoints_matches_torchvision(n, k, seed):
+@given(n=st.integers(0, 4), k=st.integers(1, 5), seed=st.integers(0, 2**31 - 1),
+       dtype=st.sampled_from([torch.float32, torch.float64]))
+def test_heatmaps_to_keypoints_matches_torchvision(n, k, seed, dtype):
     from torchvision.models.detection.roi_heads import heatmaps_to_keypoints
 
     g = torch.Generator().manual_seed(seed)
-    maps = torch.randn(n, k, 56, 56, generator=g)
-    xy = torch.rand(n, 2, generator=g) * 100
-    boxes = torch.cat([xy, xy + torch.rand(n, 2, generator=g) * 120 + 0.2], dim=1).clamp(max=200)
+    maps = torch.randn(n, k, 56, 56, generator=g, dtype=dtype)
+    xy = torch.rand(n, 2, generator=g, dtype=dtype) * 100
+    boxes = torch.cat([xy, xy + torch.rand(n, 2, generator=g, dtype=dtype) * 120 + 0.2], dim=1).clamp(max=200)
     ref_xy, ref_scores = heatmaps_to_keypoints(maps, boxes)
     got_xy, got_scores = detection.heatmaps_to_keypoints(maps, boxes, 200, 200)
+    assert got_xy.dtype == ref_xy.dtype and got_scores.dtype == ref_scores.dtype  # float32 always
     torch.testing.assert_close(got_xy, ref_xy, rtol=0, atol=1e-4)
     torch.testing.assert_close(got_scores, ref_scores, rtol=1e-5, atol=1e-5)
 

@@ -299,16 +299,17 @@ def _cubic_weights(t: Tensor):
     return far(t + 1.0), near(t), near(1.0 - t), far(2.0 - t)
 
 
-def _cubic_matrix(length: Tensor, src_size: int, out_size: int) -> Tensor:
+def _cubic_matrix(length: Tensor, src_size: int, out_size: int, dtype: torch.dtype) -> Tensor:
     """``[B, out_size, src_size]`` resampling matrices of ``F.interpolate(bicubic,
-    align_corners=False)`` from ``src_size`` to ``length[b]`` (rows past ``length`` are zero)."""
+    align_corners=False)`` from ``src_size`` to ``length[b]`` (rows past ``length`` are zero), in
+    ``dtype``, the heatmaps' (F.interpolate computes its source positions in the input's)."""
     pos = torch.arange(out_size, device=length.device)
-    scale = src_size / length.to(torch.float32)
-    src = scale[:, None] * (pos[None, :].to(torch.float32) + 0.5) - 0.5   # [B, out]
+    scale = src_size / length.to(dtype)
+    src = scale[:, None] * (pos[None, :].to(dtype) + 0.5) - 0.5   # [B, out]
     fl = src.floor()
     t = src - fl
     i = fl.to(torch.int64)
-    mat = torch.zeros(length.shape[0], out_size, src_size, device=length.device)
+    mat = torch.zeros(length.shape[0], out_size, src_size, device=length.device, dtype=dtype)
     for k, wk in enumerate(_cubic_weights(t)):
         idx = (i - 1 + k).clamp(0, src_size - 1)
         mat = mat.scatter_add(2, idx[:, :, None], wk[:, :, None])
@@ -326,8 +327,8 @@ def heatmaps_to_keypoints(maps: Tensor, rois: Tensor, max_h: int, max_w: int) ->
     wc = widths.ceil().to(torch.int64).clamp(max=max_w)
     hc = heights.ceil().to(torch.int64).clamp(max=max_h)
     k, mh, mw = maps.shape[1:]
-    ry = _cubic_matrix(hc, mh, max_h)                               # [B, H, mh]
-    rx = _cubic_matrix(wc, mw, max_w)                               # [B, W, mw]
+    ry = _cubic_matrix(hc, mh, max_h, maps.dtype)                   # [B, H, mh]
+    rx = _cubic_matrix(wc, mw, max_w, maps.dtype)                   # [B, W, mw]
     roi_map = torch.matmul(torch.matmul(ry[:, None], maps), rx[:, None].transpose(-1, -2))
     inside = (torch.arange(max_h, device=maps.device)[None, :, None] < hc[:, None, None]) & \
         (torch.arange(max_w, device=maps.device)[None, None, :] < wc[:, None, None])
@@ -336,10 +337,12 @@ def heatmaps_to_keypoints(maps: Tensor, rois: Tensor, max_h: int, max_w: int) ->
     score, pos = flat.max(dim=2)
     x_int = pos % max_w
     y_int = pos // max_w
-    x = (x_int.float() + 0.5) * (widths / wc.to(torch.float32))[:, None]
-    y = (y_int.float() + 0.5) * (heights / hc.to(torch.float32))[:, None]
-    xy = torch.stack([x + offset_x[:, None], y + offset_y[:, None], torch.ones_like(x)], dim=2)
-    return xy, score
+    # float32 results whatever the boxes' dtype, as torchvision's (its per-box corrections and
+    # offsets are 0-d tensors, rounded to float32 before they meet the float32 positions)
+    x = (x_int.float() + 0.5) * (widths / wc.to(widths.dtype)).float()[:, None]
+    y = (y_int.float() + 0.5) * (heights / hc.to(heights.dtype)).float()[:, None]
+    xy = torch.stack([x + offset_x.float()[:, None], y + offset_y.float()[:, None], torch.ones_like(x)], dim=2)
+    return xy, score.float()
 
 
 # ---------------------------------------------------------------------------------------------
