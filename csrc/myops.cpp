@@ -72,10 +72,22 @@ TORCH_LIBRARY(myops, m) {
   // ---- multi-level RoIAlign (== torchvision.ops.roi_align per RoI, inference only) ----------
   // out [K, C, pooled_height, pooled_width]: RoI k (rois[k] = batch index, x1, y1, x2, y2)
   // pooled on features[levels[k]] with spatial_scale[levels[k]]; features: 1 to 8 maps
-  // [N, C, H_l, W_l] of one dtype; levels: int64 [K].
+  // [N, C, H_l, W_l] of one dtype; levels: int64 [K]; a level of -1 marks a padded RoI (not
+  // read, its output 0).
   m.def(
       "roi_align_levels(Tensor[] features, Tensor rois, Tensor levels, float[] spatial_scale, "
       "int pooled_height, int pooled_width, int sampling_ratio=-1, bool aligned=False) -> Tensor");
+
+  // ---- layers over the first `count` rows (inference only) ---------------------------------
+  // out[:count] = the layer on input[:count] (rows = dim 0), the rows at or past count 0;
+  // count: 0-d int64 on the input's device, clamped to [0, R]; out is contiguous.
+  // linear_bounded: input [R, K], == F.linear(input[:count], weight, bias).
+  m.def("linear_bounded(Tensor input, Tensor weight, Tensor? bias, Tensor count) -> Tensor");
+  // conv_bounded: input [R, C, *spatial], == aten::convolution(input[:count], ...) (Conv1d/2d/3d,
+  // ConvTranspose*d).
+  m.def(
+      "conv_bounded(Tensor input, Tensor weight, Tensor? bias, int[] stride, int[] padding, int[] dilation, "
+      "bool transposed, int[] output_padding, int groups, Tensor count) -> Tensor");
 
   // ---- elementwise: one schema per line of the op table (common/op_table.h) ----------------
   // unary: relu, gelu(approximate='none'|'tanh'), silu, sigmoid, mul_scalar, cast; binary

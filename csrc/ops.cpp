@@ -74,6 +74,20 @@ Tensor roi_align_levels(at::TensorList features, const Tensor& rois, const Tenso
              features, rois, levels, spatial_scale, pooled_height, pooled_width, sampling_ratio, aligned);
 }
 
+Tensor linear_bounded(const Tensor& input, const Tensor& weight, const std::optional<Tensor>& bias,
+                      const Tensor& count) {
+  MYOPS_CALL(linear_bounded, Tensor(const Tensor&, const Tensor&, const std::optional<Tensor>&, const Tensor&), input,
+             weight, bias, count);
+}
+Tensor conv_bounded(const Tensor& input, const Tensor& weight, const std::optional<Tensor>& bias,
+                    at::IntArrayRef stride, at::IntArrayRef padding, at::IntArrayRef dilation, bool transposed,
+                    at::IntArrayRef output_padding, int64_t groups, const Tensor& count) {
+  MYOPS_CALL(conv_bounded,
+             Tensor(const Tensor&, const Tensor&, const std::optional<Tensor>&, at::IntArrayRef, at::IntArrayRef,
+                    at::IntArrayRef, bool, at::IntArrayRef, int64_t, const Tensor&),
+             input, weight, bias, stride, padding, dilation, transposed, output_padding, groups, count);
+}
+
 // The elementwise ops: one function per line of the op table (common/op_table.h), calling the
 // shared handle (common/op_handles.h); its parameters are those of the SIG column. clamp.Scalar
 // is the C++ overload clamp(self, optional min, optional max).

@@ -891,8 +891,46 @@ def test_roi_align_levels_invalid_indices_give_nan(E):
     feats = make_features(2, 3, FPN[:2], torch.float32)
     rois = make_rois(6, 2, 128, 160, torch.float32)
     rois[1, 0], rois[2, 0], rois[3, 0] = 2, -1, math.nan
-    levels = torch.tensor([0, 1, 0, 1, 2, -1])
+    levels = torch.tensor([0, 1, 0, 1, 2, -2])
     out = E.roi_align_levels(feats, rois, levels, FPN_SCALES[:2], 3, 3, 2, False)
     assert out[1:].isnan().all()
     exp = torch.ops.myops.roi_align_levels(feats, rois[:1], levels[:1], FPN_SCALES[:2], 3, 3, 2, False)
     check(out[:1], exp, strides=exp.stride())
+
+
+def test_roi_align_levels_minus_one_is_padding(E):
+    # a level of -1: output 0, the RoI's row not read (a batch index out of range, NaN corners)
+    from test_roi_align import FPN, FPN_SCALES, make_features, make_rois
+
+    feats = make_features(2, 3, FPN, torch.float32)
+    rois = make_rois(40, 2, 128, 160, torch.float32)
+    levels = torch.randint(0, len(FPN), (40,))
+    pad = torch.arange(40) % 3 == 1
+    rois[pad, 0] = 9.0
+    rois[pad, 1] = math.nan
+    out = E.roi_align_levels(feats, rois, torch.where(pad, -1, levels), FPN_SCALES, 5, 4, 2, False)
+    check(out[pad], torch.zeros_like(out[pad]))
+    exp = torch.ops.myops.roi_align_levels(feats, rois[~pad], levels[~pad], FPN_SCALES, 5, 4, 2, False)
+    check(out[~pad], exp, strides=exp.stride())
+
+
+# ---- linear_bounded / conv_bounded (no host sync: every row computed, the padding masked) ----------
+
+
+@pytest.mark.parametrize("count", [0, 1, 9, 23, 30, -2])
+def test_bounded_layers(E, count):
+    real = max(0, min(count, 23))
+    c = torch.tensor(count)
+    x, w, b = torch.randn(23, 17), torch.randn(5, 17), torch.randn(5)
+    before = x.clone()
+    exp = F.linear(x, w, b)
+    exp[real:] = 0
+    check(E.linear_bounded(x, w, b, c), exp)
+    assert torch.equal(x, before)
+    x, w = torch.randn(23, 4, 9, 8).contiguous(memory_format=torch.channels_last), torch.randn(4, 2, 2, 2)
+    for transposed in (False, True):
+        exp = torch.convolution(x, w, None, [2, 2], [1, 0], [1, 1], transposed, [1, 0] if transposed else [0, 0], 2)
+        exp = exp.contiguous()
+        exp[real:] = 0
+        got = E.conv_bounded(x, w, None, [2, 2], [1, 0], [1, 1], transposed, [1, 0] if transposed else [0, 0], 2, c)
+        check(got, exp)

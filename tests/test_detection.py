@@ -9,6 +9,7 @@ Models have seeded random weights (torchvision's init) and run on small images (
 max_size=416) of uniform noise. The score threshold of each
 model is set so that every image yields at least 20 detections (asserted).
 """
+import copy
 import functools
 import os
 import re
@@ -31,7 +32,7 @@ CI_MODEL = "fasterrcnn_resnet50_fpn"
 MODELS = {
     "fasterrcnn_resnet50_fpn": ("box_score_thresh", 0.05),
     "fasterrcnn_resnet50_fpn_v2": ("box_score_thresh", 0.05),
-    "fasterrcnn_mobilenet_v3_large_fpn": ("box_score_thresh", 0.05),
+    "fasterrcnn_mobilenet_v3_large_fpn": ("box_score_thresh", 0.1),  # calibrated (TRAINED_LIKE)
     "retinanet_resnet50_fpn": ("score_thresh", 0.011),
     "fcos_resnet50_fpn": ("score_thresh", 0.1),
     "maskrcnn_resnet50_fpn": ("box_score_thresh", 0.05),
@@ -46,22 +47,54 @@ TOL = 1e-4
 #: order (measured: 1.6e-4 absolute, 1.5e-5 relative, at 10 of ~1,700 values)
 BATCHED_RTOL = 3e-5
 MIN_DETECTIONS = 20
+#: model -> classifier weight scale, for models whose random init gives every box the same score:
+#: mobilenet_v3's activations shrink ~10x a block (1e-8 at the FPN), so every RoI's features are
+#: ~0 and every score is the classifier's bias (0.0114: ties everywhere, or nothing above any
+#: threshold). Such a model gets trained-like statistics instead (_trained_like): its batch-norm
+#: statistics measured on seeded images (the activations stay ~1) and its class logits scaled
+#: (spread scores: 95-1,250 candidates above 0.1 on the test images, 56-100 detections).
+TRAINED_LIKE = {"fasterrcnn_mobilenet_v3_large_fpn": 16.0}
 
 
 def models():
     return [pytest.param(n, marks=() if n == CI_MODEL else SLOW, id=n) for n in MODELS]
 
 
+def _trained_like(model, logit_scale):
+    """Batch-norm statistics from one forward over seeded images (each layer normalizes its own
+    input, as a trained model's statistics do) and the class logits scaled by ``logit_scale``."""
+    from torchvision.ops.misc import FrozenBatchNorm2d
+
+    def measure(bn, args):
+        bn.running_mean.copy_(args[0].mean((0, 2, 3)))
+        bn.running_var.copy_(args[0].var((0, 2, 3)))
+
+    hooks = [m.register_forward_pre_hook(measure) for m in model.modules()
+             if isinstance(m, (FrozenBatchNorm2d, torch.nn.BatchNorm2d))]
+    try:
+        with torch.no_grad():
+            model(images(SIZE, SIZE))
+    finally:
+        for h in hooks:
+            h.remove()
+    with torch.no_grad():
+        model.roi_heads.box_predictor.cls_score.weight.mul_(logit_scale)
+
+
 @functools.lru_cache(maxsize=2)
 def build(name, seed=0):
-    """The torchvision model with seeded random weights, in eval mode."""
+    """The torchvision model with seeded random weights (trained-like for TRAINED_LIKE), in eval
+    mode."""
     key, thresh = MODELS[name]
     gen = torch.random.fork_rng()
     with gen:
         torch.manual_seed(seed)
         model = getattr(torchvision.models.detection, name)(
             weights=None, weights_backbone=None, min_size=SIZE[0], max_size=SIZE[1], **{key: thresh})
-    return model.eval()
+        model.eval()
+        if name in TRAINED_LIKE:
+            _trained_like(model, TRAINED_LIKE[name])
+    return model
 
 
 def images(*sizes):
@@ -125,10 +158,24 @@ def assert_matches(ref, out, exact=True, min_detections=MIN_DETECTIONS):
         assert (out["boxes"][i, c:] == 0).all()
 
 
+def for_inductor(name, *sizes):
+    """The model and a batch of test images for the comparisons of Inductor's forms
+    (torch.compile, AOTInductor) with eager, in float64. In float32 Inductor rounds differently
+    from eager (its own kernels, fusions, summation orders: ~1e-7), and with random weights the
+    scores crowd (Mask R-CNN: its top 100 within 0.86-0.99 at gaps down to 6e-8; FCOS: ~2,000
+    candidates within 0.10-0.135), so a rounding reorders the detections_per_img cut and NMS's
+    suppressions cascade (seen: 93 of eager's 100 found on fasterrcnn_resnet50_fpn, 92 on FCOS,
+    31 on Mask R-CNN). In float64 nothing flips, so the compiled forms are held to the eager
+    paths' rule: assert_matches, within TOL. (benchmarks/ report float32 with
+    assert_matches_inductor.)"""
+    return copy.deepcopy(build(name)).double(), torch.stack(images(*sizes)).double()
+
+
 def assert_matches_inductor(ref, out):
-    """Inductor (torch.compile, AOTInductor) against eager: its convolutions round differently,
-    so a detection at the score threshold, or two boxes at the NMS threshold, can flip (seen: 1 in
-    ~5 random batches). At least 95% of eager's detections must be found again (same label, IoU
+    """Inductor (torch.compile, AOTInductor) against eager in float32, the rule benchmarks/ report
+    (the tests compare in float64: for_inductor): its kernels round differently, so a detection at
+    the score threshold, or two boxes at the NMS threshold, can flip (seen: 1 in ~5 random
+    batches). At least 95% of eager's detections must be found again (same label, IoU
     >= 0.99, score within 1e-3), and the counts within 5%. Measured: boxes up to 0.6 px apart."""
     from torchvision.ops import box_iou
 
@@ -251,16 +298,18 @@ def test_paste_masks_matches_torchvision(n, m, h, w, seed):
 
 
 @settings(max_examples=15, deadline=None)
-@given(n=st.integers(0, 4), k=st.integers(1, 5), seed=st.integers(0, 2**31 - 1))
-def test_heatmaps_to_keypoints_matches_torchvision(n, k, seed):
+@given(n=st.integers(0, 4), k=st.integers(1, 5), seed=st.integers(0, 2**31 - 1),
+       dtype=st.sampled_from([torch.float32, torch.float64]))
+def test_heatmaps_to_keypoints_matches_torchvision(n, k, seed, dtype):
     from torchvision.models.detection.roi_heads import heatmaps_to_keypoints
 
     g = torch.Generator().manual_seed(seed)
-    maps = torch.randn(n, k, 56, 56, generator=g)
-    xy = torch.rand(n, 2, generator=g) * 100
-    boxes = torch.cat([xy, xy + torch.rand(n, 2, generator=g) * 120 + 0.2], dim=1).clamp(max=200)
+    maps = torch.randn(n, k, 56, 56, generator=g, dtype=dtype)
+    xy = torch.rand(n, 2, generator=g, dtype=dtype) * 100
+    boxes = torch.cat([xy, xy + torch.rand(n, 2, generator=g, dtype=dtype) * 120 + 0.2], dim=1).clamp(max=200)
     ref_xy, ref_scores = heatmaps_to_keypoints(maps, boxes)
     got_xy, got_scores = detection.heatmaps_to_keypoints(maps, boxes, 200, 200)
+    assert got_xy.dtype == ref_xy.dtype and got_scores.dtype == ref_scores.dtype  # float32 always
     torch.testing.assert_close(got_xy, ref_xy, rtol=0, atol=1e-4)
     torch.testing.assert_close(got_scores, ref_scores, rtol=1e-5, atol=1e-5)
 
@@ -283,6 +332,29 @@ def test_errors():
         static(torch.rand(3, 64, 64))
     with pytest.raises(ValueError, match="made for image sizes"):
         detection.make_static(model, image_sizes=[(64, 64)])(torch.rand(2, 3, 64, 64))
+
+
+def test_bounded_heads_leave_the_model_as_it_is():
+    """make_static runs the RoI heads through bounded twins (linear_bounded / conv_bounded over
+    the real rows) built from the model's own modules: the model keeps its modules, and the
+    static module holds no Parameter of its own (no copy)."""
+    from torchvision.models.detection import maskrcnn_resnet50_fpn
+
+    model = maskrcnn_resnet50_fpn(weights=None, weights_backbone=None).eval()
+    modules = dict(model.named_modules())
+    static = detection.make_static(model)
+    assert dict(model.named_modules()) == modules
+    assert all(type(m) is not detection._BoundedLinear and type(m) is not detection._BoundedConv
+               for m in model.modules())
+    own = {id(p) for p in model.parameters()}
+    assert all(id(p) in own for p in static.parameters())
+    heads = static.heads
+    assert set(heads) == {"box_head", "box_predictor", "mask_head", "mask_predictor"}
+    assert isinstance(heads["box_head"].fc6, detection._BoundedLinear)
+    assert heads["box_head"].fc6.layer is model.roi_heads.box_head.fc6
+    assert isinstance(heads["mask_predictor"].conv5_mask, detection._BoundedConv)
+    assert isinstance(heads["mask_head"][0][0], detection._BoundedConv)
+    assert heads["mask_head"][0][1] is model.roi_heads.mask_head[0][1]  # ReLU: the model's own
 
 
 # ---- deployment paths ------------------------------------------------------------------------
@@ -346,13 +418,12 @@ def test_compile_fullgraph_no_graph_break(name):
 
 @pytest.mark.parametrize("name", models())
 def test_compile_inductor_matches_eager(name):
-    model = build(name)
+    model, x = for_inductor(name, SIZE)
     static = detection.make_static(model)
     compiled = torch.compile(static, fullgraph=True)
-    x = torch.stack(images(SIZE))
     with torch.no_grad():
         out = compiled(x)
-    assert_matches_inductor(eager(model, list(x)), out)
+    assert_matches(eager(model, list(x)), out, exact=False)
 
 
 @cuda_only
@@ -425,21 +496,20 @@ def test_aoti_package_runs_from_cpp(name, detect_program, tmp_path):
     from torch._inductor import aoti_compile_and_package
     from torch.utils._pytree import tree_unflatten
 
-    model = build(name)
+    model, x = for_inductor(name, SIZE)
     static = detection.make_static(model)
-    x = torch.stack(images(SIZE))
     ep = torch.export.export(static, (x,), strict=False)
     assert_static_graph(ep)
     ops = {str(n.target) for n in ep.graph.nodes if n.op == "call_function"}
     assert not [o for o in ops if "torchvision" in o], "the package would need torchvision's library"
     package = aoti_compile_and_package(ep, package_path=str(tmp_path / "detector.pt2"))
-    y = torch.stack(images(SIZE))  # new images through the package
+    y = torch.stack(images(SIZE)).to(x.dtype)  # new images through the package
     flat, stdout = run_package_from_cpp(detect_program, package, y, str(tmp_path))
     assert "ok      no libpython in this process" in stdout, stdout
     assert "ok      no torchvision in this process" in stdout, stdout
-    # the package from C++ against torchvision's eager model (Inductor's rounding: matched
-    # detections; the static module itself equals eager bit for bit, test_matches_eager_*)
-    assert_matches_inductor(eager(model, list(y)), tree_unflatten(list(flat), ep.call_spec.out_spec))
+    # the package from C++ against torchvision's eager model (Inductor's rounding: for_inductor;
+    # the static module itself equals eager bit for bit, test_matches_eager_*)
+    assert_matches(eager(model, list(y)), tree_unflatten(list(flat), ep.call_spec.out_spec), exact=False)
 
 
 @pytest.mark.parametrize("name", models())

@@ -252,7 +252,7 @@ def test_errors(device, kw, exc, msg):
 
 @pytest.mark.parametrize("lvl, batch, msg", [
     (2, 0, r"levels\[3\] = 2 is out of range for 2 feature maps"),
-    (-1, 0, r"levels\[3\] = -1 is out of range"),
+    (-2, 0, r"levels\[3\] = -2 is out of range"),
     (0, 2, r"rois\[3, 0\] = 2 is not a batch index of the 2 images"),
     (0, -1, r"rois\[3, 0\] = -1 is not a batch index"),
     (0, float("nan"), r"rois\[3, 0\] = nan is not a batch index"),
@@ -263,6 +263,26 @@ def test_index_errors(lvl, batch, msg):
     a["rois"][3, 0] = batch
     with pytest.raises(IndexError, match=msg):
         _call(a)
+
+
+@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("k, c", [(60, 3), (420, 64)])  # 420 x 64 x 7 x 7 floats: the CPU's fresh zeroed pages
+def test_level_minus_one_is_padding(device, k, c):
+    """A level of -1 marks a padded RoI: its output is 0 and its row of rois is not read (any
+    batch index, NaN coordinates); the other RoIs are as before."""
+    feats = make_features(2, c, FPN, torch.float32, device)
+    rois = make_rois(k, 2, 128, 160, torch.float32, device)
+    levels = torch.randint(0, len(FPN), (k,), device=device)
+    pad = torch.rand(k, device=device) < 0.5
+    pad[:3] = torch.tensor([True, False, True])
+    rois[pad.nonzero()[::2, 0], 0] = 7.0  # not a batch index: never read
+    rois[pad.nonzero()[1::2, 0], 1:] = float("nan")
+    got = myops.roi_align_levels(feats, rois, torch.where(pad, -1, levels), 7, FPN_SCALES, 2)
+    assert (got[pad] == 0).all() and not got[pad].signbit().any()
+    real = (~pad).nonzero()[:, 0]
+    assert_same(got[real], reference(feats, rois[real], levels[real], (7, 7), FPN_SCALES, 2, False))
+    none = myops.roi_align_levels(feats, rois, torch.full_like(levels, -1), 7, FPN_SCALES, 2)
+    assert_same(none, torch.zeros_like(got))
 
 
 def test_device_mismatch_message():
@@ -333,7 +353,7 @@ def test_cuda_invalid_indices_give_nan():
     feats = make_features(2, 3, FPN[:2], torch.float32, "cuda")
     rois = make_rois(4, 2, 128, 160, torch.float32, "cuda")
     rois[1, 0] = 2
-    levels = torch.tensor([0, 1, 2, -1], device="cuda")
+    levels = torch.tensor([0, 1, 2, -2], device="cuda")
     out = myops.roi_align_levels(feats, rois, levels, 3, FPN_SCALES[:2], 2)
     assert out[1:].isnan().all() and not out[0].isnan().any()
 

@@ -27,6 +27,10 @@
 namespace myops {
 namespace roi_align {
 
+// The level of a RoI that is padding (e.g. past the real RoIs of a static-shape batch): the
+// RoI is not read and its output is 0, on both devices.
+constexpr int64_t kNoLevel = -1;
+
 // Levels one call takes (the CUDA kernel gets their pointers and sizes in one struct by value).
 constexpr int64_t kMaxLevels = 8;
 

@@ -8,7 +8,8 @@
 //
 // The level pointers, sizes and scales travel by value in one struct (at most kMaxLevels). No
 // host sync: a level or batch index out of range is not checked on the host (the CPU kernel
-// raises); its RoI's output is NaN and nothing outside the inputs is read.
+// raises); its RoI's output is NaN and nothing outside the inputs is read. A RoI of level
+// kNoLevel (-1) is padding: its output is 0 and its row of `rois` is not read.
 #include <ATen/core/Tensor.h>
 #include <ATen/ops/empty.h>
 #include <c10/cuda/CUDAException.h>
@@ -57,6 +58,10 @@ roi_align_levels_kernel(int64_t total, Levels<T> lv, const T* rois, const int64_
     const int64_t k = index / pooled_width / pooled_height / lv.channels;
     const T* roi = rois + k * 5;
     const int64_t l = levels[k];
+    if (l == roi_align::kNoLevel) {  // a padded RoI: 0, nothing read
+      out[index] = static_cast<T>(0);
+      continue;
+    }
     if (!(l >= 0 && l < lv.count) || !roi_align::batch_index_ok(roi[0], lv.batch)) {
       out[index] = static_cast<T>(std::numeric_limits<float>::quiet_NaN());
       continue;

@@ -184,6 +184,36 @@ def _roi_align_levels_fake(features, rois, levels, spatial_scale, pooled_height,
     return f0.new_empty((rois.shape[0], f0.shape[1], pooled_height, pooled_width))
 
 
+# ---- linear_bounded / conv_bounded (common/bounded_layers.h) --------------------------------
+
+def _bounded(op, input, count, dims_ok, expected, layer):
+    """The ops' own checks, then the layer's (torch's, on the fake input): a contiguous result
+    of the layer's shape."""
+    torch._check_value(dims_ok, lambda: f"myops.{op}: argument 'input' must be {expected}, got shape "
+                       f"{list(input.shape)}")
+    torch._check_value(count.dim() == 0, lambda: f"myops.{op}: argument 'count' must be a 0-d tensor (the number "
+                       f"of real rows), got shape {list(count.shape)}")
+    torch._check(count.dtype == torch.int64, lambda: f"myops.{op}: argument 'count' must have dtype int64, got "
+                 f"{count.dtype}")
+    torch._check(count.device == input.device, lambda: f"myops.{op}: expected all tensors on the same device, got "
+                 f"'input' on {input.device} and 'count' on {count.device}")
+    out = layer()
+    return out.new_empty(out.shape)
+
+
+@register_fake("myops::linear_bounded")
+def _linear_bounded_fake(input, weight, bias, count):
+    return _bounded("linear_bounded", input, count, input.dim() == 2, "a 2-D [R, K] tensor (rows, features)",
+                    lambda: torch.nn.functional.linear(input, weight, bias))
+
+
+@register_fake("myops::conv_bounded")
+def _conv_bounded_fake(input, weight, bias, stride, padding, dilation, transposed, output_padding, groups, count):
+    return _bounded("conv_bounded", input, count, input.dim() >= 3, "a batched [R, C, *spatial] tensor (rows first)",
+                    lambda: torch.ops.aten.convolution.default(input, weight, bias, stride, padding, dilation,
+                                                               transposed, output_padding, groups))
+
+
 # ---- elementwise ----------------------------------------------------------------------------
 
 # The op table (csrc/include/myops/op_table.h): the dtype sets, and the ops whose fake kernel is

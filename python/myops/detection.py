@@ -13,7 +13,14 @@ RPN ``filter_proposals``                top ``pre_nms_top_n`` per level (already
                                         boxes and low scores masked to ``-inf``, per-level
                                         ``batched_nms_static`` keeping ``post_nms_top_n``
 ``MultiScaleRoIAlign``                  one ``myops.roi_align_levels`` call: each RoI pooled on
-                                        its mapped level (torchvision's CPU kernel bit for bit)
+                                        its mapped level (torchvision's CPU kernel bit for bit);
+                                        padded RoIs get the level -1 (zeros, no work)
+RoI heads (``box_head``,                the real RoIs first, in eager's order (a stable sort of
+``box_predictor``, mask and keypoint    the row mask), then bounded twins of the heads: their
+heads)                                  ``Linear`` / ``Conv*d`` layers as ``myops.linear_bounded``
+                                        / ``conv_bounded`` over the real rows only (on the CPU the
+                                        same calls as eager's, so the same bits), the model's own
+                                        Parameters; the outputs go back to each image's rows
 ``postprocess_detections`` (R-CNN)      score/small-box/padding mask, top ``max_candidates``
                                         by score, ``batched_nms_static`` keeping
                                         ``detections_per_img``
@@ -34,6 +41,7 @@ turns them into torchvision's list of dicts.
 """
 from __future__ import annotations
 
+import copy
 import math
 from typing import Dict, List, Optional, Tuple
 
@@ -123,11 +131,12 @@ def _pooler_levels(pooler, features: List[Tensor], image_sizes: List[Tuple[int, 
 
 
 def _multiscale_roi_align(pooler, features: Dict[str, Tensor], rois: Tensor,
-                          image_sizes: List[Tuple[int, int]]) -> Tensor:
-    """``MultiScaleRoIAlign.forward`` over ``rois [R, 5]`` in one ``myops.roi_align_levels`` call:
-    each RoI pooled on the level torchvision's ``LevelMapper`` gives it (torchvision gathers each
-    level's RoIs, a data-dependent size). Bit-identical to torchvision's CPU kernel; a myops op,
-    so an AOTInductor package holds no torchvision op."""
+                          image_sizes: List[Tuple[int, int]], count: Tensor) -> Tensor:
+    """``MultiScaleRoIAlign.forward`` over the first ``count`` of ``rois [R, 5]`` in one
+    ``myops.roi_align_levels`` call: each RoI pooled on the level torchvision's ``LevelMapper``
+    gives it (torchvision gathers each level's RoIs, a data-dependent size); the RoIs at or past
+    ``count`` get the level -1 (padding: zeros, no work). Bit-identical to torchvision's CPU
+    kernel; a myops op, so an AOTInductor package holds no torchvision op."""
     from torchvision.ops.poolers import LevelMapper
 
     x = [v for k, v in features.items() if k in pooler.featmap_names]
@@ -138,10 +147,21 @@ def _multiscale_roi_align(pooler, features: Dict[str, Tensor], rois: Tensor,
     else:
         mapper = LevelMapper(lvl_min, lvl_max, pooler.canonical_scale, pooler.canonical_level)
         levels = mapper([rois[:, 1:]])
+    real = torch.arange(rois.shape[0], device=rois.device) < count
+    levels = torch.where(real, levels, torch.full_like(levels, -1))
     # detached: the op has no gradient and raises when an input requires one with grad mode on
     # (torch.export and torch.compile trace with grad mode on); the static module is inference-only
     return torch.ops.myops.roi_align_levels([f.detach() for f in x], rois.detach(), levels, scales, ph, pw,
                                             pooler.sampling_ratio, False)
+
+
+def _real_first(rows: Tensor) -> Tuple[Tensor, Tensor, Tensor]:
+    """For a row mask ``rows [R]`` (each image's real rows a prefix of its block): the order that
+    puts the real rows first, in image order (eager torchvision's rows: each image's real
+    proposals or detections, concatenated), its inverse, and the number of real rows (a 0-d
+    int64 tensor). No sync: a stable sort."""
+    order = torch.argsort((~rows).to(torch.int8), stable=True)
+    return order, torch.argsort(order), rows.sum(dtype=torch.int64)
 
 
 def _rois(boxes: Tensor) -> Tensor:
@@ -149,6 +169,74 @@ def _rois(boxes: Tensor) -> Tensor:
     n, p = boxes.shape[:2]
     ids = torch.arange(n, device=boxes.device, dtype=boxes.dtype).repeat_interleave(p)
     return torch.cat([ids[:, None], boxes.reshape(-1, 4)], dim=1)
+
+
+# ---------------------------------------------------------------------------------------------
+# The RoI heads on the real rows only.
+# ---------------------------------------------------------------------------------------------
+
+class _Rows:
+    """The number of real rows (a 0-d int64 tensor) of the batch a head runs on: set by
+    ``StaticDetector._head`` around each head call, read by the bounded layers."""
+
+    def __init__(self):
+        self.count: Optional[Tensor] = None
+
+
+def _detached(t: Optional[Tensor]) -> Optional[Tensor]:
+    # the model's own Parameters, detached: the bounded ops have no gradient (a result that
+    # requires grad would only carry a grad_fn whose backward raises)
+    return None if t is None else t.detach()
+
+
+class _BoundedLinear(nn.Module):
+    """``layer`` (the model's ``nn.Linear``, its Parameters shared) as ``myops.linear_bounded``
+    over the first ``rows.count`` rows: the padding rows cost nothing (on the CPU) and are 0."""
+
+    def __init__(self, layer: nn.Linear, rows: _Rows):
+        super().__init__()
+        self.layer = layer
+        self.rows = rows
+
+    def forward(self, x: Tensor) -> Tensor:
+        return torch.ops.myops.linear_bounded(x, self.layer.weight.detach(), _detached(self.layer.bias),
+                                              self.rows.count)
+
+
+class _BoundedConv(nn.Module):
+    """``layer`` (the model's ``nn.Conv*d`` / ``nn.ConvTranspose*d``, zero padding, its
+    Parameters shared) as ``myops.conv_bounded`` over the first ``rows.count`` rows."""
+
+    def __init__(self, layer: nn.Module, rows: _Rows):
+        super().__init__()
+        self.layer = layer
+        self.rows = rows
+
+    def forward(self, x: Tensor) -> Tensor:
+        m = self.layer
+        return torch.ops.myops.conv_bounded(x, m.weight.detach(), _detached(m.bias), list(m.stride), list(m.padding),
+                                            list(m.dilation), m.transposed, list(m.output_padding), m.groups,
+                                            self.rows.count)
+
+
+_CONVS = (nn.Conv1d, nn.Conv2d, nn.Conv3d, nn.ConvTranspose1d, nn.ConvTranspose2d, nn.ConvTranspose3d)
+
+
+def _bounded_twin(module: nn.Module, rows: _Rows) -> nn.Module:
+    """``module`` with every ``nn.Linear`` and zero-padded convolution replaced by its bounded
+    form (reading ``rows``), the model left as it is: a container is a shallow copy of its own
+    (the same class, forward and Parameters) with twins for children; any other layer (ReLU,
+    BatchNorm in eval, Flatten) is the model's own module."""
+    if type(module) is nn.Linear:
+        return _BoundedLinear(module, rows)
+    if type(module) in _CONVS and module.padding_mode == "zeros" and not isinstance(module.padding, str):
+        return _BoundedConv(module, rows)
+    if not module._modules:
+        return module
+    twin = copy.copy(module)
+    twin.__dict__["_modules"] = {name: None if child is None else _bounded_twin(child, rows)
+                                 for name, child in module._modules.items()}
+    return twin
 
 
 # ---------------------------------------------------------------------------------------------
@@ -211,16 +299,17 @@ def _cubic_weights(t: Tensor):
     return far(t + 1.0), near(t), near(1.0 - t), far(2.0 - t)
 
 
-def _cubic_matrix(length: Tensor, src_size: int, out_size: int) -> Tensor:
+def _cubic_matrix(length: Tensor, src_size: int, out_size: int, dtype: torch.dtype) -> Tensor:
     """``[B, out_size, src_size]`` resampling matrices of ``F.interpolate(bicubic,
-    align_corners=False)`` from ``src_size`` to ``length[b]`` (rows past ``length`` are zero)."""
+    align_corners=False)`` from ``src_size`` to ``length[b]`` (rows past ``length`` are zero), in
+    ``dtype``, the heatmaps' (F.interpolate computes its source positions in the input's)."""
     pos = torch.arange(out_size, device=length.device)
-    scale = src_size / length.to(torch.float32)
-    src = scale[:, None] * (pos[None, :].to(torch.float32) + 0.5) - 0.5   # [B, out]
+    scale = src_size / length.to(dtype)
+    src = scale[:, None] * (pos[None, :].to(dtype) + 0.5) - 0.5   # [B, out]
     fl = src.floor()
     t = src - fl
     i = fl.to(torch.int64)
-    mat = torch.zeros(length.shape[0], out_size, src_size, device=length.device)
+    mat = torch.zeros(length.shape[0], out_size, src_size, device=length.device, dtype=dtype)
     for k, wk in enumerate(_cubic_weights(t)):
         idx = (i - 1 + k).clamp(0, src_size - 1)
         mat = mat.scatter_add(2, idx[:, :, None], wk[:, :, None])
@@ -238,8 +327,8 @@ def heatmaps_to_keypoints(maps: Tensor, rois: Tensor, max_h: int, max_w: int) ->
     wc = widths.ceil().to(torch.int64).clamp(max=max_w)
     hc = heights.ceil().to(torch.int64).clamp(max=max_h)
     k, mh, mw = maps.shape[1:]
-    ry = _cubic_matrix(hc, mh, max_h)                               # [B, H, mh]
-    rx = _cubic_matrix(wc, mw, max_w)                               # [B, W, mw]
+    ry = _cubic_matrix(hc, mh, max_h, maps.dtype)                   # [B, H, mh]
+    rx = _cubic_matrix(wc, mw, max_w, maps.dtype)                   # [B, W, mw]
     roi_map = torch.matmul(torch.matmul(ry[:, None], maps), rx[:, None].transpose(-1, -2))
     inside = (torch.arange(max_h, device=maps.device)[None, :, None] < hc[:, None, None]) & \
         (torch.arange(max_w, device=maps.device)[None, None, :] < wc[:, None, None])
@@ -248,10 +337,12 @@ def heatmaps_to_keypoints(maps: Tensor, rois: Tensor, max_h: int, max_w: int) ->
     score, pos = flat.max(dim=2)
     x_int = pos % max_w
     y_int = pos // max_w
-    x = (x_int.float() + 0.5) * (widths / wc.to(torch.float32))[:, None]
-    y = (y_int.float() + 0.5) * (heights / hc.to(torch.float32))[:, None]
-    xy = torch.stack([x + offset_x[:, None], y + offset_y[:, None], torch.ones_like(x)], dim=2)
-    return xy, score
+    # float32 results whatever the boxes' dtype, as torchvision's (its per-box corrections and
+    # offsets are 0-d tensors, rounded to float32 before they meet the float32 positions)
+    x = (x_int.float() + 0.5) * (widths / wc.to(widths.dtype)).float()[:, None]
+    y = (y_int.float() + 0.5) * (heights / hc.to(heights.dtype)).float()[:, None]
+    xy = torch.stack([x + offset_x.float()[:, None], y + offset_y.float()[:, None], torch.ones_like(x)], dim=2)
+    return xy, score.float()
 
 
 # ---------------------------------------------------------------------------------------------
@@ -283,6 +374,13 @@ class StaticDetector(nn.Module):
         self.model = model
         self.max_candidates = int(max_candidates)
         del portable  # accepted for compatibility: every module is portable (see make_static)
+        if self.kind == "rcnn":  # the RoI heads' bounded twins (the model's modules are not changed)
+            self._rows = _Rows()
+            rh = model.roi_heads
+            names = ["box_head", "box_predictor"]
+            names += ["mask_head", "mask_predictor"] if rh.has_mask() else []
+            names += ["keypoint_head", "keypoint_predictor"] if rh.has_keypoint() else []
+            self.heads = nn.ModuleDict({k: _bounded_twin(getattr(rh, k), self._rows) for k in names})
 
     # -- shared steps --------------------------------------------------------------------------
     def _transform(self, images: Tensor):
@@ -370,6 +468,14 @@ class StaticDetector(nn.Module):
             features = OrderedDict([("0", features)])
         return image_list, originals, features
 
+    def _head(self, name: str, x: Tensor, count: Tensor):
+        """The bounded twin of ``roi_heads.<name>`` on ``x``, whose first ``count`` rows are real
+        (the rest come out 0 from each bounded layer and are not computed on the CPU)."""
+        self._rows.count = count
+        y = self.heads[name](x)
+        self._rows.count = None
+        return y
+
     def _rcnn(self, images: Tensor) -> Dict[str, Tensor]:
         model = self.model
         rh = model.roi_heads
@@ -377,8 +483,12 @@ class StaticDetector(nn.Module):
         sizes = image_list.image_sizes
         proposals, prows = self._proposals(image_list, features)
         n, p = prows.shape
-        pooled = _multiscale_roi_align(rh.box_roi_pool, features, _rois(proposals), sizes)
-        class_logits, box_regression = rh.box_predictor(rh.box_head(pooled))
+        # the RoI heads run on the real proposals, first (eager's rows in eager's order), and
+        # only on them; their small outputs go back to each image's block of p rows
+        order, inverse, count = _real_first(prows.reshape(-1))
+        pooled = _multiscale_roi_align(rh.box_roi_pool, features, _rois(proposals)[order], sizes, count)
+        class_logits, box_regression = self._head("box_predictor", self._head("box_head", pooled, count), count)
+        class_logits, box_regression = class_logits[inverse], box_regression[inverse]
         pred_boxes = rh.box_coder.decode(box_regression, list(proposals.unbind(0)))
         pred_scores = F.softmax(class_logits, -1)
         c = pred_scores.shape[-1]
@@ -399,19 +509,21 @@ class StaticDetector(nn.Module):
                 fields[name].append(value)
             fields["overflow"].append(valid.sum() > k)
         out = {name: torch.stack(values) for name, values in fields.items()}
-        if rh.has_mask() or rh.has_keypoint():
-            det_rois = _rois(out["boxes"])
+        if rh.has_mask() or rh.has_keypoint():  # on the real detections, first, as above
+            order, inverse, count = _real_first(out["rows"].reshape(-1))
+            det_rois = _rois(out["boxes"])[order]
         if rh.has_mask():
-            mf = _multiscale_roi_align(rh.mask_roi_pool, features, det_rois, sizes)
-            prob = rh.mask_predictor(rh.mask_head(mf)).sigmoid()
-            lab = out["labels"].reshape(-1).clamp(min=0)
-            masks = prob[torch.arange(lab.shape[0], device=lab.device), lab][:, None]
+            mf = _multiscale_roi_align(rh.mask_roi_pool, features, det_rois, sizes, count)
+            logits = self._head("mask_predictor", self._head("mask_head", mf, count), count)
+            lab = out["labels"].reshape(-1)[order].clamp(min=0)
+            masks = logits[torch.arange(lab.shape[0], device=lab.device), lab][:, None].sigmoid()[inverse]
             out["masks"] = masks.reshape(n, size, *masks.shape[1:])
         if rh.has_keypoint():
-            kf = _multiscale_roi_align(rh.keypoint_roi_pool, features, det_rois, sizes)
-            maps = rh.keypoint_predictor(rh.keypoint_head(kf))
+            kf = _multiscale_roi_align(rh.keypoint_roi_pool, features, det_rois, sizes, count)
+            maps = self._head("keypoint_predictor", self._head("keypoint_head", kf, count), count)
             canvas = (max(h for h, _ in sizes), max(w for _, w in sizes))
             xy, kscores = heatmaps_to_keypoints(maps, det_rois[:, 1:], *canvas)
+            xy, kscores = xy[inverse], kscores[inverse]
             out["keypoints"] = xy.reshape(n, size, -1, 3)
             kscores = kscores.reshape(n, size, -1)
             out["keypoints_scores"] = torch.where(out["rows"][..., None], kscores,
@@ -471,7 +583,9 @@ class StaticDetector(nn.Module):
 def make_static(model: nn.Module, *, max_candidates: int = 4096, portable: bool = False,
                 image_sizes: Optional[List[Tuple[int, int]]] = None) -> StaticDetector:
     """A static-shape form of the torchvision detector ``model`` (shares its modules and weights;
-    the model must be in eval mode: inference only).
+    the model must be in eval mode: inference only). An R-CNN's RoI heads run through bounded
+    twins built here (their ``Linear`` / ``Conv*d`` layers over the real rows only, with the
+    model's own Parameters); the model itself is not changed.
 
     ``max_candidates`` bounds the per-class candidates an R-CNN image sends to NMS (torchvision
     leaves that count unbounded); ``overflow`` in the output flags an image that had more.

@@ -217,9 +217,11 @@ def roi_align_levels(
     output_size, spatial_scale[l], sampling_ratio, aligned)`` with ``l = levels[k]``: bit for bit
     on the CPU, and following torchvision's CUDA kernel on CUDA. What
     ``torchvision.ops.MultiScaleRoIAlign`` computes with a data-dependent gather per level, with
-    static shapes (exportable, graph-capturable). A level or batch index out of range raises
-    IndexError on the CPU; on CUDA (no host sync) that RoI's output is NaN. Inference only: an
-    input that requires grad (with grad mode on) raises."""
+    static shapes (exportable, graph-capturable). A level of -1 marks a padded RoI (e.g. past
+    the real ones of a static-shape batch): its row of ``rois`` is not read and its output is 0,
+    at no cost. Any other level or batch index out of range raises IndexError on the CPU; on CUDA
+    (no host sync) that RoI's output is NaN. Inference only: an input that requires grad (with
+    grad mode on) raises."""
     if isinstance(output_size, int):
         ph = pw = output_size
     else:
@@ -229,6 +231,50 @@ def roi_align_levels(
 
 
 __all__ += ["roi_align_levels"]
+
+
+# =============================================================================================
+# layers over the first `count` rows: a padded batch whose padding costs no work
+# =============================================================================================
+
+def linear_bounded(input: Tensor, weight: Tensor, bias: Optional[Tensor], count: Tensor) -> Tensor:
+    """:func:`torch.nn.functional.linear` on the first ``count`` rows of ``input [R, K]``:
+    ``[R, N]`` whose rows ``[0, count)`` are ``F.linear(input[:count], weight, bias)`` (on the
+    CPU the same call, so the same bits) and whose other rows are 0. ``count`` is a 0-d int64
+    tensor on ``input``'s device (clamped to ``[0, R]``). The CPU runs the layer on the real rows
+    only; CUDA (no host sync, graph-capturable) on every row, then zeroes the padding. The result
+    is contiguous. Inference only: with an input that requires grad (grad mode on) the result's
+    backward raises (the forward runs: AOTInductor calls it with a model's Parameters)."""
+    return _ops.linear_bounded.default(input, weight, bias, count)
+
+
+def _tuple(v: Union[int, Sequence[int]], n: int) -> List[int]:
+    return [int(v)] * n if isinstance(v, int) else [int(x) for x in v]
+
+
+def conv_bounded(
+    input: Tensor,
+    weight: Tensor,
+    bias: Optional[Tensor],
+    count: Tensor,
+    *,
+    stride: Union[int, Sequence[int]] = 1,
+    padding: Union[int, Sequence[int]] = 0,
+    dilation: Union[int, Sequence[int]] = 1,
+    transposed: bool = False,
+    output_padding: Union[int, Sequence[int]] = 0,
+    groups: int = 1,
+) -> Tensor:
+    """:func:`torch.convolution` (``F.conv1d/2d/3d``, ``F.conv_transpose*d`` with
+    ``transposed=True``) on the first ``count`` rows (dim 0) of ``input [R, C, *spatial]``, as
+    :func:`linear_bounded` does for ``F.linear``: rows ``[0, count)`` are the convolution of
+    ``input[:count]``, the others 0. Integer arguments apply to every spatial dim."""
+    n = weight.dim() - 2
+    return _ops.conv_bounded.default(input, weight, bias, _tuple(stride, n), _tuple(padding, n), _tuple(dilation, n),
+                                     bool(transposed), _tuple(output_padding, n), int(groups), count)
+
+
+__all__ += ["linear_bounded", "conv_bounded"]
 
 
 # =============================================================================================

@@ -71,10 +71,25 @@ MYOPS_API std::tuple<Tensor, Tensor> batched_nms_static(const Tensor& boxes, con
 // [K, C, pooled_height, pooled_width]: RoI k (rois [K, 5]: batch index, x1, y1, x2, y2, the
 // features' dtype) pooled on features[levels[k]] (levels int64 [K]) with
 // spatial_scale[levels[k]], equal to torchvision::ops::roi_align on that level (on the CPU bit
-// for bit). 1 to 8 feature maps [N, C, H_l, W_l]. Inference only: no gradient.
+// for bit). 1 to 8 feature maps [N, C, H_l, W_l]. A level of -1 marks a padded RoI: its row of
+// rois is not read and its output is 0. Inference only: no gradient.
 MYOPS_API Tensor roi_align_levels(at::TensorList features, const Tensor& rois, const Tensor& levels,
                                   at::ArrayRef<double> spatial_scale, int64_t pooled_height,
                                   int64_t pooled_width, int64_t sampling_ratio = -1, bool aligned = false);
+
+// ---- layers over the first `count` rows (inference only: no gradient) ----------------------
+
+// [R, N]: rows [0, count) are torch::nn::functional::linear(input[:count], weight, bias) (the
+// same call, the same bits on the CPU), the rows at or past count 0. input [R, K]; count a 0-d
+// int64 tensor on input's device (clamped to [0, R]). No host sync on CUDA. Contiguous.
+MYOPS_API Tensor linear_bounded(const Tensor& input, const Tensor& weight, const std::optional<Tensor>& bias,
+                                const Tensor& count);
+// at::convolution(input, weight, bias, stride, padding, dilation, transposed, output_padding,
+// groups) over the rows (dim 0) of input [R, C, *spatial] in the same way: rows [0, count) are
+// the convolution of input[:count], the rest 0.
+MYOPS_API Tensor conv_bounded(const Tensor& input, const Tensor& weight, const std::optional<Tensor>& bias,
+                              at::IntArrayRef stride, at::IntArrayRef padding, at::IntArrayRef dilation,
+                              bool transposed, at::IntArrayRef output_padding, int64_t groups, const Tensor& count);
 
 // ---- elementwise ---------------------------------------------------------------------------
 // One function per line of the op table (myops/op_table.h: the list of ops, each with its
