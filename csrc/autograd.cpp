@@ -32,6 +32,7 @@
 #include <ATen/ops/sigmoid_backward.h>
 #include <ATen/ops/silu_backward.h>
 #include <torch/autograd.h>
+#include <torch/csrc/autograd/autograd_not_implemented_fallback.h>
 #include <torch/library.h>
 
 #include <limits>
@@ -67,13 +68,6 @@ c10::TypedOperatorHandle<Sig> op_handle(const char* name, const char* overload =
 using PoolSig = Tensor(const Tensor&, const Tensor&, c10::IntArrayRef, c10::IntArrayRef, c10::IntArrayRef, bool);
 MYOPS_OP(op_max_pool2d_add, "max_pool2d_add", PoolSig)
 MYOPS_OP(op_max_pool2d_add_backward, "max_pool2d_add_backward", PoolSig)
-MYOPS_OP(op_roi_align_levels, "roi_align_levels",
-         Tensor(at::TensorList, const Tensor&, const Tensor&, at::ArrayRef<double>, int64_t, int64_t, int64_t, bool))
-MYOPS_OP(op_linear_bounded, "linear_bounded",
-         Tensor(const Tensor&, const Tensor&, const std::optional<Tensor>&, const Tensor&))
-MYOPS_OP(op_conv_bounded, "conv_bounded",
-         Tensor(const Tensor&, const Tensor&, const std::optional<Tensor>&, at::IntArrayRef, at::IntArrayRef,
-                at::IntArrayRef, bool, at::IntArrayRef, int64_t, const Tensor&))
 MYOPS_OP(op_diagonal, "diagonal", Tensor(const Tensor&, int64_t, int64_t, int64_t))
 MYOPS_OP(op_diagonal_backward, "diagonal_backward",
          Tensor(const Tensor&, c10::SymIntArrayRef, int64_t, int64_t, int64_t))
@@ -711,81 +705,17 @@ Tensor diagonal_backward_autograd(const Tensor& grad, c10::SymIntArrayRef sizes,
   return with_autograd<DiagonalBackwardFn>(op_diagonal_backward(), grad, sizes, offset, dim1, dim2);
 }
 
-// ---- inference-only ops: roi_align_levels, linear_bounded, conv_bounded ------------------------
-
-// "myops.<op> has no gradient (inference only) ..."
-std::string no_gradient(const char* op, const char* when, const char* torch_peer) {
-  return c10::str("myops.", op, " has no gradient (inference only), but ", when,
-                  ": call it under torch.no_grad() / torch.inference_mode() or detach the inputs (", torch_peer,
-                  " has a backward)");
-}
-
-// roi_align_levels: with grad mode on and an input that requires a gradient it raises, rather
-// than return a result that silently has no grad_fn.
-Tensor roi_align_levels_autograd(at::TensorList features, const Tensor& rois, const Tensor& levels,
-                                 at::ArrayRef<double> spatial_scale, int64_t pooled_height, int64_t pooled_width,
-                                 int64_t sampling_ratio, bool aligned) {
-  bool needs = rois.requires_grad();
-  for (const Tensor& f : features) needs = needs || f.requires_grad();
-  TORCH_CHECK(!(needs && at::GradMode::is_enabled()),
-              no_gradient("roi_align_levels", "an input requires grad", "torchvision.ops.roi_align"));
-  return below_autograd(op_roi_align_levels(), features, rois, levels, spatial_scale, pooled_height, pooled_width,
-                        sampling_ratio, aligned);
-}
-
-// linear_bounded / conv_bounded: the error comes at backward. Their weights are a model's
-// Parameters (requires_grad), which torch.export keeps in the graph and AOTInductor hands to the
-// op as they are while it compiles, with grad mode on: a forward that raised could never be
-// packaged. The result has a grad_fn whose backward raises, as torch's ops without a formula.
-struct LinearBoundedFn : Function<LinearBoundedFn> {
-  static Tensor forward(AutogradContext*, const Tensor& input, const Tensor& weight, const std::optional<Tensor>& bias,
-                        const Tensor& count) {
-    return below_autograd(op_linear_bounded(), input, weight, bias, count);
-  }
-  static variable_list backward(AutogradContext*, variable_list) {
-    TORCH_CHECK(false, no_gradient("linear_bounded", "its result was used in a backward pass",
-                                   "torch.nn.functional.linear"));
-  }
-};
-
-struct ConvBoundedFn : Function<ConvBoundedFn> {
-  static Tensor forward(AutogradContext*, const Tensor& input, const Tensor& weight, const std::optional<Tensor>& bias,
-                        at::IntArrayRef stride, at::IntArrayRef padding, at::IntArrayRef dilation, bool transposed,
-                        at::IntArrayRef output_padding, int64_t groups, const Tensor& count) {
-    return below_autograd(op_conv_bounded(), input, weight, bias, stride, padding, dilation, transposed,
-                          output_padding, groups, count);
-  }
-  static variable_list backward(AutogradContext*, variable_list) {
-    TORCH_CHECK(false, no_gradient("conv_bounded", "its result was used in a backward pass", "torch.convolution"));
-  }
-};
-
-Tensor linear_bounded_autograd(const Tensor& input, const Tensor& weight, const std::optional<Tensor>& bias,
-                               const Tensor& count) {
-  const bool needs = input.requires_grad() || weight.requires_grad() || (bias.has_value() && bias->requires_grad());
-  if (!needs || !at::GradMode::is_enabled()) return below_autograd(op_linear_bounded(), input, weight, bias, count);
-  return LinearBoundedFn::apply(input, weight, bias, count);
-}
-
-Tensor conv_bounded_autograd(const Tensor& input, const Tensor& weight, const std::optional<Tensor>& bias,
-                             at::IntArrayRef stride, at::IntArrayRef padding, at::IntArrayRef dilation, bool transposed,
-                             at::IntArrayRef output_padding, int64_t groups, const Tensor& count) {
-  const bool needs = input.requires_grad() || weight.requires_grad() || (bias.has_value() && bias->requires_grad());
-  if (!needs || !at::GradMode::is_enabled()) {
-    return below_autograd(op_conv_bounded(), input, weight, bias, stride, padding, dilation, transposed,
-                          output_padding, groups, count);
-  }
-  return ConvBoundedFn::apply(input, weight, bias, stride, padding, dilation, transposed, output_padding, groups,
-                              count);
-}
-
 }  // namespace
 }  // namespace myops
 
 TORCH_LIBRARY_IMPL(myops, Autograd, m) {
-  m.impl("roi_align_levels", &myops::roi_align_levels_autograd);
-  m.impl("linear_bounded", &myops::linear_bounded_autograd);
-  m.impl("conv_bounded", &myops::conv_bounded_autograd);
+  // The inference-only ops have no derivative: torch's own rule for such ops. The forward runs
+  // (a model's Parameters require grad, and torch.export / AOTInductor call the ops with them,
+  // grad mode on); a result computed from an input that requires grad gets a grad_fn whose
+  // backward raises "derivative for myops::<op> is not implemented".
+  for (const char* op : {"roi_align_levels", "linear_bounded", "conv_bounded"}) {
+    m.impl(op, torch::autograd::autogradNotImplementedFallback());
+  }
   using namespace myops;
   // every op of the elementwise table (myops/op_table.h): a plain unary op's kernel is
   // unary_autograd<OP> (its formula: UnaryGrad<OP>), any other op FN's is FN_autograd

@@ -195,14 +195,14 @@ def test_no_gradient():
         got = myops.linear_bounded(x, w, b, count_of(3))
         assert got.requires_grad
         assert_same(got.detach(), expected)
-        with pytest.raises(RuntimeError, match="myops.linear_bounded has no gradient .*used in a backward pass"):
+        with pytest.raises(RuntimeError, match="derivative for myops::linear_bounded is not implemented"):
             got.sum().backward()
         with torch.no_grad():
             assert not myops.linear_bounded(x, w, b, count_of(3)).requires_grad
         t.requires_grad_(False)
     w = torch.randn(4, 3, 3, 3, requires_grad=True)
     got = myops.conv_bounded(torch.randn(5, 3, 6, 6), w, None, count_of(3))
-    with pytest.raises(RuntimeError, match="myops.conv_bounded has no gradient"):
+    with pytest.raises(RuntimeError, match="derivative for myops::conv_bounded is not implemented"):
         got.sum().backward()
     with torch.inference_mode():
         assert not myops.conv_bounded(torch.randn(5, 3, 6, 6), w, None, count_of(3)).requires_grad

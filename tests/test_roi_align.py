@@ -293,6 +293,8 @@ def test_device_mismatch_message():
 
 
 def test_no_gradient():
+    """Inference only, as the bounded layers: the forward runs when an input requires grad (grad
+    mode on: a model's tensors do under torch.export), the same values, and the backward raises."""
     for which in ("features", "rois"):
         a = _args()
         expected = _call(a)
@@ -300,8 +302,11 @@ def test_no_gradient():
             a["features"][1].requires_grad_()
         else:
             a["rois"].requires_grad_()
-        with pytest.raises(RuntimeError, match="myops.roi_align_levels has no gradient"):
-            _call(a)
+        got = _call(a)
+        assert got.requires_grad
+        assert_same(got.detach(), expected)
+        with pytest.raises(RuntimeError, match="derivative for myops::roi_align_levels is not implemented"):
+            got.sum().backward()
         with torch.no_grad():
             assert_same(_call(a), expected)
         with torch.inference_mode():

@@ -79,5 +79,20 @@ inline std::vector<int64_t> sizes_with_rows(const at::Tensor& head, int64_t rows
   return sizes;
 }
 
+// The two ops' kernels on one device, from its `Device::run(layer, input, count)` (the CPU's and
+// CUDA's differ only there): the entry points registered for that device.
+template <class Device>
+struct Kernels {
+  static at::Tensor linear(const at::Tensor& input, const at::Tensor& weight, const std::optional<at::Tensor>& bias,
+                           const at::Tensor& count) {
+    return Device::run(Linear{weight, bias}, input, count);
+  }
+  static at::Tensor conv(const at::Tensor& input, const at::Tensor& weight, const std::optional<at::Tensor>& bias,
+                         at::IntArrayRef stride, at::IntArrayRef padding, at::IntArrayRef dilation, bool transposed,
+                         at::IntArrayRef output_padding, int64_t groups, const at::Tensor& count) {
+    return Device::run(Conv{weight, bias, stride, padding, dilation, transposed, output_padding, groups}, input, count);
+  }
+};
+
 }  // namespace bounded
 }  // namespace myops

@@ -10,35 +10,25 @@
 namespace myops {
 namespace {
 
-template <class Layer>
-at::Tensor bounded_cpu(const Layer& layer, const at::Tensor& input, const at::Tensor& count) {
-  layer.check(input, count);
-  const int64_t rows = input.size(0);
-  const int64_t real = bounded::read_count(count, rows);
-  const at::Tensor head = layer(input.narrow(0, 0, real));
-  if (real == rows && head.is_contiguous()) return head;
-  at::Tensor out = at::empty(bounded::sizes_with_rows(head, rows), head.options().memory_format(at::MemoryFormat::Contiguous));
-  out.narrow(0, 0, real).copy_(head);
-  out.narrow(0, real, rows - real).zero_();
-  return out;
-}
-
-at::Tensor linear_bounded_cpu(const at::Tensor& input, const at::Tensor& weight, const std::optional<at::Tensor>& bias,
-                              const at::Tensor& count) {
-  return bounded_cpu(bounded::Linear{weight, bias}, input, count);
-}
-
-at::Tensor conv_bounded_cpu(const at::Tensor& input, const at::Tensor& weight, const std::optional<at::Tensor>& bias,
-                            at::IntArrayRef stride, at::IntArrayRef padding, at::IntArrayRef dilation, bool transposed,
-                            at::IntArrayRef output_padding, int64_t groups, const at::Tensor& count) {
-  return bounded_cpu(bounded::Conv{weight, bias, stride, padding, dilation, transposed, output_padding, groups}, input,
-                     count);
-}
+struct Cpu {
+  template <class Layer>
+  static at::Tensor run(const Layer& layer, const at::Tensor& input, const at::Tensor& count) {
+    layer.check(input, count);
+    const int64_t rows = input.size(0);
+    const int64_t real = bounded::read_count(count, rows);
+    const at::Tensor head = layer(input.narrow(0, 0, real));
+    if (real == rows && head.is_contiguous()) return head;
+    at::Tensor out = at::empty(bounded::sizes_with_rows(head, rows), head.options().memory_format(at::MemoryFormat::Contiguous));
+    out.narrow(0, 0, real).copy_(head);
+    out.narrow(0, real, rows - real).zero_();
+    return out;
+  }
+};
 
 }  // namespace
 }  // namespace myops
 
 TORCH_LIBRARY_IMPL(myops, CPU, m) {
-  m.impl("linear_bounded", &myops::linear_bounded_cpu);
-  m.impl("conv_bounded", &myops::conv_bounded_cpu);
+  m.impl("linear_bounded", &myops::bounded::Kernels<myops::Cpu>::linear);
+  m.impl("conv_bounded", &myops::bounded::Kernels<myops::Cpu>::conv);
 }

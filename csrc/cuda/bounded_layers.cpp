@@ -14,33 +14,23 @@
 namespace myops {
 namespace {
 
-template <class Layer>
-at::Tensor bounded_cuda(const Layer& layer, const at::Tensor& input, const at::Tensor& count) {
-  layer.check(input, count);
-  CudaGuard guard(input.device());
-  at::Tensor out = layer(input).contiguous();
-  std::vector<int64_t> shape(out.dim(), 1);
-  shape[0] = out.size(0);
-  const at::Tensor padding = at::arange(out.size(0), count.options()).ge(count).view(shape);
-  return out.masked_fill_(padding, 0);  // out is the layer's new tensor: no input is written
-}
-
-at::Tensor linear_bounded_cuda(const at::Tensor& input, const at::Tensor& weight, const std::optional<at::Tensor>& bias,
-                               const at::Tensor& count) {
-  return bounded_cuda(bounded::Linear{weight, bias}, input, count);
-}
-
-at::Tensor conv_bounded_cuda(const at::Tensor& input, const at::Tensor& weight, const std::optional<at::Tensor>& bias,
-                             at::IntArrayRef stride, at::IntArrayRef padding, at::IntArrayRef dilation, bool transposed,
-                             at::IntArrayRef output_padding, int64_t groups, const at::Tensor& count) {
-  return bounded_cuda(bounded::Conv{weight, bias, stride, padding, dilation, transposed, output_padding, groups}, input,
-                      count);
-}
+struct Cuda {
+  template <class Layer>
+  static at::Tensor run(const Layer& layer, const at::Tensor& input, const at::Tensor& count) {
+    layer.check(input, count);
+    CudaGuard guard(input.device());
+    at::Tensor out = layer(input).contiguous();
+    std::vector<int64_t> shape(out.dim(), 1);
+    shape[0] = out.size(0);
+    const at::Tensor padding = at::arange(out.size(0), count.options()).ge(count).view(shape);
+    return out.masked_fill_(padding, 0);  // out is the layer's new tensor: no input is written
+  }
+};
 
 }  // namespace
 }  // namespace myops
 
 MYOPS_CUDA_LIBRARY_IMPL(m) {
-  m.impl("linear_bounded", &myops::linear_bounded_cuda);
-  m.impl("conv_bounded", &myops::conv_bounded_cuda);
+  m.impl("linear_bounded", &myops::bounded::Kernels<myops::Cuda>::linear);
+  m.impl("conv_bounded", &myops::bounded::Kernels<myops::Cuda>::conv);
 }

@@ -149,10 +149,7 @@ def _multiscale_roi_align(pooler, features: Dict[str, Tensor], rois: Tensor,
         levels = mapper([rois[:, 1:]])
     real = torch.arange(rois.shape[0], device=rois.device) < count
     levels = torch.where(real, levels, torch.full_like(levels, -1))
-    # detached: the op has no gradient and raises when an input requires one with grad mode on
-    # (torch.export and torch.compile trace with grad mode on); the static module is inference-only
-    return torch.ops.myops.roi_align_levels([f.detach() for f in x], rois.detach(), levels, scales, ph, pw,
-                                            pooler.sampling_ratio, False)
+    return torch.ops.myops.roi_align_levels(list(x), rois, levels, scales, ph, pw, pooler.sampling_ratio, False)
 
 
 def _real_first(rows: Tensor) -> Tuple[Tensor, Tensor, Tensor]:
