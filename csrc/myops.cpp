@@ -11,9 +11,12 @@
 #include <string>
 #include <vector>
 
+#include "common/nms_common.h"
 #include "myops/op_table.h"
 
 namespace myops {
+int64_t batched_nms_vanilla_above(c10::Device device) { return nms_common::vanilla_above(device.is_cpu()); }
+
 std::vector<std::string> ew_table() {
   static const char* const sigs[] = {
 #define MYOPS_EW_SIG_NAME(FN, NAME, OVERLOAD, KIND, RULE, SIG, ...) #SIG,
@@ -68,6 +71,9 @@ TORCH_LIBRARY(myops, m) {
   m.def(
       "batched_nms_static(Tensor boxes, Tensor scores, Tensor idxs, float iou_threshold, *, "
       "SymInt size) -> (Tensor keep, Tensor count)");
+  // Control op: torchvision.ops.batched_nms's path limit on a device (common/nms_common.h), for
+  // python/myops/detection.py, which picks the same path without a sync.
+  m.def("_batched_nms_vanilla_above(Device device) -> int", &myops::batched_nms_vanilla_above);
 
   // ---- multi-level RoIAlign (== torchvision.ops.roi_align per RoI, inference only) ----------
   // out [K, C, pooled_height, pooled_width]: RoI k (rois[k] = batch index, x1, y1, x2, y2)

@@ -13,6 +13,12 @@
 namespace myops {
 namespace nms_common {
 
+// torchvision.ops.batched_nms's path limit: above this many elements of `boxes` it runs one nms
+// per class, at or below it the coordinate trick (torchvision/ops/boxes.py: 4000 on the CPU,
+// 100000 on any other device). The CPU and CUDA kernels and, through the control
+// op myops::_batched_nms_vanilla_above, python/myops/detection.py read it here.
+constexpr int64_t vanilla_above(bool cpu) { return cpu ? 4000 : 100000; }
+
 // boxes [N, 4], scores [N], both of one dtype, on one device.
 inline void check_shapes(const at::Tensor& boxes, const at::Tensor& scores, const char* op) {
   TORCH_CHECK(boxes.dim() == 2, "myops.", op, ": argument 'boxes' must be a 2-D [N, 4] tensor, got ",

@@ -5,8 +5,8 @@
 //   * the same IoU arithmetic in the boxes' dtype: areas (x2 - x1) * (y2 - y1),
 //     inter = max(0, min(x2) - max(x1)) * max(0, min(y2) - max(y1)), iou = inter / (a + b - inter),
 //     box j suppressed when iou > iou_threshold (a NaN never suppresses);
-//   * batched_nms takes torchvision's two paths: above kVanillaAbove elements of `boxes` (4000
-//     on CPU), one nms per class and a final sort by score; otherwise the coordinate trick
+//   * batched_nms takes torchvision's two paths: above nms_common::vanilla_above
+//     elements of `boxes`, one nms per class and a final sort by score; otherwise the coordinate trick
 //     (boxes shifted by idx * (max + 1), then one nms).
 //
 // The sweep is torchvision's greedy loop, reorganized: the candidates live in score order in
@@ -34,8 +34,6 @@
 namespace myops {
 namespace {
 
-// Elements of `boxes` above which torchvision's batched_nms runs one nms per class on CPU.
-constexpr int64_t kVanillaAbove = 4000;
 
 // torchvision's comparisons, in the same operand order (NaN handling included).
 template <typename T>
@@ -192,7 +190,7 @@ at::Tensor batched_nms_cpu(const at::Tensor& boxes, const at::Tensor& scores, co
                            double iou_threshold) {
   check_boxes_scores(boxes, scores, "batched_nms");
   nms_common::check_idxs(boxes, idxs, "batched_nms");
-  if (boxes.numel() > kVanillaAbove) return batched_vanilla(boxes, scores, idxs, iou_threshold);
+  if (boxes.numel() > nms_common::vanilla_above(true)) return batched_vanilla(boxes, scores, idxs, iou_threshold);
   if (boxes.numel() == 0) return at::empty({0}, boxes.options().dtype(at::kLong));
   return nms_cpu(nms_common::offset_boxes(boxes, idxs), scores, iou_threshold);
 }

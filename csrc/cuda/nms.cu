@@ -15,7 +15,7 @@
 // nms_static / batched_nms_static never synchronize with the host; nms / batched_nms run the same
 // passes with size = N and read the count once (their only host sync) to trim the result.
 //
-// batched_nms takes torchvision's paths: above kVanillaAbove elements of `boxes` (100000 on CUDA)
+// batched_nms takes torchvision's paths: above nms_common::vanilla_above elements of `boxes`
 // the per-class path, done here as ONE class-aware sweep (same survivors; the order is the score
 // order, torchvision's final sort of the kept scores - equal unless kept scores tie), otherwise
 // the coordinate trick (shifted boxes, one nms) computed with torchvision's own ops.
@@ -55,7 +55,6 @@ constexpr int kSweepThreads = 1;
 constexpr int kSweepThreads = 256;
 #define MYOPS_NMS_BARRIER() __syncthreads()
 #endif
-constexpr int64_t kVanillaAbove = 100000;
 constexpr int64_t kMaxBoxes = int64_t(65535) * kTile;  // grid.y limit of the mask kernel
 
 // Class identity for the class-aware sweep: integral idxs as int64, floating as double (NaN
@@ -227,7 +226,7 @@ at::Tensor class_keys(const at::Tensor& idxs) {
 std::tuple<at::Tensor, at::Tensor> batched_device(const at::Tensor& boxes, const at::Tensor& scores,
                                                   const at::Tensor& idxs, double iou_threshold,
                                                   int64_t size) {
-  if (boxes.numel() > kVanillaAbove) {
+  if (boxes.numel() > nms_common::vanilla_above(false)) {
     return nms_device(boxes, scores, class_keys(idxs), iou_threshold, size);
   }
   if (boxes.numel() == 0) return nms_device(boxes, scores, at::Tensor(), iou_threshold, size);

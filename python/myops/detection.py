@@ -58,6 +58,10 @@ _NEG_INF = float("-inf")
 # Bounded selection ops.
 # ---------------------------------------------------------------------------------------------
 
+# torchvision.ops.batched_nms's path limit per device, as myops' kernels hold it (read once)
+_VANILLA_ABOVE = {d: torch.ops.myops._batched_nms_vanilla_above(d) for d in ("cpu", "cuda")}
+
+
 def _batched_nms_static(boxes: Tensor, scores: Tensor, idxs: Tensor, valid: Tensor,
                         iou_threshold: float, size: int) -> Tuple[Tensor, Tensor]:
     """``torchvision.ops.batched_nms`` over the real candidates (``valid``) only, as
@@ -72,7 +76,7 @@ def _batched_nms_static(boxes: Tensor, scores: Tensor, idxs: Tensor, valid: Tens
     holds more than the limit's rows whenever there are more real ones, so the op itself takes
     its per-class path then."""
     masked = torch.where(valid, scores, torch.full_like(scores, _NEG_INF))
-    limit = 4000 if boxes.device.type == "cpu" else 100_000  # torchvision.ops.batched_nms's
+    limit = _VANILLA_ABOVE["cpu" if boxes.device.type == "cpu" else "cuda"]
     trick = valid.sum() * boxes.shape[1] <= limit
     top = torch.where(valid[:, None], boxes, torch.full_like(boxes, _NEG_INF)).amax()
     top = torch.where(valid.any(), top, torch.zeros_like(top))
