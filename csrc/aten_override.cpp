@@ -231,7 +231,7 @@ struct CpuBackend {
   static constexpr bool cuda = false;
   // torch fuses a * b + c in its AVX2 / AVX-512 kernels, not in its default ones (a CPU without
   // AVX2, or ATEN_CPU_CAPABILITY=default); myops in its AVX2 / AVX-512 builds, not in its
-  // baseline one (cpu/elementwise_kernels.h, AddUnfused). Routed where the two agree: a CPU
+  // baseline one (cpu/elementwise_simd_math.h, AddUnfused). Routed where the two agree: a CPU
   // runs them at the same level unless ATEN_CPU_CAPABILITY or MYOPS_CPU_ISA says otherwise.
   static bool fuses_like_torch() {
     static const bool same = [] {
