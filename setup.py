@@ -25,6 +25,7 @@ Environment variables:
 """
 import glob
 import os
+import platform
 import re
 import shutil
 import subprocess
@@ -173,6 +174,32 @@ def lib_sources():
     return sorted(out)
 
 
+# ---- the CPU ISA builds ------------------------------------------------------------------
+# A kernel family with ISA builds (cpu/cpu_isa.h) has one source per instruction set, named by
+# its suffix: elementwise_avx2.cpp, elementwise_avx512.cpp, max_pool2d_add_avx2.cpp. Each is
+# compiled with that set's flags, as torch compiles its ATen/native/cpu kernels once per
+# CPU_CAPABILITY (cmake/Codegen.cmake): the compiler enables the instructions and defines its
+# own feature macros (__AVX2__, __AVX512F__, ... which sleef.h and at::vec test), and
+# CPU_CAPABILITY names at::vec's namespace for the build (at::vec::AVX2, at::vec::AVX512).
+# The baseline builds (elementwise.cpp, max_pool2d_add.cpp) get the common flags only; the
+# runtime dispatch between the builds stays in C++ (cpu/cpu_isa.cpp). Only on x86-64: elsewhere
+# these files compile for the baseline and are never called.
+# An ISA build's objects go last on the link line (BuildMyops.build_extension): an inline
+# function that is not inlined (a COMDAT copy in several objects) keeps the first copy the
+# linker sees, so a baseline copy wins over one compiled with AVX-512 instructions.
+_X86_64 = platform.machine().lower() in ("x86_64", "amd64")
+ISA_BUILDS = {
+    "_avx2.cpp": ["-mavx2", "-mfma", "-mf16c", "-DCPU_CAPABILITY=AVX2", "-DCPU_CAPABILITY_AVX2"],
+    "_avx512.cpp": ["-mavx512f", "-mavx512bw", "-mavx512vl", "-mavx512dq", "-mavx2", "-mfma", "-mf16c",
+                    "-DCPU_CAPABILITY=AVX512", "-DCPU_CAPABILITY_AVX512"],
+} if _X86_64 else {}
+
+
+def isa_suffix(source):
+    """The ISA_BUILDS key of an ISA build's source, else None."""
+    return next((k for k in ISA_BUILDS if source.endswith(k)), None)
+
+
 def module_sources():
     return sorted(rel(p) for p in glob.glob(os.path.join(ROOT, "csrc", "python", "*.cpp")))
 
@@ -284,7 +311,25 @@ class BuildMyops(BuildExtension):
         else:
             # _C links the libmyops.so just built (in build_lib, before any in-place copy).
             ext.library_dirs = ext.library_dirs + [os.path.dirname(self.get_ext_fullpath(LIB_NAME))]
-        super().build_extension(ext)
+        # The ISA builds (ISA_BUILDS): compiled here with their own flags, one group per
+        # instruction set, then linked after the other objects.
+        sources, extra_objects = ext.sources, ext.extra_objects
+        isa_objects = []
+        for suffix, flags in ISA_BUILDS.items():
+            group = [s for s in sources if isa_suffix(s) == suffix]
+            if not group:
+                continue
+            args = dict(ext.extra_compile_args) if isinstance(ext.extra_compile_args, dict) else {"cxx": list(ext.extra_compile_args)}
+            args["cxx"] = list(args["cxx"]) + flags
+            isa_objects += self.compiler.compile(
+                group, output_dir=self.build_temp, macros=ext.define_macros + [(m,) for m in ext.undef_macros],
+                include_dirs=ext.include_dirs, debug=self.debug, extra_postargs=args, depends=ext.depends)
+        try:
+            ext.sources = [s for s in sources if isa_suffix(s) is None]
+            ext.extra_objects = list(extra_objects) + isa_objects
+            super().build_extension(ext)
+        finally:
+            ext.sources, ext.extra_objects = sources, extra_objects
 
 
 print("myops build configuration:", file=sys.stderr)

@@ -231,7 +231,7 @@ struct CpuBackend {
   static constexpr bool cuda = false;
   // torch fuses a * b + c in its AVX2 / AVX-512 kernels, not in its default ones (a CPU without
   // AVX2, or ATEN_CPU_CAPABILITY=default); myops in its AVX2 / AVX-512 builds, not in its
-  // baseline one (cpu/elementwise_kernels.h, AddUnfused). Routed where the two agree: a CPU
+  // baseline one (cpu/elementwise_simd_math.h, AddUnfused). Routed where the two agree: a CPU
   // runs them at the same level unless ATEN_CPU_CAPABILITY or MYOPS_CPU_ISA says otherwise.
   static bool fuses_like_torch() {
     static const bool same = [] {
@@ -287,15 +287,16 @@ bool add_backend(c10::DispatchKey key, Registrar reg) {
 }  // namespace aten_override
 }  // namespace myops
 
-TORCH_LIBRARY_FRAGMENT(MYOPS_OVERRIDE_LIBRARY, m) {
+// The control ops' schemas are in csrc/myops.cpp (for myops_emu: copied by the emulation's loader).
+TORCH_LIBRARY_IMPL(MYOPS_OVERRIDE_LIBRARY, CompositeImplicitAutograd, m) {
   namespace ao = myops::aten_override;
-  m.def("_override_ops() -> str[]", &ao::ops_all);
-  m.def("_override_defaults() -> str[]", &ao::ops_default);
-  m.def("_override_enable(str[] ops) -> ()", &ao::enable);
-  m.def("_override_disable() -> ()", &ao::disable);
-  m.def("_override_enabled() -> str[]", &ao::ops_enabled);
-  m.def("_override_registered() -> str[]", &ao::ops_registered);
-  m.def("_override_scope_enter(str[] ops) -> int", &ao::scope_enter);
-  m.def("_override_scope_exit(str[] ops, int token) -> ()", &ao::scope_exit);
-  m.def("_override_stats(bool this_thread=False) -> int[]", &ao::stats);
+  m.impl("_override_ops", &ao::ops_all);
+  m.impl("_override_defaults", &ao::ops_default);
+  m.impl("_override_enable", &ao::enable);
+  m.impl("_override_disable", &ao::disable);
+  m.impl("_override_enabled", &ao::ops_enabled);
+  m.impl("_override_registered", &ao::ops_registered);
+  m.impl("_override_scope_enter", &ao::scope_enter);
+  m.impl("_override_scope_exit", &ao::scope_exit);
+  m.impl("_override_stats", &ao::stats);
 }

@@ -121,4 +121,19 @@ TORCH_LIBRARY(myops, m) {
   m.def("diagonal(Tensor self, int offset=0, int dim1=0, int dim2=1) -> Tensor");
   // Writes `grad` onto the diagonal of a zero tensor of shape `input_sizes`.
   m.def("diagonal_backward(Tensor grad, SymInt[] input_sizes, int offset, int dim1, int dim2) -> Tensor");
+
+  // ---- control ops (no tensors: their kernels register as CompositeImplicitAutograd) --------
+  // Which CPU build runs (csrc/cpu/elementwise.cpp; cpu/cpu_isa.h).
+  m.def("_cpu_isa() -> str");
+  // The aten drop-in's registry (csrc/aten_override.cpp; the CUDA emulation copies these
+  // schemas into myops_emu, tests/cuda_emulation/loader.py).
+  m.def("_override_ops() -> str[]");
+  m.def("_override_defaults() -> str[]");
+  m.def("_override_enable(str[] ops) -> ()");
+  m.def("_override_disable() -> ()");
+  m.def("_override_enabled() -> str[]");
+  m.def("_override_registered() -> str[]");
+  m.def("_override_scope_enter(str[] ops) -> int");
+  m.def("_override_scope_exit(str[] ops, int token) -> ()");
+  m.def("_override_stats(bool this_thread=False) -> int[]");
 }

@@ -3,7 +3,7 @@
 // at::parallel_for, at::vec::Vectorized) run in the build cpu_isa() picks (cpu/cpu_isa.h):
 // the AVX2 build (elementwise_avx2.cpp), else the baseline build compiled here; at the AVX-512
 // level the ops on floating dtypes (all but cast and where) run in the AVX-512 build
-// (elementwise_avx512.cpp), the rest in the AVX2 build. This file also registers
+// (elementwise_avx512.cpp), the rest in the AVX2 build. This file also implements
 // myops::_cpu_isa() -> str, which names the level (chosen in cpu/cpu_isa.cpp).
 #include <ATen/Context.h>
 #include <torch/library.h>
@@ -102,5 +102,5 @@ struct CpuBackend {
 TORCH_LIBRARY_IMPL(myops, CPU, m) { myops::ew::register_all<myops::CpuBackend>(m); }
 
 // Not an op on tensors: which CPU build runs (for benchmarks, demos and bug reports), from
-// Python (torch.ops.myops._cpu_isa()) or C++ (through the dispatcher).
-TORCH_LIBRARY_FRAGMENT(myops, m) { m.def("_cpu_isa() -> str", &myops::cpu_isa_op); }
+// Python (torch.ops.myops._cpu_isa()) or C++ (through the dispatcher). Schema in csrc/myops.cpp.
+TORCH_LIBRARY_IMPL(myops, CompositeImplicitAutograd, m) { m.impl("_cpu_isa", &myops::cpu_isa_op); }

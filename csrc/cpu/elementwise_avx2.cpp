@@ -3,59 +3,15 @@
 // own AVX2 build), with SLEEF math and hardware half/bfloat16 conversion. elementwise.cpp calls
 // run_cpu_avx2 only on CPUs that have these features.
 //
-// Every header that is not SIMD code is included first, for the baseline target, so that only
-// the vector code below is compiled for AVX2.
-#include <ATen/Dispatch_v2.h>
-#include <ATen/Parallel.h>
-#include <c10/util/BFloat16.h>
-#include <c10/util/Half.h>
-
-#include <algorithm>
-#include <cmath>
-#include <cstring>
-#include <tuple>
+// setup.py compiles this file with the AVX2 flags (ISA_BUILDS: -mavx2 -mfma -mf16c
+// -DCPU_CAPABILITY=AVX2 -DCPU_CAPABILITY_AVX2), as torch builds its own AVX2 kernels; on other
+// platforms it compiles for the baseline and is never called (elementwise.cpp checks the CPU).
 #include <type_traits>
 
-#if defined(__linux__)
-#include <sys/mman.h>  // mincore (cpu/elementwise_kernels.h)
-#include <unistd.h>
-#endif
+#define MYOPS_CPU_ENTRY run_cpu_avx2
+#include "cpu/elementwise_kernels.h"
 
-#include "common/elementwise_functors.h"
-#include "common/elementwise_host.h"
-#include "common/elementwise_ops.h"
-#include "cpu/add_alpha_torch_order.h"
-#include "cpu/cpu_isa.h"
-#include "cpu/gelu_phi_tables.h"
-
-#if defined(__x86_64__) && defined(__GNUC__)
-#pragma GCC push_options
-#pragma GCC target("avx2,fma,f16c")
-// g++ does not define the feature macros for a target pragma; the SIMD headers (sleef.h) test them
-#ifndef __AVX__
-#define __AVX__ 1
-#endif
-#ifndef __AVX2__
-#define __AVX2__ 1
-#endif
-#ifndef __FMA__
-#define __FMA__ 1
-#endif
-#ifndef __F16C__
-#define __F16C__ 1
-#endif
-#define CPU_CAPABILITY AVX2
-#define CPU_CAPABILITY_AVX2
-#include <ATen/cpu/vec/functional.h>
-#include <ATen/cpu/vec/vec.h>
+#ifdef CPU_CAPABILITY_AVX2
 static_assert(std::is_same<at::vec::Vectorized<float>, at::vec::AVX2::Vectorized<float>>::value,
               "myops: the AVX2 elementwise build did not get the AVX2 Vectorized");
-
-#define MYOPS_CPU_ENTRY run_cpu_avx2
-#include "cpu/elementwise_kernels.h"
-#pragma GCC pop_options
-
-#else  // no AVX2 build on this platform: never called (elementwise.cpp checks the CPU)
-#define MYOPS_CPU_ENTRY run_cpu_avx2
-#include "cpu/elementwise_kernels.h"
 #endif

@@ -1,0 +1,566 @@
+#pragma once
+// The SIMD math of the CPU elementwise loops (cpu/elementwise_kernels.h): the vector form of
+// each functor (VecOf<F>, on Vectorized<compute type>) and the inline float math of the AVX2 /
+// AVX-512 builds (exp, log, tanh, gelu's Phi, the reciprocal).
+#include "cpu/elementwise_cpu_common.h"
+
+namespace myops {
+namespace {
+
+// ---- vector forms of the functors (on Vectorized<compute type>) -----------------------------
+// Each gives the same value as the scalar functor for every non-NaN result (NaN results may
+// carry another payload, as in PyTorch's own vector paths).
+
+struct NoVec {};
+
+template <class F>
+struct VecOf {
+  using type = NoVec;
+};
+
+struct VRelu {
+  Relu f;
+  template <class V>
+  C10_ALWAYS_INLINE V operator()(V a) const {
+    return V::blendv(a, V(0), a < V(0));
+  }
+};
+template <>
+struct VecOf<Relu> {
+  using type = VRelu;
+};
+
+// relu on half / bfloat16 without widening to float: on the storage bits read as int16, the
+// values relu sends to 0 (negative, nonzero, not NaN: -inf included) are exactly those in
+// [-32767, bits of -inf]; -0.0 (-32768) and negative NaNs (above -inf) pass unchanged, as in
+// the scalar functor. Returns how many leading elements it wrote.
+template <typename T>
+int64_t relu16_row(const T* in, T* out, int64_t n) {
+#if defined(CPU_CAPABILITY_AVX2) || defined(CPU_CAPABILITY_AVX512)
+  static_assert(sizeof(T) == 2, "16-bit types only");
+  constexpr int16_t kNegInf = std::is_same<T, c10::BFloat16>::value ? int16_t(-128) : int16_t(-1024);
+  int64_t i = 0;
+#if defined(CPU_CAPABILITY_AVX512)
+  const __m512i lim = _mm512_set1_epi16(kNegInf + 1), minus0 = _mm512_set1_epi16(-32768);
+  for (; i + 32 <= n; i += 32) {
+    const __m512i v = _mm512_loadu_si512(in + i);
+    const __mmask32 zero = _mm512_cmpgt_epi16_mask(lim, v) & _mm512_cmpgt_epi16_mask(v, minus0);
+    _mm512_storeu_si512(out + i, _mm512_maskz_mov_epi16(~zero, v));
+  }
+#else
+  const __m256i lim = _mm256_set1_epi16(kNegInf + 1), minus0 = _mm256_set1_epi16(-32768);
+  for (; i + 16 <= n; i += 16) {
+    const __m256i v = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(in + i));
+    const __m256i zero = _mm256_and_si256(_mm256_cmpgt_epi16(lim, v), _mm256_cmpgt_epi16(v, minus0));
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(out + i), _mm256_andnot_si256(zero, v));
+  }
+#endif
+  return i;
+#else
+  (void)in;
+  (void)out;
+  (void)n;
+  return 0;
+#endif
+}
+
+// ---- fast float math for the SIMD builds ------------------------------------------------------
+// gelu, silu and sigmoid on float (and on half / bfloat16, which compute in float) spend their
+// time in exp, erf and a division. at::vec calls SLEEF (an out-of-line call per vector) and
+// divides; PyTorch's own kernels do the same, or call oneDNN's JIT kernels, which inline a
+// polynomial exp and replace the division. So do we, in both SIMD builds (256 and 512 bits):
+//  - exp: Cody-Waite reduction by ln 2 in two parts and Cephes' degree-6 polynomial
+//    (about 1 ulp), inline; the input clamped to [-87.34, 88] (NaN passes through) so that
+//    1 + exp(-x) stays finite and the scale 2^n a normal number;
+//  - 1 / d: the hardware reciprocal estimate (rcp: 12 bits, rcp14: 14 bits) and one Newton
+//    step (within 1-2 ulp of the division);
+//  - gelu's Phi: a piecewise polynomial of 0.5 erfc, picked per lane by permutes (v_phi).
+// These stay well inside the suite's tolerance against torch (4 ulp or 3e-6 relative in
+// float32, 1 ulp of half / bfloat16). double keeps the library's functions.
+#if defined(CPU_CAPABILITY_AVX2) || defined(CPU_CAPABILITY_AVX512)
+#define MYOPS_EW_FAST_MATH 1
+using VFloat = Vectorized<float>;
+#if defined(CPU_CAPABILITY_AVX512)
+inline VFloat vfmadd(const VFloat& a, const VFloat& b, const VFloat& c) { return _mm512_fmadd_ps(a, b, c); }
+inline VFloat vfnmadd(const VFloat& a, const VFloat& b, const VFloat& c) { return _mm512_fnmadd_ps(a, b, c); }
+// min / max with a constant; a NaN x is returned unchanged (the second operand wins)
+inline VFloat vmin_c(const VFloat& x, float c) { return _mm512_min_ps(_mm512_set1_ps(c), x); }
+inline VFloat vmax_c(const VFloat& x, float c) { return _mm512_max_ps(_mm512_set1_ps(c), x); }
+inline VFloat vround(const VFloat& x) { return _mm512_roundscale_ps(x, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC); }
+// 2^n for an integral n in [-126, 127]
+inline VFloat vpow2(const VFloat& n) {
+  return _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_add_epi32(_mm512_cvtps_epi32(n), _mm512_set1_epi32(127)), 23));
+}
+inline VFloat vrcp(const VFloat& d) {
+  const __m512 t = _mm512_rcp14_ps(d);
+  return _mm512_mul_ps(t, _mm512_fnmadd_ps(d, t, _mm512_set1_ps(2.f)));  // Newton: t (2 - d t)
+}
+inline VFloat vabs(const VFloat& x) { return _mm512_abs_ps(x); }
+// x < below ? x * 0 : r (-0, or NaN at -inf, as torch's formulas give far out on the left)
+C10_ALWAYS_INLINE VFloat v_neg_tail(const VFloat& r, const VFloat& x, float below) {
+  return _mm512_mask_mul_ps(r, _mm512_cmp_ps_mask(x, _mm512_set1_ps(below), _CMP_LT_OQ), x, _mm512_setzero_ps());
+}
+// x's sign bit set ? q : 1 - q
+inline VFloat v_phi_select(const VFloat& q, const VFloat& x) {
+  return _mm512_mask_sub_ps(q, ~_mm512_movepi32_mask(_mm512_castps_si512(x)), _mm512_set1_ps(1.f), q);
+}
+// gelu's Phi table (cpu/gelu_phi_tables.h): 32 intervals, each lane's coefficient k picked by
+// one vpermt2ps from the table's two 16-entry halves (only the index's low 5 bits are read)
+struct PhiLut {
+  static constexpr int kDegree = ew_cpu::kPhi32Degree;
+  static constexpr float kScale = ew_cpu::kPhi32Scale;
+  __m512i idx;
+  explicit PhiLut(const VFloat& interval) : idx(_mm512_cvtps_epi32(interval)) {}
+  C10_ALWAYS_INLINE VFloat pick(int k) const {
+    return _mm512_permutex2var_ps(_mm512_load_ps(ew_cpu::kPhi32[k]), idx, _mm512_load_ps(ew_cpu::kPhi32[k] + 16));
+  }
+};
+// p where t < c (or t is NaN), else 0
+inline VFloat v_zero_from(const VFloat& p, const VFloat& t, float c) {
+  return _mm512_maskz_mov_ps(_mm512_cmp_ps_mask(t, _mm512_set1_ps(c), _CMP_NGE_UQ), p);
+}
+// every lane in [lo, hi] (false for a NaN lane)
+inline bool vall_in(const VFloat& x, float lo, float hi) {
+  return (_mm512_cmp_ps_mask(x, _mm512_set1_ps(lo), _CMP_GE_OQ) & _mm512_cmp_ps_mask(x, _mm512_set1_ps(hi), _CMP_LE_OQ)) == 0xFFFF;
+}
+// x = m 2^e with m in [0.5, 1), for a normal positive x
+inline VFloat vfrexp(const VFloat& x, VFloat& e) {
+  e = _mm512_add_ps(_mm512_getexp_ps(x), _mm512_set1_ps(1.f));
+  return _mm512_getmant_ps(x, _MM_MANT_NORM_p5_1, _MM_MANT_SIGN_zero);
+}
+#else
+inline VFloat vfmadd(const VFloat& a, const VFloat& b, const VFloat& c) { return _mm256_fmadd_ps(a, b, c); }
+inline VFloat vfnmadd(const VFloat& a, const VFloat& b, const VFloat& c) { return _mm256_fnmadd_ps(a, b, c); }
+inline VFloat vmin_c(const VFloat& x, float c) { return _mm256_min_ps(_mm256_set1_ps(c), x); }
+inline VFloat vmax_c(const VFloat& x, float c) { return _mm256_max_ps(_mm256_set1_ps(c), x); }
+inline VFloat vround(const VFloat& x) { return _mm256_round_ps(x, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC); }
+inline VFloat vpow2(const VFloat& n) {
+  return _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_add_epi32(_mm256_cvtps_epi32(n), _mm256_set1_epi32(127)), 23));
+}
+inline VFloat vrcp(const VFloat& d) {
+  const __m256 t = _mm256_rcp_ps(d);
+  return _mm256_mul_ps(t, _mm256_fnmadd_ps(d, t, _mm256_set1_ps(2.f)));
+}
+inline VFloat vabs(const VFloat& x) { return _mm256_andnot_ps(_mm256_set1_ps(-0.f), x); }
+C10_ALWAYS_INLINE VFloat v_neg_tail(const VFloat& r, const VFloat& x, float below) {
+  return _mm256_blendv_ps(r, _mm256_mul_ps(x, _mm256_setzero_ps()),
+                          _mm256_cmp_ps(x, _mm256_set1_ps(below), _CMP_LT_OQ));
+}
+inline VFloat v_phi_select(const VFloat& q, const VFloat& x) {
+  return _mm256_blendv_ps(_mm256_sub_ps(_mm256_set1_ps(1.f), q), q, x);
+}
+// 8 intervals, one vpermps per coefficient (only the index's low 3 bits are read)
+struct PhiLut {
+  static constexpr int kDegree = ew_cpu::kPhi8Degree;
+  static constexpr float kScale = ew_cpu::kPhi8Scale;
+  __m256i idx;
+  explicit PhiLut(const VFloat& interval) : idx(_mm256_cvtps_epi32(interval)) {}
+  C10_ALWAYS_INLINE VFloat pick(int k) const {
+    return _mm256_permutevar8x32_ps(_mm256_load_ps(ew_cpu::kPhi8[k]), idx);
+  }
+};
+inline VFloat v_zero_from(const VFloat& p, const VFloat& t, float c) {
+  return _mm256_and_ps(_mm256_cmp_ps(t, _mm256_set1_ps(c), _CMP_NGE_UQ), p);
+}
+inline bool vall_in(const VFloat& x, float lo, float hi) {
+  return _mm256_movemask_ps(_mm256_and_ps(_mm256_cmp_ps(x, _mm256_set1_ps(lo), _CMP_GE_OQ),
+                                          _mm256_cmp_ps(x, _mm256_set1_ps(hi), _CMP_LE_OQ))) == 0xFF;
+}
+inline VFloat vfrexp(const VFloat& x, VFloat& e) {
+  const __m256i bits = _mm256_castps_si256(x);
+  e = _mm256_sub_ps(_mm256_cvtepi32_ps(_mm256_srli_epi32(bits, 23)), _mm256_set1_ps(126.f));
+  return _mm256_castsi256_ps(_mm256_or_si256(_mm256_and_si256(bits, _mm256_set1_epi32(0x007fffff)),
+                                             _mm256_set1_epi32(0x3f000000)));
+}
+#endif
+
+// exp for x in [-87.34, 88] (vexp_in) or clamped there (vexp)
+C10_ALWAYS_INLINE VFloat vexp_in(const VFloat& x) {
+  const VFloat n = vround(x * VFloat(1.44269504088896341f));
+  VFloat r = vfnmadd(n, VFloat(0.693359375f), x);  // x - n ln2, ln2 in two parts
+  r = vfnmadd(n, VFloat(-2.12194440e-4f), r);
+  VFloat p = vfmadd(VFloat(1.9875691500e-4f), r, VFloat(1.3981999507e-3f));
+  p = vfmadd(p, r, VFloat(8.3334519073e-3f));
+  p = vfmadd(p, r, VFloat(4.1665795894e-2f));
+  p = vfmadd(p, r, VFloat(1.6666665459e-1f));
+  p = vfmadd(p, r, VFloat(5.0000001201e-1f));
+  p = vfmadd(p, r * r, r + VFloat(1.f));
+  return p * vpow2(n);
+}
+C10_ALWAYS_INLINE VFloat vexp(const VFloat& x) { return vexp_in(vmax_c(vmin_c(x, 88.0f), -87.33654f)); }
+
+// exp, log and tanh on float (issue #29): at::vec's are SLEEF's 1-ulp functions, an out-of-line
+// call per vector, and SLEEF's tanhf_u10 / logf_u10 work in double-float arithmetic: myops
+// measured 0.21x / 0.55x torch on tanh / log (torch's kernels call MKL's VML on contiguous
+// float). These are Cephes' single-precision algorithms, inline: within 2 ulp of the correctly
+// rounded result (measured: README.md), so within the suite's 4 ulp of torch's. exp and log
+// take at::vec's function for a vector that holds any lane outside the range where the fast
+// form is exact in its special cases (exp: the result normal and finite; log: a positive normal
+// finite input), so inf, NaN, zero, negative and denormal lanes get SLEEF's values.
+C10_ALWAYS_INLINE VFloat v_exp_f(const VFloat& x) {
+  if (!vall_in(x, -87.0f, 88.0f)) return x.exp();
+  return vexp_in(x);
+}
+C10_ALWAYS_INLINE VFloat v_log_f(const VFloat& x) {
+  if (!vall_in(x, 1.17549435e-38f, 3.40282347e+38f)) return x.log();
+  VFloat e;
+  const VFloat m = vfrexp(x, e);  // m in [0.5, 1)
+  // m < sqrt(1/2): log(2m) - (e - 1) ln2, so that f = m - 1 (or 2m - 1) lies in [-0.29, 0.41]
+  const VFloat lo = m < VFloat(0.707106781186547524f);
+  const VFloat f = m - VFloat(1.f) + (lo & m);
+  e = e - (lo & VFloat(1.f));
+  const VFloat z = f * f;
+  VFloat p = vfmadd(VFloat(7.0376836292e-2f), f, VFloat(-1.1514610310e-1f));
+  p = vfmadd(p, f, VFloat(1.1676998740e-1f));
+  p = vfmadd(p, f, VFloat(-1.2420140846e-1f));
+  p = vfmadd(p, f, VFloat(1.4249322787e-1f));
+  p = vfmadd(p, f, VFloat(-1.6668057665e-1f));
+  p = vfmadd(p, f, VFloat(2.0000714765e-1f));
+  p = vfmadd(p, f, VFloat(-2.4999993993e-1f));
+  p = vfmadd(p, f, VFloat(3.3333331174e-1f));
+  VFloat y = p * f * z;
+  y = vfmadd(e, VFloat(-2.12194440e-4f), y);
+  y = vfnmadd(z, VFloat(0.5f), y);
+  return vfmadd(e, VFloat(0.693359375f), f + y);
+}
+// tanh: an odd polynomial below |x| = 0.625, else 1 - 2 / (exp(2|x|) + 1) with x's sign (vexp
+// clamps 2|x| to 88: 1 from there on; a NaN passes through; the division is vrcp).
+C10_ALWAYS_INLINE VFloat v_tanh_f(const VFloat& x) {
+  const VFloat a = vabs(x);
+  const VFloat z = x * x;
+  VFloat p = vfmadd(VFloat(-5.70498872745e-3f), z, VFloat(2.06390887954e-2f));
+  p = vfmadd(p, z, VFloat(-5.37397155531e-2f));
+  p = vfmadd(p, z, VFloat(1.33314422036e-1f));
+  p = vfmadd(p, z, VFloat(-3.33332819422e-1f));
+  const VFloat small = vfmadd(p * z, x, x);
+  // 2 / (e + 1) <= 0.45 against a result >= 0.55: vrcp's error (1-2 ulp of the quotient)
+  // shrinks in the difference
+  const VFloat big = vfnmadd(VFloat(2.f), vrcp(vexp(a + a) + VFloat(1.f)), VFloat(1.f)) | (x & VFloat(-0.f));
+  return VFloat::blendv(big, small, a < VFloat(0.625f));
+}
+
+// Phi(x) = 0.5 (1 + erf(x / sqrt 2)), gelu's factor: Phi = 1 - q(|x|) for x >= 0 and q(|x|)
+// for x < 0, q(t) = 0.5 erfc(t / sqrt 2) (no cancellation for negative x: torch's
+// 1 + erf(...) has it). q is a piecewise polynomial on [0, 6) (cpu/gelu_phi_tables.h,
+// tools/fit_gelu_phi.py; within 1.5e-7 of q relative to max(q, 0.02)): each lane's interval i
+// picks its coefficients from a table with one permute per coefficient (32 intervals of degree 4
+// with vpermt2ps on 512-bit registers, 8 of degree 7 with vpermps on 256-bit ones), then Horner
+// in u = t / w - i - 0.5. No exp, no reciprocal: about 18 instructions (AVX-512) where
+// A&S 7.1.26 (exp, rcp, polynomial) took 32.
+// Beyond t = 6, q = 0 (gelu(x) = x there, and x * 0 on the left: -0, NaN at -inf, as torch's).
+// NaN in, NaN out (t NaN: every step keeps it; the t >= 6 mask is false).
+C10_ALWAYS_INLINE VFloat v_phi(const VFloat& x) {
+  const VFloat t = vabs(x);
+  // r = t / w - 0.5, n = round(r): the interval, u = r - n in [-0.5, 0.5]
+  const VFloat r = vfmadd(t, VFloat(PhiLut::kScale), VFloat(-0.5f));
+  const VFloat n = vround(r);
+  const VFloat u = r - n;
+  const PhiLut lut(n);
+  VFloat p = lut.pick(PhiLut::kDegree);
+#pragma GCC unroll 8
+  for (int k = PhiLut::kDegree - 1; k >= 0; --k) p = vfmadd(p, u, lut.pick(k));
+  // q = 0 from t = 6 on (the last interval ends there; r's rounding could pick one past it)
+  return v_phi_select(v_zero_from(p, t, ew_cpu::kPhiRange), x);
+}
+#endif
+
+template <class V>
+C10_ALWAYS_INLINE V v_gelu(const V& x, bool tanh_approx) {
+  using T = typename V::value_type;
+  if (tanh_approx) {
+    const V kBeta(T(M_SQRT2 * M_2_SQRTPI * 0.5));
+    const V kKappa(T(0.044715));
+    V x_cube = x * x * x;
+    V inner = kBeta * (x + kKappa * x_cube);
+    return V(T(0.5)) * x * (V(T(1)) + inner.tanh());
+  }
+  return x * V(T(0.5)) * (V(T(1)) + (x * V(T(M_SQRT1_2))).erf());
+}
+template <class V>
+C10_ALWAYS_INLINE V v_sigmoid(const V& x) {
+  using T = typename V::value_type;
+  return V(T(1)) / (V(T(1)) + x.neg().exp());
+}
+template <class V>
+C10_ALWAYS_INLINE V v_silu(const V& x) {
+  using T = typename V::value_type;
+  return x / (V(T(1)) + x.neg().exp());
+}
+
+#ifdef MYOPS_EW_FAST_MATH
+// Large negative x: torch's formulas give -0 there (NaN at -inf: -inf * 0); ours may give a
+// denormal factor instead of 0 (rcp14 of a huge 1 + exp(-x), or a tiny erfc), so those lanes
+// take x * 0 (v_neg_tail).
+template <>
+C10_ALWAYS_INLINE VFloat v_gelu(const VFloat& x, bool tanh_approx) {
+  if (tanh_approx) {
+    // 0.5 x (1 + tanh(u)) = x / (1 + exp(-2u)), u = sqrt(2/pi) (x + 0.044715 x^3)
+    const VFloat u2 = (x + VFloat(0.044715f) * x * x * x) * VFloat(float(-2.0 * M_SQRT2 * M_2_SQRTPI * 0.5));
+    return v_neg_tail(x * vrcp(VFloat(1.f) + vexp(u2)), x, -10.f);
+  }
+  return x * v_phi(x);  // Phi is 0 from x = -6 on: -0 (NaN at -inf), as torch's
+}
+template <>
+C10_ALWAYS_INLINE VFloat v_sigmoid(const VFloat& x) {
+  return vrcp(VFloat(1.f) + vexp(VFloat(0.f) - x));
+}
+template <>
+C10_ALWAYS_INLINE VFloat v_silu(const VFloat& x) {
+  return v_neg_tail(x * vrcp(VFloat(1.f) + vexp(VFloat(0.f) - x)), x, -80.f);
+}
+#endif
+
+struct VGelu {
+  Gelu f;
+  template <class V>
+  C10_ALWAYS_INLINE V operator()(V x) const {
+    return v_gelu(x, f.tanh_approx);
+  }
+};
+template <>
+struct VecOf<Gelu> {
+  using type = VGelu;
+};
+
+struct VSigmoid {
+  Sigmoid f;
+  template <class V>
+  C10_ALWAYS_INLINE V operator()(V x) const {
+    return v_sigmoid(x);
+  }
+};
+template <>
+struct VecOf<Sigmoid> {
+  using type = VSigmoid;
+};
+
+struct VSilu {
+  Silu f;
+  template <class V>
+  C10_ALWAYS_INLINE V operator()(V x) const {
+    return v_silu(x);
+  }
+};
+template <>
+struct VecOf<Silu> {
+  using type = VSilu;
+};
+
+// exp / log / tanh: at::vec's, but on float in the SIMD builds the inline forms above
+template <class V>
+C10_ALWAYS_INLINE V v_exp(const V& x) { return x.exp(); }
+template <class V>
+C10_ALWAYS_INLINE V v_log(const V& x) { return x.log(); }
+template <class V>
+C10_ALWAYS_INLINE V v_tanh(const V& x) { return x.tanh(); }
+#ifdef MYOPS_EW_FAST_MATH
+template <>
+C10_ALWAYS_INLINE VFloat v_exp(const VFloat& x) { return v_exp_f(x); }
+template <>
+C10_ALWAYS_INLINE VFloat v_log(const VFloat& x) { return v_log_f(x); }
+template <>
+C10_ALWAYS_INLINE VFloat v_tanh(const VFloat& x) { return v_tanh_f(x); }
+#endif
+
+// The unary math of the table on Vectorized<float / double> (half / bfloat16 widened to float):
+// at::vec's own functions, which torch's vector loops call (SLEEF for exp, log, tanh, pow;
+// the instructions for sqrt, 1 / sqrt, abs, neg).
+#define MYOPS_VEC_UNARY(F, EXPR)   \
+  struct V##F {                    \
+    F f;                           \
+    template <class V>             \
+    C10_ALWAYS_INLINE V operator()(V x) const { \
+      return EXPR;                 \
+    }                              \
+  };                               \
+  template <>                      \
+  struct VecOf<F> {                \
+    using type = V##F;             \
+  };
+MYOPS_VEC_UNARY(Abs, x.abs())
+MYOPS_VEC_UNARY(Neg, x.neg())
+MYOPS_VEC_UNARY(Exp, v_exp(x))
+MYOPS_VEC_UNARY(Log, v_log(x))
+MYOPS_VEC_UNARY(Sqrt, x.sqrt())
+MYOPS_VEC_UNARY(Rsqrt, x.rsqrt())
+MYOPS_VEC_UNARY(Tanh, v_tanh(x))
+#undef MYOPS_VEC_UNARY
+
+struct VPow {
+  Pow f;
+  template <class V>
+  C10_ALWAYS_INLINE V operator()(V a, V b) const {
+    return a.pow(b);
+  }
+};
+template <>
+struct VecOf<Pow> {
+  using type = VPow;
+};
+
+// a + alpha * b and self + value * t1 * t2, fused as the scalar functors are (same bits)
+template <typename C>
+struct VAdd {
+  Add<C> f;
+  template <class V>
+  C10_ALWAYS_INLINE V operator()(V a, V b) const {
+    return at::vec::fmadd(V(f.alpha), b, a);
+  }
+};
+template <typename C>
+struct VecOf<Add<C>> {
+  using type = VAdd<C>;
+};
+
+template <typename C>
+struct VAddcmul {
+  Addcmul<C> f;
+  template <class V>
+  C10_ALWAYS_INLINE V operator()(V a, V b, V c) const {
+    return at::vec::fmadd(V(f.value) * b, c, a);
+  }
+};
+template <typename C>
+struct VecOf<Addcmul<C>> {
+  using type = VAddcmul<C>;
+};
+
+// The baseline build is what a CPU without AVX2 runs, and torch on such a CPU runs its default
+// build, which has no fused multiply-add: `add` / `sub` with alpha != 1 is `a + alpha * b` and
+// `addcmul` is `self + value * t1 * t2`, rounded after each operation (half / bfloat16: in float,
+// as torch's kernels; its vector and scalar loops agree here). Written as separate statements:
+// x86-64's baseline has no FMA instruction to contract them into, and no compiler contracts
+// across statements at its default setting (GCC's -ffp-contract=fast would, given FMA).
+#if !defined(CPU_CAPABILITY_AVX2) && !defined(CPU_CAPABILITY_AVX512)
+template <typename C>
+struct AddUnfused {
+  C alpha;
+  C operator()(C a, C b) const {
+    if constexpr (std::is_floating_point<C>::value) {
+      const C prod = alpha * b;
+      return a + prod;
+    } else {
+      return Add<C>{alpha}(a, b);
+    }
+  }
+};
+template <typename C>
+struct AddcmulUnfused {
+  C value;
+  C operator()(C a, C b, C c) const {
+    if constexpr (std::is_floating_point<C>::value) {
+      C prod = value * b;
+      prod = prod * c;
+      return a + prod;
+    } else {
+      return Addcmul<C>{value}(a, b, c);
+    }
+  }
+};
+template <typename C>
+using AddOfBuild = AddUnfused<C>;
+template <typename C>
+using AddcmulOfBuild = AddcmulUnfused<C>;
+#else
+// the SIMD builds: fused, as torch's AVX2 / AVX-512 kernels (vec::fmadd and contracted scalar
+// loops), but for the unfused run AddScalarTail describes
+template <typename C>
+using AddOfBuild = Add<C>;
+template <typename C>
+using AddcmulOfBuild = Addcmul<C>;
+#endif
+
+struct VPlus {
+  Plus f;
+  template <class V>
+  C10_ALWAYS_INLINE V operator()(V a, V b) const {
+    if constexpr (std::is_floating_point<typename V::value_type>::value) {
+      // b * 1 + a: the same bits as a + b (one rounding), and PyTorch's own form
+      // (fmadd(other, alpha, self)), so NaN payloads propagate as in torch. Measured faster
+      // too: the half add loop with vaddps ran 0.93-0.95x torch on the AVX2 build (Zen 4),
+      // with vfmadd 1.1x; why is not understood (the loops differ in that instruction only).
+      return at::vec::fmadd(b, V(typename V::value_type(1)), a);
+    } else {
+      return a + b;
+    }
+  }
+};
+template <>
+struct VecOf<Plus> {
+  using type = VPlus;
+};
+
+struct VMul {
+  Mul f;
+  template <class V>
+  C10_ALWAYS_INLINE V operator()(V a, V b) const {
+    return a * b;
+  }
+};
+template <>
+struct VecOf<Mul> {
+  using type = VMul;
+};
+
+struct VDiv {
+  Div f;
+  template <class V>
+  C10_ALWAYS_INLINE V operator()(V a, V b) const {
+    return a / b;
+  }
+};
+template <>
+struct VecOf<Div> {
+  using type = VDiv;
+};
+
+struct VMaximum {
+  Maximum f;
+  template <class V>
+  C10_ALWAYS_INLINE V operator()(V a, V b) const {
+    return at::vec::maximum(a, b);
+  }
+};
+template <>
+struct VecOf<Maximum> {
+  using type = VMaximum;
+};
+
+struct VMinimum {
+  Minimum f;
+  template <class V>
+  C10_ALWAYS_INLINE V operator()(V a, V b) const {
+    return at::vec::minimum(a, b);
+  }
+};
+template <>
+struct VecOf<Minimum> {
+  using type = VMinimum;
+};
+
+struct VClamp {
+  Clamp f;
+  template <class V>
+  C10_ALWAYS_INLINE V operator()(V x, V lo, V hi) const {
+    return at::vec::minimum(at::vec::maximum(x, lo), hi);
+  }
+};
+template <>
+struct VecOf<Clamp> {
+  using type = VClamp;
+};
+
+struct VClampScalar {
+  ClampScalar f;
+  template <class V>
+  C10_ALWAYS_INLINE V operator()(V x, V lo, V hi) const {
+    return at::vec::clamp(x, lo, hi);
+  }
+};
+template <>
+struct VecOf<ClampScalar> {
+  using type = VClampScalar;
+};
+
+}  // namespace
+}  // namespace myops
