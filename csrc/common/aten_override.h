@@ -350,6 +350,12 @@ struct Kernels {
 #define MYOPS_OVERRIDE_UNARY_IS_ternary(FN)
 #define MYOPS_OVERRIDE_UNARY_IS_value(FN)
 #define MYOPS_OVERRIDE_UNARY_IS_clamp_scalar(FN)
+#define MYOPS_OVERRIDE_UNARY_IS_scalar_alpha(FN)
+#define MYOPS_OVERRIDE_UNARY_IS_rscalar(FN)
+#define MYOPS_OVERRIDE_UNARY_IS_rscalar_alpha(FN)
+#define MYOPS_OVERRIDE_UNARY_IS_where_scalar_self(FN)
+#define MYOPS_OVERRIDE_UNARY_IS_where_scalar_other(FN)
+#define MYOPS_OVERRIDE_UNARY_IS_where_scalars(FN)
   MYOPS_EW_OPS(MYOPS_OVERRIDE_UNARY)
 
   // pow on floating operands (the kernel's dtypes); on CUDA a host scalar exponent stays torch's
