@@ -107,6 +107,14 @@ CALLS = [
     ("sub", lambda x, y: torch.sub(x.short(), y.short(), alpha=2)),
     ("sub", lambda x, y: x - y),
     ("sub", lambda x, y: 2 - x.half()),
+    # aten's Scalar overloads (C++ callers, decompositions): torch.ops.aten
+    ("add_scalar", lambda x, y: torch.ops.aten.add.Scalar(x, 2.5)),
+    ("add_scalar", lambda x, y: torch.ops.aten.add.Scalar(x.long(), 3, 2)),
+    ("sub_scalar", lambda x, y: torch.ops.aten.sub.Scalar(x.half(), 0.1)),
+    ("mul_scalar", lambda x, y: torch.ops.aten.mul.Scalar(x.bfloat16(), 0.1)),
+    ("mul_scalar", lambda x, y: torch.ops.aten.mul.Scalar(x.int(), 1000)),
+    ("div_scalar", lambda x, y: torch.ops.aten.div.Scalar(x, 3)),
+    ("div_scalar", lambda x, y: torch.ops.aten.div.Scalar(x.int(), 2)),
     ("mul", lambda x, y: x * y[..., :1]),
     ("mul", lambda x, y: torch.mul(x, 3)),
     ("mul", lambda x, y: x.bfloat16() * 0.1),
@@ -616,7 +624,8 @@ def test_torchscript_calls_are_routed(device):
         with myops.enable() as stats:
             actual = scripted_fn(x, y)
     assert_tree_same(actual, expected)
-    assert stats.routed == {"nonzero": 1, "mul": 1, "add": 1, "relu": 1}, stats
+    # TorchScript calls aten::add.Scalar for `+ 1.0` (routed by add_scalar)
+    assert stats.routed == {"nonzero": 1, "mul": 1, "add_scalar": 1, "relu": 1}, stats
 
 
 def pointwise_and_nonzero(x, y):

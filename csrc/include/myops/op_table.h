@@ -101,11 +101,13 @@ namespace ew {
   X(mul, mul, "", Mul, Promote, binary, "(Tensor self, Tensor other) -> Tensor", route("mul.Tensor", true))     \
   X(div, div, "", Div, PromoteIntToFloat, binary, "(Tensor self, Tensor other) -> Tensor", route("div.Tensor", true)) \
   X(add_scalar, add, "Scalar", Add, PromoteNumber, scalar_alpha, "(Tensor self, Scalar other, Scalar alpha=1) -> Tensor", \
-    none)                                                                                                        \
+    route("add.Scalar", true))                                                                                   \
   X(sub_scalar, sub, "Scalar", Add, PromoteNumber, scalar_alpha, "(Tensor self, Scalar other, Scalar alpha=1) -> Tensor", \
-    none)                                                                                                        \
-  X(mul_scalar, mul, "Scalar", Mul, PromoteNumber, scalar, "(Tensor self, Scalar other) -> Tensor", none)        \
-  X(div_scalar, div, "Scalar", Div, PromoteNumberIntToFloat, scalar, "(Tensor self, Scalar other) -> Tensor", none) \
+    route("sub.Scalar", true))                                                                                   \
+  X(mul_scalar, mul, "Scalar", Mul, PromoteNumber, scalar, "(Tensor self, Scalar other) -> Tensor",              \
+    route("mul.Scalar", true))                                                                                   \
+  X(div_scalar, div, "Scalar", Div, PromoteNumberIntToFloat, scalar, "(Tensor self, Scalar other) -> Tensor",    \
+    route("div.Scalar", true))                                                                                   \
   X(add_scalar_self, add, "ScalarSelf", Add, PromoteNumber, rscalar_alpha,                                       \
     "(Scalar self, Tensor other, *, Scalar alpha=1) -> Tensor", none)                                            \
   X(sub_scalar_self, sub, "ScalarSelf", Add, PromoteNumber, rscalar_alpha,                                       \
