@@ -304,10 +304,10 @@ _REAL = (bool, int, float)
 _OPERAND = (Tensor, bool, int, float, complex, torch.SymInt, torch.SymFloat, torch.SymBool)
 
 
-def _check_operand(op: str, v) -> None:
+def _check_operand(op: str, name: str, v) -> None:
     """TypeError (torch's) for an operand that is neither a Tensor nor a number."""
     if not isinstance(v, _OPERAND):
-        raise TypeError(f"myops.{op}: expected a Tensor or a Python number, got {type(v).__name__}")
+        raise TypeError(f"myops.{op}: argument '{name}' must be a Tensor or a Python number, got {type(v).__name__}")
 
 
 def _ew_number(name: str, self, other, **kw) -> Tensor:
@@ -316,8 +316,8 @@ def _ew_number(name: str, self, other, **kw) -> Tensor:
     result dtype, the number's conversion and its range checks are the overloads' (C++:
     at::result_type(tensor, number), a number being a wrapped number)."""
     packet = getattr(_ops, name)
-    for v in (self, other):
-        _check_operand(name, v)
+    for arg, v in (("self", self), ("other", other)):
+        _check_operand(name, arg, v)
     if isinstance(self, Tensor):
         return packet.Scalar(self, other, **kw)
     if isinstance(other, Tensor):
@@ -373,6 +373,7 @@ def mul_scalar(self: Tensor, other: Number) -> Tensor:
             return r
     if isinstance(other, Tensor):
         raise TypeError("myops.mul_scalar: argument 'other' must be a Python number, got Tensor")
+    _check_operand("mul_scalar", "other", other)
     return _ops.mul.Scalar(self, other)
 
 
@@ -474,8 +475,8 @@ def _where_tensor(condition: Tensor, self: Union[Tensor, Number], other: Union[T
         raise TypeError(f"myops.where: argument 'condition' must be a Tensor, got {type(condition).__name__}")
     # the number forms are aten's: where.ScalarOther / ScalarSelf / Scalar (result dtype and
     # the number's checked conversion in C++)
-    for v in (self, other):
-        _check_operand("where", v)
+    for arg, v in (("self", self), ("other", other)):
+        _check_operand("where", arg, v)
     if isinstance(self, Tensor):
         if isinstance(other, Tensor):
             return _ops.where.default(condition, self, other)
@@ -511,6 +512,10 @@ def clamp(self: Tensor, min: Optional[Union[Tensor, Number]] = None,
         raise RuntimeError("myops.clamp: at least one of 'min' and 'max' must not be None")
     if not isinstance(self, Tensor):
         raise TypeError(f"myops.clamp: argument 'self' must be a Tensor, got {type(self).__name__}")
+    for name, v in (("min", min), ("max", max)):
+        if v is not None and not isinstance(v, (Tensor, bool, int, float, torch.SymInt, torch.SymFloat, torch.SymBool)):
+            raise TypeError(f"myops.clamp: argument '{name}' must be a Tensor, None or a real Python number, "
+                            f"got {type(v).__name__}")
     if min is not None and max is not None and isinstance(min, Tensor) != isinstance(max, Tensor):
         # a number and a 0-d tensor that needs no gradient: torch.clamp's overload for numbers,
         # the tensor read as one (as torch's argument parser does; a weak number in promotion)
