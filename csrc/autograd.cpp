@@ -260,23 +260,118 @@ Tensor gelu_autograd(const Tensor& self, c10::string_view approximate) {
   return with_autograd<GeluFn>(ew::ops::gelu(), self, approximate);
 }
 
-struct MulScalarFn : Function<MulScalarFn> {
-  static Tensor forward(AutogradContext* ctx, const Tensor& self, const c10::Scalar& other) {
-    ctx->saved_data["other"] = other;
-    ctx->saved_data["dtype"] = static_cast<int64_t>(self.scalar_type());
-    return below_autograd(ew::ops::mul_scalar(), self, other);
+// ---- a number operand (the Scalar overloads): only the tensor has a gradient ------------------
+
+// The gradient of the tensor operand of an op with a number, torch's formulas (derivatives.yaml):
+//   add.Scalar / sub.Scalar  grad                        add.ScalarSelf  alpha * grad
+//   mul.Scalar               grad * other                sub.ScalarSelf  -alpha * grad
+//   div.Scalar               grad / other                mul.ScalarSelf  grad * self
+//                                                        div.ScalarSelf  -grad * ((self / other) / other)
+// in the tensor's dtype. Tensor-first ops: Sig (Tensor, Scalar[, Scalar]); number-first ones:
+// (Scalar, Tensor[, Scalar]).
+template <ew::EwOp OP>
+struct NumberGrad;
+template <>
+struct NumberGrad<ew::EwOp::add_scalar> {
+  static Tensor grad(const Tensor& g, const Tensor&, const c10::Scalar&, const c10::Scalar&) { return g; }
+};
+template <>
+struct NumberGrad<ew::EwOp::sub_scalar> : NumberGrad<ew::EwOp::add_scalar> {};
+template <>
+struct NumberGrad<ew::EwOp::mul_scalar> {
+  static Tensor grad(const Tensor& g, const Tensor&, const c10::Scalar& s, const c10::Scalar&) {
+    return ew::ops::mul_scalar().call(g, s);
   }
-  static variable_list backward(AutogradContext* ctx, variable_list g) {
-    auto gs = ew::ops::mul_scalar().call(g[0], ctx->saved_data["other"].toScalar());
-    auto dtype = static_cast<at::ScalarType>(ctx->saved_data["dtype"].toInt());
-    if (gs.scalar_type() != dtype) gs = ew::ops::cast().call(gs, dtype);
-    return {gs, Tensor()};
+};
+template <>
+struct NumberGrad<ew::EwOp::div_scalar> {
+  static Tensor grad(const Tensor& g, const Tensor&, const c10::Scalar& s, const c10::Scalar&) {
+    return ew::ops::div_scalar().call(g, s);
+  }
+};
+template <>
+struct NumberGrad<ew::EwOp::add_scalar_self> {
+  static Tensor grad(const Tensor& g, const Tensor&, const c10::Scalar&, const c10::Scalar& alpha) {
+    return scaled(g, alpha);
+  }
+};
+template <>
+struct NumberGrad<ew::EwOp::sub_scalar_self> {
+  static Tensor grad(const Tensor& g, const Tensor&, const c10::Scalar&, const c10::Scalar& alpha) {
+    return negated_times(g, alpha);
+  }
+};
+template <>
+struct NumberGrad<ew::EwOp::mul_scalar_self> : NumberGrad<ew::EwOp::mul_scalar> {};
+template <>
+struct NumberGrad<ew::EwOp::div_scalar_self> {
+  static Tensor grad(const Tensor& g, const Tensor& other, const c10::Scalar& s, const c10::Scalar&) {
+    auto q = ew::ops::div().call(ew::ops::div_scalar_self().call(s, other), other);
+    return ew::ops::mul_scalar().call(ew::ops::mul().call(g, q), -1);
   }
 };
 
-Tensor mul_scalar_autograd(const Tensor& self, const c10::Scalar& other) {
-  return with_autograd<MulScalarFn>(ew::ops::mul_scalar(), self, other);
+template <ew::EwOp OP>
+struct NumberFn : Function<NumberFn<OP>> {
+  static constexpr bool kNeedsTensor = OP == ew::EwOp::div_scalar_self;
+  // (tensor, number[, alpha]) for the ops with the number second, the number first otherwise
+  template <class... A>
+  static Tensor run(const Tensor& t, const c10::Scalar& s, const A&... alpha) {
+    if constexpr (OP == ew::EwOp::add_scalar_self || OP == ew::EwOp::sub_scalar_self ||
+                  OP == ew::EwOp::mul_scalar_self || OP == ew::EwOp::div_scalar_self) {
+      return below_autograd(ew::handle<OP>(), s, t, alpha...);
+    } else {
+      return below_autograd(ew::handle<OP>(), t, s, alpha...);
+    }
+  }
+  template <class... A>
+  static Tensor forward(AutogradContext* ctx, const Tensor& t, const c10::Scalar& s, const A&... alpha) {
+    Meta::save(ctx, "t", t);
+    if (kNeedsTensor) ctx->save_for_backward({t});
+    ctx->saved_data["number"] = s;
+    ctx->saved_data["alpha"] = c10::Scalar(alpha...);
+    return run(t, s, alpha...);
+  }
+  static variable_list backward(AutogradContext* ctx, variable_list g) {
+    Tensor t = kNeedsTensor ? ctx->get_saved_variables()[0] : Tensor();
+    auto gt = NumberGrad<OP>::grad(g[0], t, ctx->saved_data["number"].toScalar(), ctx->saved_data["alpha"].toScalar());
+    return {Meta::reduce(ctx, "t", gt), Tensor(), Tensor()};
+  }
+};
+
+// The Autograd kernels: NumberFn's apply takes (tensor, number[, alpha]) in that order.
+template <ew::EwOp OP, class... A>
+Tensor number_autograd_impl(const Tensor& t, const c10::Scalar& s, const A&... alpha) {
+  if (!at::GradMode::is_enabled() || !t.requires_grad()) return NumberFn<OP>::run(t, s, alpha...);
+  return NumberFn<OP>::apply(t, s, alpha...);
 }
+Tensor add_scalar_autograd(const Tensor& self, const c10::Scalar& other, const c10::Scalar& alpha) {
+  return number_autograd_impl<ew::EwOp::add_scalar>(self, other, alpha);
+}
+Tensor sub_scalar_autograd(const Tensor& self, const c10::Scalar& other, const c10::Scalar& alpha) {
+  return number_autograd_impl<ew::EwOp::sub_scalar>(self, other, alpha);
+}
+Tensor mul_scalar_autograd(const Tensor& self, const c10::Scalar& other) {
+  return number_autograd_impl<ew::EwOp::mul_scalar>(self, other);
+}
+Tensor div_scalar_autograd(const Tensor& self, const c10::Scalar& other) {
+  return number_autograd_impl<ew::EwOp::div_scalar>(self, other);
+}
+Tensor add_scalar_self_autograd(const c10::Scalar& self, const Tensor& other, const c10::Scalar& alpha) {
+  return number_autograd_impl<ew::EwOp::add_scalar_self>(other, self, alpha);
+}
+Tensor sub_scalar_self_autograd(const c10::Scalar& self, const Tensor& other, const c10::Scalar& alpha) {
+  return number_autograd_impl<ew::EwOp::sub_scalar_self>(other, self, alpha);
+}
+Tensor mul_scalar_self_autograd(const c10::Scalar& self, const Tensor& other) {
+  return number_autograd_impl<ew::EwOp::mul_scalar_self>(other, self);
+}
+Tensor div_scalar_self_autograd(const c10::Scalar& self, const Tensor& other) {
+  return number_autograd_impl<ew::EwOp::div_scalar_self>(other, self);
+}
+
+// myops::mul_scalar, kept for compatibility: mul.Scalar under its old name (CompositeImplicitAutograd)
+Tensor mul_scalar_compat(const Tensor& self, const c10::Scalar& other) { return ew::ops::mul_scalar().call(self, other); }
 
 struct CastFn : Function<CastFn> {
   static Tensor forward(AutogradContext* ctx, const Tensor& self, c10::ScalarType dtype) {
@@ -479,6 +574,44 @@ struct WhereFn : Function<WhereFn> {
 
 Tensor where_autograd(const Tensor& cond, const Tensor& self, const Tensor& other) {
   return with_autograd<WhereFn>(ew::ops::where(), cond, self, other);
+}
+
+// where.ScalarSelf / where.ScalarOther: the tensor's gradient is where's (the number has none)
+template <bool kNumberFirst>
+struct WhereNumberFn : Function<WhereNumberFn<kNumberFirst>> {
+  static Tensor run(const Tensor& cond, const Tensor& t, const c10::Scalar& s) {
+    if constexpr (kNumberFirst) {
+      return below_autograd(ew::ops::where_scalar_self(), cond, s, t);
+    } else {
+      return below_autograd(ew::ops::where_scalar_other(), cond, t, s);
+    }
+  }
+  static Tensor forward(AutogradContext* ctx, const Tensor& cond, const Tensor& t, const c10::Scalar& s) {
+    ctx->save_for_backward({cond});
+    Meta::save(ctx, "t", t);
+    return run(cond, t, s);
+  }
+  static variable_list backward(AutogradContext* ctx, variable_list g) {
+    auto cond = ctx->get_saved_variables()[0];
+    auto z = scalar_of(0, g[0]);
+    auto gt = kNumberFirst ? ew::ops::where().call(cond, z, g[0]) : ew::ops::where().call(cond, g[0], z);
+    return {Tensor(), Meta::reduce(ctx, "t", gt), Tensor()};
+  }
+};
+
+Tensor where_scalar_self_autograd(const Tensor& cond, const c10::Scalar& self, const Tensor& other) {
+  if (!at::GradMode::is_enabled() || !other.requires_grad()) return WhereNumberFn<true>::run(cond, other, self);
+  return WhereNumberFn<true>::apply(cond, other, self);
+}
+
+Tensor where_scalar_other_autograd(const Tensor& cond, const Tensor& self, const c10::Scalar& other) {
+  if (!at::GradMode::is_enabled() || !self.requires_grad()) return WhereNumberFn<false>::run(cond, self, other);
+  return WhereNumberFn<false>::apply(cond, self, other);
+}
+
+// where.Scalar: no differentiable operand
+Tensor where_scalar_autograd(const Tensor& cond, const c10::Scalar& self, const c10::Scalar& other) {
+  return below_autograd(ew::ops::where_scalar(), cond, self, other);
 }
 
 struct AddcmulFn : Function<AddcmulFn> {
@@ -728,6 +861,12 @@ TORCH_LIBRARY_IMPL(myops, Autograd, m) {
 #define MYOPS_EW_AUTOGRAD_ternary MYOPS_EW_AUTOGRAD_gelu
 #define MYOPS_EW_AUTOGRAD_value MYOPS_EW_AUTOGRAD_gelu
 #define MYOPS_EW_AUTOGRAD_clamp_scalar MYOPS_EW_AUTOGRAD_gelu
+#define MYOPS_EW_AUTOGRAD_scalar_alpha MYOPS_EW_AUTOGRAD_gelu
+#define MYOPS_EW_AUTOGRAD_rscalar MYOPS_EW_AUTOGRAD_gelu
+#define MYOPS_EW_AUTOGRAD_rscalar_alpha MYOPS_EW_AUTOGRAD_gelu
+#define MYOPS_EW_AUTOGRAD_where_scalar_self MYOPS_EW_AUTOGRAD_gelu
+#define MYOPS_EW_AUTOGRAD_where_scalar_other MYOPS_EW_AUTOGRAD_gelu
+#define MYOPS_EW_AUTOGRAD_where_scalars MYOPS_EW_AUTOGRAD_gelu
 #define MYOPS_EW_AUTOGRAD(FN, NAME, OVERLOAD, KIND, RULE, SIG, ...) \
   m.impl(MYOPS_EW_QUALNAME(NAME, OVERLOAD), MYOPS_EW_AUTOGRAD_##SIG(FN));
   MYOPS_EW_OPS(MYOPS_EW_AUTOGRAD)
@@ -745,3 +884,7 @@ TORCH_LIBRARY_IMPL(myops, Autograd, m) {
   }
   m.impl("max_pool2d_add_backward", &max_pool2d_add_backward_autograd);
 }
+
+// myops::mul_scalar, the compatibility alias of mul.Scalar: composite (autograd, fake and the
+// device kernels are mul.Scalar's)
+TORCH_LIBRARY_IMPL(myops, CompositeImplicitAutograd, m) { m.impl("mul_scalar", &myops::mul_scalar_compat); }

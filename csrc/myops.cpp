@@ -96,14 +96,18 @@ TORCH_LIBRARY(myops, m) {
       "bool transposed, int[] output_padding, int groups, Tensor count) -> Tensor");
 
   // ---- elementwise: one schema per line of the op table (common/op_table.h) ----------------
-  // unary: relu, gelu(approximate='none'|'tanh'), silu, sigmoid, mul_scalar, cast; binary
-  // (broadcasting, type promotion): add, sub (alpha), mul, div, maximum, minimum; ternary
+  // unary: relu, gelu(approximate='none'|'tanh'), silu, sigmoid, cast; binary (broadcasting,
+  // type promotion): add, sub (alpha), mul, div, maximum, minimum, and add / sub / mul / div /
+  // where with a number (the Scalar overloads, aten's promotion for a wrapped number); ternary
   // (broadcasting): where, addcmul (value), clamp (Tensor bounds), clamp.Scalar (number bounds:
   // the same values, but only `self` has a gradient, with torch's formula for number bounds)
 #define MYOPS_EW_DEF(FN, NAME, OVERLOAD, KIND, RULE, SIG, SCHEMA, DROPIN) \
   m.def((std::string(MYOPS_EW_QUALNAME(NAME, OVERLOAD)) + SCHEMA).c_str());
   MYOPS_EW_OPS(MYOPS_EW_DEF)
 #undef MYOPS_EW_DEF
+  // mul_scalar: mul.Scalar under its old name, kept for compatibility (CompositeImplicitAutograd,
+  // csrc/autograd.cpp: it calls mul.Scalar)
+  m.def("mul_scalar(Tensor self, Scalar other) -> Tensor");
   // The op table for Python (myops._table: the fake kernels and the test tables read it): one
   // "fn|name|overload|kind|arity|dtypes|rule|sig|aten|dropin_default" string per op, in table order.
   m.def("_ew_table() -> str[]", &myops::ew_table);

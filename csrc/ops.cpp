@@ -109,6 +109,18 @@ Tensor conv_bounded(const Tensor& input, const Tensor& weight, const std::option
   Tensor FN(const Tensor& a, const Tensor& b, const Tensor& c, const c10::Scalar& s) { \
     return ew::ops::FN().call(a, b, c, s);                                        \
   }
+#define MYOPS_API_scalar_alpha(FN, NAME) \
+  Tensor FN(const Tensor& a, const c10::Scalar& s, const c10::Scalar& alpha) { return ew::ops::FN().call(a, s, alpha); }
+#define MYOPS_API_rscalar(FN, NAME) \
+  Tensor FN(const c10::Scalar& s, const Tensor& a) { return ew::ops::FN().call(s, a); }
+#define MYOPS_API_rscalar_alpha(FN, NAME) \
+  Tensor FN(const c10::Scalar& s, const Tensor& a, const c10::Scalar& alpha) { return ew::ops::FN().call(s, a, alpha); }
+#define MYOPS_API_where_scalar_self(FN, NAME) \
+  Tensor FN(const Tensor& c, const c10::Scalar& s, const Tensor& a) { return ew::ops::FN().call(c, s, a); }
+#define MYOPS_API_where_scalar_other(FN, NAME) \
+  Tensor FN(const Tensor& c, const Tensor& a, const c10::Scalar& s) { return ew::ops::FN().call(c, a, s); }
+#define MYOPS_API_where_scalars(FN, NAME) \
+  Tensor FN(const Tensor& c, const c10::Scalar& a, const c10::Scalar& b) { return ew::ops::FN().call(c, a, b); }
 #define MYOPS_API_clamp_scalar(FN, NAME)                                                             \
   Tensor NAME(const Tensor& a, const std::optional<c10::Scalar>& lo, const std::optional<c10::Scalar>& hi) { \
     return ew::ops::FN().call(a, lo, hi);                                                              \

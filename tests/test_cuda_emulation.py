@@ -250,7 +250,33 @@ def test_relu_mul_scalar(E, dtype, shape, layout):
     x = with_layout(rand(shape, dtype, "cpu"), layout)
     check(E.relu(x), torch.relu(x), meta_strides(torch.relu, x), signed_zero=False)
     s = 3 if not dtype.is_floating_point else 0.3
-    check(E.mul_scalar(x, s), reference(lambda t: t * s, x), meta_strides(lambda t: t * s, x))
+    check(E.mul.Scalar(x, s), reference(lambda t: t * s, x), meta_strides(lambda t: t * s, x))
+
+
+@pytest.mark.parametrize(
+    "dtype", [torch.float32, torch.float64, torch.float16, torch.bfloat16, torch.int32, torch.int8, torch.uint8], ids=str
+)
+@pytest.mark.parametrize("layout", ["contiguous", "transposed", "expanded"])
+def test_number_overloads(E, dtype, layout):
+    # the Scalar overloads through the CUDA glue: the number a CPU scalar, applied in the opmath
+    # type on either side (torch's CUDA rules), the result dtype at::result_type(tensor, number)
+    x = with_layout(rand((3, 5, 33), dtype, "cpu"), layout)
+    c = rand((33,), torch.bool, "cpu")
+    for s in (3, -2, 0.3, True):
+        alpha = 1 if dtype.is_floating_point or isinstance(s, float) else 2  # an int alpha: exact
+        check(E.add.Scalar(x, s, alpha), reference(lambda t: torch.add(t, s, alpha=alpha), x),
+              meta_strides(lambda t: t + s, x))
+        check(E.mul.Scalar(x, s), reference(lambda t: t * s, x), meta_strides(lambda t: t * s, x))
+        check(E.mul.ScalarSelf(s, x), reference(lambda t: t * s, x), meta_strides(lambda t: t * s, x))
+        check(E.add.ScalarSelf(s, x), reference(lambda t: t + s, x), meta_strides(lambda t: t + s, x))
+        if not isinstance(s, bool):
+            check(E.sub.ScalarSelf(s, x), reference(lambda t: torch.sub(s, t), x), meta_strides(lambda t: s - t, x))
+            # torch's reciprocal rule (div_reference), the number read in the opmath type
+            rt = torch.result_type(x, s)
+            b = torch.tensor(s, dtype=(torch.float64 if rt == torch.float64 else torch.float32) if isinstance(s, float) else None)
+            check(E.div.Scalar(x, s), div_reference(x, b), meta_strides(lambda t: t / s, x))
+        expected = torch.where(c, x, s)
+        check(E.where.ScalarOther(c, x, s), expected, expected.stride())
 
 
 @pytest.mark.parametrize("op", ["gelu", "gelu_tanh", "silu", "sigmoid"])

@@ -72,7 +72,7 @@ def test_fast_entry_points_decline_what_they_do_not_handle():
     s = x.as_subclass(Sub)
     assert _C.relu(s) is NotImplemented
     assert _C.add(x, s) is NotImplemented
-    assert _C.add(x, 2.0) is NotImplemented  # a Python number: the wrapper wraps it first
+    assert _C.add(x, 2.0) is NotImplemented  # a Python number: the wrapper takes _C.add_scalar (add.Scalar)
     assert _C.add(x) is NotImplemented  # wrong number of arguments
     assert _C.diagonal(x, 0, 0, True) is NotImplemented  # a bool is not an int
     assert _C.diagonal(x, 0, 0, 2**70) is NotImplemented  # nor an int past int64

@@ -610,18 +610,31 @@ def op_samples(device):
         (ops.silu, (x.transpose(0, 2),), {}),
         (ops.sigmoid, (x,), {}),
         (ops.sigmoid, (torch.arange(5, device=device),), {}),
-        (ops.mul_scalar, (x, 2.5), {}),
-        (ops.mul_scalar, (torch.arange(5, device=device), 3), {}),
+        (ops.mul.Scalar, (x, 2.5), {}),
+        (ops.mul.Scalar, (torch.arange(5, device=device), 3), {}),
+        (ops.mul_scalar, (x, 2.5), {}),  # the compatibility alias of mul.Scalar
+        (ops.add.Scalar, (x.transpose(0, 2), 1.5, 2), {}),
+        (ops.add.Scalar, (torch.arange(5, device=device, dtype=torch.int8), 300), {}),
+        (ops.sub.Scalar, (x, 2), {"alpha": 0.5}),
+        (ops.div.Scalar, (x, 3), {}),
+        (ops.div.Scalar, (torch.arange(5, device=device), 2), {}),
+        (ops.add.ScalarSelf, (2.5, x), {"alpha": 3}),
+        (ops.sub.ScalarSelf, (2, x.transpose(1, 2)), {}),
+        (ops.mul.ScalarSelf, (-1.5, x.half()), {}),
+        (ops.div.ScalarSelf, (3, x.abs() + 1), {}),
+        (ops.where.ScalarOther, (x > 0, x, 0.5), {}),
+        (ops.where.ScalarSelf, (y > 0, 2, y.t()), {}),
+        (ops.where.Scalar, (x > 0, 1.5, 2), {}),
         (ops.cast, (x, torch.float16), {}),
         (ops.cast, (x[:, ::2], torch.int32), {}),
-        (ops.add, (x, y), {"alpha": 2}),
-        (ops.add, (x.half(), torch.tensor(1.5)), {}),
-        (ops.sub, (x, y.double()), {}),
-        (ops.mul, (cl, cl[:1, :, :1]), {}),
-        (ops.div, (torch.arange(1, 7, device=device), torch.arange(1, 7, device=device).flip(0)), {}),
+        (ops.add.default, (x, y), {"alpha": 2}),
+        (ops.add.default, (x.half(), torch.tensor(1.5)), {}),
+        (ops.sub.default, (x, y.double()), {}),
+        (ops.mul.default, (cl, cl[:1, :, :1]), {}),
+        (ops.div.default, (torch.arange(1, 7, device=device), torch.arange(1, 7, device=device).flip(0)), {}),
         (ops.maximum, (x, y), {}),
         (ops.minimum, (x.transpose(1, 2), y.t()), {}),
-        (ops.where, (x > 0, x, y), {}),
+        (ops.where.default, (x > 0, x, y), {}),
         (ops.addcmul, (x, y, x), {"value": 0.5}),
         (ops.clamp.default, (x, y - 1, torch.tensor(1.0, device=device)), {}),
         (ops.clamp.Scalar, (x, -0.5, None), {}),
@@ -680,6 +693,15 @@ GRAD_CASES = [
     ("gelu", lambda x: myops.gelu(x), 1),
     ("gelu_tanh", lambda x: myops.gelu(x, "tanh"), 1),
     ("mul_scalar", lambda x: myops.mul_scalar(x, -2.5), 1),
+    ("add.Scalar", lambda x: myops.add(x, 2.5, alpha=3), 1),
+    ("sub.Scalar", lambda x: myops.sub(x, 1.5, alpha=2), 1),
+    ("div.Scalar", lambda x: myops.div(x, -1.5), 1),
+    ("add.ScalarSelf", lambda x: myops.add(2.5, x, alpha=3), 1),
+    ("sub.ScalarSelf", lambda x: myops.sub(2, x, alpha=1.5), 1),
+    ("mul.ScalarSelf", lambda x: myops.mul(-2.5, x), 1),
+    ("div.ScalarSelf", lambda x: myops.div(1.5, x * x + 1), 1),
+    ("where.ScalarOther", lambda x: myops.where(x > 0, x, 0.5), 1),
+    ("where.ScalarSelf", lambda x: myops.where(x > 0, 0.5, x), 1),
     ("cast", lambda x: myops.cast(x, torch.float32).double(), 1),
     ("add", lambda a, b: myops.add(a, b, alpha=-1.5), 2),
     ("sub", lambda a, b: myops.sub(a, b, alpha=2), 2),
@@ -1202,3 +1224,135 @@ def test_pow_bad_input(device):
     x = torch.arange(5, device=device)
     for call in (lambda m: m.pow(x, 2), lambda m: m.pow(x.float(), x)):
         assert type(outcome(lambda: call(myops))[1]) is NotImplementedError
+
+
+# ---- number operands: the Scalar overloads (add.Scalar, where.ScalarOther, ...) ---------------------
+# A Python number is aten's wrapped number: at::result_type(tensor, number) in C++ (the number never
+# widens the tensor's dtype within its category), torch's conversion and range checks. A 0-d tensor
+# is not a number: it promotes as a tensor.
+
+NUMBERS = [0, 3, -7, 300, -129, 70000, 2**31, 2**62, 0.5, -2.75, 1e6, 1e39, float("inf"), float("nan"), True, False]
+NUMBER_DTYPES = ALL_DTYPES + [torch.complex64]
+
+
+def _number_calls(x, v, c):
+    """(label, myops call, torch call) for every number form of every op with a number operand."""
+    return [
+        ("add", lambda: myops.add(x, v), lambda: torch.add(x, v)),
+        ("add_alpha", lambda: myops.add(x, v, alpha=2), lambda: torch.add(x, v, alpha=2)),
+        ("radd", lambda: myops.add(v, x), lambda: torch.add(v, x)),
+        ("radd_alpha", lambda: myops.add(v, x, alpha=3), lambda: torch.add(v, x, alpha=3)),
+        ("sub", lambda: myops.sub(x, v), lambda: torch.sub(x, v)),
+        ("rsub", lambda: myops.sub(v, x), lambda: torch.sub(v, x)),
+        ("rsub_alpha", lambda: myops.sub(v, x, alpha=-2), lambda: torch.sub(v, x, alpha=-2)),
+        ("mul", lambda: myops.mul(x, v), lambda: torch.mul(x, v)),
+        ("rmul", lambda: myops.mul(v, x), lambda: torch.mul(v, x)),
+        ("mul_scalar", lambda: myops.mul_scalar(x, v), lambda: torch.mul(x, v)),
+        ("div", lambda: myops.div(x, v), lambda: torch.div(x, v)),
+        ("rdiv", lambda: myops.div(v, x), lambda: torch.div(v, x)),
+        ("where_other", lambda: myops.where(c, x, v), lambda: torch.where(c, x, v)),
+        ("where_self", lambda: myops.where(c, v, x), lambda: torch.where(c, v, x)),
+        ("where_both", lambda: myops.where(c, v, 5), lambda: torch.where(c, v, 5)),
+        ("where_both_float", lambda: myops.where(c, -1.5, v), lambda: torch.where(c, -1.5, v)),
+    ]
+
+
+@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("dtype", NUMBER_DTYPES, ids=str)
+def test_number_operands_like_torch(dtype, device):
+    """Every dtype, int / float / bool numbers on either side: the same values, dtype and strides
+    as torch, or the same exception type (an overflow: torch's RuntimeError; a result dtype
+    myops has no kernel for: NotImplementedError where torch computes it)."""
+    c = rand((5, 7), torch.bool, device)
+    for x in (rand((5, 7), dtype, device), rand((7, 5), dtype, device).t(), rand((), dtype, device)):
+        for v in NUMBERS:
+            for label, fm, ft in _number_calls(x, v, c if x.dim() else c[0, 0]):
+                expected, e_err = outcome(ft)
+                if e_err is None and expected.dtype not in ALL_DTYPES:
+                    with pytest.raises(NotImplementedError):
+                        fm()
+                    continue
+                try:
+                    assert_like_torch(fm, ft)
+                except AssertionError as e:
+                    raise AssertionError(f"{label} {dtype} {tuple(x.shape)} {v!r}: {e}") from None
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_number_is_not_a_0d_tensor(device):
+    """A number is weak in promotion, a 0-d tensor is not: int8(3) + 1000 stays int8 (wrapping
+    as in torch), int8(3) + tensor(1000) is int64; a float16 tensor with a float number stays
+    float16, with a 0-d float64 tensor too (dimensioned), but a 0-d float16 with a 0-d float64 is
+    float64."""
+    x0 = torch.tensor(3, dtype=torch.int8, device=device)
+    x = rand((6,), torch.int8, device)
+    h0 = torch.tensor(1.5, dtype=torch.float16, device=device)
+    cases = [
+        (lambda: myops.add(x0, 1000), lambda: torch.add(x0, 1000)),
+        (lambda: myops.add(x0, torch.tensor(1000)), lambda: torch.add(x0, torch.tensor(1000))),
+        (lambda: myops.mul(x, 1000), lambda: torch.mul(x, 1000)),
+        (lambda: myops.mul(x, torch.tensor(1000)), lambda: torch.mul(x, torch.tensor(1000))),
+        (lambda: myops.div(x0, 1000), lambda: torch.div(x0, 1000)),
+        (lambda: myops.sub(h0, 0.1), lambda: torch.sub(h0, 0.1)),
+        (lambda: myops.sub(h0, torch.tensor(0.1, dtype=torch.float64)),
+         lambda: torch.sub(h0, torch.tensor(0.1, dtype=torch.float64))),
+        (lambda: myops.where(x0 > 0, x0, 1000), lambda: torch.where(x0 > 0, x0, 1000)),
+        (lambda: myops.where(x0 > 0, x0, torch.tensor(1000)), lambda: torch.where(x0 > 0, x0, torch.tensor(1000))),
+    ]
+    for fm, ft in cases:
+        assert_like_torch(fm, ft)
+    assert myops.add(x0, 1000).dtype == torch.int8
+    assert myops.add(x0, torch.tensor(1000)).dtype == torch.int64
+    assert myops.sub(h0, torch.tensor(0.1, dtype=torch.float64)).dtype == torch.float64
+    assert myops.sub(h0, 0.1).dtype == torch.float16
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_number_overflow_errors(device):
+    """A number that does not fit the result dtype where torch checks it (where's number; the
+    alpha of add / sub) raises torch's RuntimeError with torch's message."""
+    c = torch.tensor([True, False, True], device=device)
+    for dtype, v, name in [(torch.int8, 300, "int8_t"), (torch.uint8, 256, "uint8_t"), (torch.int16, 2**15, "int16_t"),
+                           (torch.int32, 2**31, "int"), (torch.float32, 1e39, "float")]:
+        x = torch.ones(3, dtype=dtype, device=device)
+        msg = f"value cannot be converted to type {name} without overflow"
+        with pytest.raises(RuntimeError, match=msg):
+            torch.where(c, x, v)
+        with pytest.raises(RuntimeError, match=msg):
+            myops.where(c, x, v)
+        with pytest.raises(RuntimeError, match=msg):
+            myops.where(c, v, x)
+        if not dtype.is_floating_point:
+            with pytest.raises(RuntimeError, match=msg):
+                myops.add(x, 1, alpha=v)
+    with pytest.raises(OverflowError):
+        myops.add(torch.ones(3, device=device), 2**64)
+    with pytest.raises(TypeError):
+        myops.add(torch.ones(3, device=device), "1")
+    with pytest.raises(TypeError):
+        myops.add(1, 2)
+
+
+def test_python_functions_hold_no_promotion_code():
+    """The result dtype of a number operand is computed in C++ (the Scalar overloads), not in
+    python/myops/ops.py: the promotion helpers are gone."""
+    from myops import ops as pyops
+    for name in ("_scalar_result_type", "_check_fits", "_C10_NAMES", "_ew_lift", "_ew_drop", "_ew_wrap",
+                 "_uint64_number", "_number_as", "_category"):
+        assert not hasattr(pyops, name), name
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_number_overloads_under_compile(device):
+    """torch.compile traces the Python functions onto the Scalar overloads (fake kernels) and
+    gives the eager result."""
+    x = sample((4, 5), torch.float16, device)
+    i = rand((4, 5), torch.int8, device)
+
+    def f(x, i):
+        return myops.add(x, 2.5), myops.sub(3, i), myops.div(i, 2), myops.mul(-1.5, x), myops.where(x > 0, x, 7)
+
+    torch._dynamo.reset()
+    got = torch.compile(f, fullgraph=True, backend="aot_eager")(x, i)
+    for g, e in zip(got, f(x, i)):
+        assert_same(g, e)

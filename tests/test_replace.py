@@ -14,35 +14,19 @@ import torchvision  # noqa: F401  (loads torchvision::nms before the drop-in reg
 
 import myops
 from helpers import ALL_DTYPES, DEVICES, assert_same, cuda_only, outcome, rand, with_layout
+from myops._table import EW_OPS
 from myops.replace import ALL_OPS, DEFAULT_OPS
 
-APPROXIMATE = {"gelu", "silu", "sigmoid", "exp", "log", "sqrt", "rsqrt", "tanh", "pow", "pow_scalar"}
+# The op table's routable elementwise ops (its DROPIN column): the aten overload each stands in
+# for, and the ones off by default (not bit-exact: a few ulp from torch, DESIGN.md §2)
+_ROUTED = [op for op in EW_OPS.values() if op.aten]
+APPROXIMATE = {op.fn for op in _ROUTED if not op.dropin_default}
 
 # Every aten overload the override registers, by myops op name.
 OVERLOADS = {
     "nonzero": "aten::nonzero",
     "nonzero_static": "aten::nonzero_static",
-    "where": "aten::where.self",
-    "add": "aten::add.Tensor",
-    "sub": "aten::sub.Tensor",
-    "mul": "aten::mul.Tensor",
-    "div": "aten::div.Tensor",
-    "maximum": "aten::maximum",
-    "minimum": "aten::minimum",
-    "relu": "aten::relu",
-    "addcmul": "aten::addcmul",
-    "clamp": "aten::clamp.Tensor",
-    "gelu": "aten::gelu",
-    "silu": "aten::silu",
-    "sigmoid": "aten::sigmoid",
-    "neg": "aten::neg",
-    "exp": "aten::exp",
-    "log": "aten::log",
-    "sqrt": "aten::sqrt",
-    "rsqrt": "aten::rsqrt",
-    "tanh": "aten::tanh",
-    "pow": "aten::pow.Tensor_Tensor",
-    "pow_scalar": "aten::pow.Tensor_Scalar",
+    **{op.fn: "aten::" + op.aten for op in _ROUTED},
     "nms": "torchvision::nms",  # on the Autograd keys (see aten_override.h)
 }
 
@@ -123,6 +107,14 @@ CALLS = [
     ("sub", lambda x, y: torch.sub(x.short(), y.short(), alpha=2)),
     ("sub", lambda x, y: x - y),
     ("sub", lambda x, y: 2 - x.half()),
+    # aten's Scalar overloads (C++ callers, decompositions): torch.ops.aten
+    ("add_scalar", lambda x, y: torch.ops.aten.add.Scalar(x, 2.5)),
+    ("add_scalar", lambda x, y: torch.ops.aten.add.Scalar(x.long(), 3, 2)),
+    ("sub_scalar", lambda x, y: torch.ops.aten.sub.Scalar(x.half(), 0.1)),
+    ("mul_scalar", lambda x, y: torch.ops.aten.mul.Scalar(x.bfloat16(), 0.1)),
+    ("mul_scalar", lambda x, y: torch.ops.aten.mul.Scalar(x.int(), 1000)),
+    ("div_scalar", lambda x, y: torch.ops.aten.div.Scalar(x, 3)),
+    ("div_scalar", lambda x, y: torch.ops.aten.div.Scalar(x.int(), 2)),
     ("mul", lambda x, y: x * y[..., :1]),
     ("mul", lambda x, y: torch.mul(x, 3)),
     ("mul", lambda x, y: x.bfloat16() * 0.1),
@@ -632,7 +624,8 @@ def test_torchscript_calls_are_routed(device):
         with myops.enable() as stats:
             actual = scripted_fn(x, y)
     assert_tree_same(actual, expected)
-    assert stats.routed == {"nonzero": 1, "mul": 1, "add": 1, "relu": 1}, stats
+    # TorchScript calls aten::add.Scalar for `+ 1.0` (routed by add_scalar)
+    assert stats.routed == {"nonzero": 1, "mul": 1, "add_scalar": 1, "relu": 1}, stats
 
 
 def pointwise_and_nonzero(x, y):

@@ -19,6 +19,7 @@
 // This header is included by csrc/aten_override.cpp (CPU) and csrc/cuda/aten_override_cuda.cpp
 // (CUDA); each instantiates Kernels<Backend> with its backend's traits (key and torch kernels).
 // No Python anywhere: the override works in a LibTorch process.
+#include <ATen/ScalarOps.h>
 #include <ATen/core/Tensor.h>
 #include <ATen/core/dispatch/Dispatcher.h>
 #include <c10/core/DispatchKeySet.h>
@@ -305,6 +306,45 @@ struct Kernels {
         [&] { return B::minimum(self, other); });
   }
 
+  // ---- a number operand: aten's Scalar overloads ------------------------------------------------
+  // Routed as the Tensor forms route a wrapped number (the same kernels, the same rules); torch's
+  // hand-back is aten's own composite: the Tensor form with a wrapped-number tensor.
+  static bool number_ok(const at::Tensor& self, const c10::Scalar& s) {
+    return on(self) && !s.isComplex() && !s.isSymbolic();
+  }
+  static at::Tensor wrapped(const c10::Scalar& s) { return at::native::wrapped_scalar_tensor(s); }
+
+  static at::Tensor add_scalar(const at::Tensor& self, const c10::Scalar& other, const c10::Scalar& alpha) {
+    const bool ok = number_ok(self, other) && (is_one(alpha) || (alpha.isIntegral(/*includeBool=*/true) &&
+                                                                 !at::isFloatingType(self.scalar_type()) &&
+                                                                 !other.isFloatingPoint()));
+    return route(
+        op_add_scalar, ok, [&] { return MYOPS_OVERRIDE_EW(add_scalar, self, other, alpha); },
+        [&] { return B::add(self, wrapped(other), alpha); });
+  }
+
+  static at::Tensor sub_scalar(const at::Tensor& self, const c10::Scalar& other, const c10::Scalar& alpha) {
+    const bool ok = number_ok(self, other) && (is_one(alpha) || (alpha.isIntegral(/*includeBool=*/true) &&
+                                                                 !at::isFloatingType(self.scalar_type()) &&
+                                                                 !other.isFloatingPoint()));
+    return route(
+        op_sub_scalar, ok, [&] { return MYOPS_OVERRIDE_EW(sub_scalar, self, other, alpha); },
+        [&] { return B::sub(self, wrapped(other), alpha); });
+  }
+
+  static at::Tensor mul_scalar(const at::Tensor& self, const c10::Scalar& other) {
+    return route(
+        op_mul_scalar, number_ok(self, other), [&] { return MYOPS_OVERRIDE_EW(mul_scalar, self, other); },
+        [&] { return B::mul(self, wrapped(other)); });
+  }
+
+  static at::Tensor div_scalar(const at::Tensor& self, const c10::Scalar& other) {
+    // as div by a host scalar: on CUDA left to torch
+    return route(
+        op_div_scalar, number_ok(self, other) && !kCuda, [&] { return MYOPS_OVERRIDE_EW(div_scalar, self, other); },
+        [&] { return B::div(self, wrapped(other)); });
+  }
+
   // ---- unary --------------------------------------------------------------------------------
 
   using UnarySig = at::Tensor(const at::Tensor&);
@@ -350,6 +390,12 @@ struct Kernels {
 #define MYOPS_OVERRIDE_UNARY_IS_ternary(FN)
 #define MYOPS_OVERRIDE_UNARY_IS_value(FN)
 #define MYOPS_OVERRIDE_UNARY_IS_clamp_scalar(FN)
+#define MYOPS_OVERRIDE_UNARY_IS_scalar_alpha(FN)
+#define MYOPS_OVERRIDE_UNARY_IS_rscalar(FN)
+#define MYOPS_OVERRIDE_UNARY_IS_rscalar_alpha(FN)
+#define MYOPS_OVERRIDE_UNARY_IS_where_scalar_self(FN)
+#define MYOPS_OVERRIDE_UNARY_IS_where_scalar_other(FN)
+#define MYOPS_OVERRIDE_UNARY_IS_where_scalars(FN)
   MYOPS_EW_OPS(MYOPS_OVERRIDE_UNARY)
 
   // pow on floating operands (the kernel's dtypes); on CUDA a host scalar exponent stays torch's

@@ -173,12 +173,126 @@ struct Ops {
     return binary("mul", EwKind::Mul, self, other, dt, {});
   }
 
+  // ---- a number operand (the Scalar overloads) ------------------------------------------------
+  // As aten: the result dtype is at::result_type(tensor, number) (a Python number is a wrapped
+  // number, it does not widen the tensor's dtype within its category), and the number is the
+  // 0-d CPU operand that the kernels fold in as a scalar (on any device), first or second as
+  // in the call.
+
+  static int category(at::ScalarType t) {
+    return t == at::kBool ? 0 : at::isComplexType(t) ? 3 : at::isFloatingType(t) ? 2 : 1;
+  }
+
+  // The result dtype of `t` op number `s`; a complex number is refused (no myops kernel takes a
+  // complex result: NotImplementedError, as for a complex tensor).
+  static at::ScalarType number_dtype(const char* op, const at::Tensor& t, const char* tname, const c10::Scalar& s,
+                                     const char* sname) {
+    check_in(t, all_dtypes(), op, tname);
+    TORCH_CHECK_NOT_IMPLEMENTED(!s.isComplex(), "myops.", op, ": argument '", sname,
+                                "' must be a real number (no complex results), got ", s);
+    return at::result_type(t, s);
+  }
+
+  // The number as the kernels' 0-d CPU operand for a result of dtype `dt` beside a tensor of
+  // dtype `tensor_dt`: its own value (bool, int64, double) when the result is of its category
+  // or a wider one, else converted to `dt`. An int past int64 (c10 holds it as uint64) is
+  // converted once as torch's kernels convert it: to int64 (wrapping) for an integral result,
+  // to double for a float64 one and to float for the other floating ones (torch takes it to
+  // float16 / bfloat16 through float).
+  static at::Tensor number_operand(const c10::Scalar& s, at::ScalarType tensor_dt, at::ScalarType dt) {
+    at::Tensor w;
+    if (s.type() == at::kUInt64) {
+      const uint64_t u = s.toUInt64();
+      if (dt == at::kDouble) {
+        w = at::scalar_tensor(static_cast<double>(u), at::TensorOptions().dtype(at::kDouble));
+      } else if (at::isFloatingType(dt)) {
+        w = at::scalar_tensor(static_cast<double>(static_cast<float>(u)), at::TensorOptions().dtype(at::kFloat));
+      } else {
+        w = at::scalar_tensor(static_cast<int64_t>(u), at::TensorOptions().dtype(at::kLong));
+      }
+    } else {
+      w = c10::scalar_to_tensor(s);
+      if (category(w.scalar_type()) > category(tensor_dt) && w.scalar_type() != dt) w = w.to(dt);
+    }
+    w.unsafeGetTensorImpl()->set_wrapped_number(true);
+    return w;
+  }
+
+  static at::Tensor with_number(const char* op, EwKind kind, const at::Tensor& t, const c10::Scalar& s,
+                                bool number_first, at::ScalarType dt, const EwParams& prm) {
+    auto w = number_operand(s, t.scalar_type(), dt);
+    return number_first ? binary(op, kind, w, t, dt, prm) : binary(op, kind, t, w, dt, prm);
+  }
+
+  static void check_sub_not_bool(const at::Tensor& t, const c10::Scalar& s) {
+    // NotImplementedError, as sub of bool tensors (torch refuses a bool operand of sub first)
+    TORCH_CHECK_NOT_IMPLEMENTED(t.scalar_type() != at::kBool && !s.isBoolean(),
+                                "myops.sub: arguments 'self' and 'other' must not be bool (use logical_xor / "
+                                "logical_not), got a ", t.scalar_type(), " tensor and a ", s.isBoolean() ? "bool" : "number");
+  }
+
+  // add.Scalar / sub.Scalar: self + alpha * other, self - alpha * other
+  static at::Tensor add_scalar(const at::Tensor& self, const c10::Scalar& other, const c10::Scalar& alpha) {
+    auto dt = number_dtype("add", self, "self", other, "other");
+    check_alpha("add", "alpha", dt, alpha);
+    EwParams prm;
+    prm.alpha = alpha;
+    return with_number("add", EwKind::Add, self, other, false, dt, prm);
+  }
+
+  static at::Tensor sub_scalar(const at::Tensor& self, const c10::Scalar& other, const c10::Scalar& alpha) {
+    check_sub_not_bool(self, other);
+    auto dt = number_dtype("sub", self, "self", other, "other");
+    check_alpha("sub", "alpha", dt, alpha);
+    EwParams prm;
+    prm.alpha = -alpha;
+    return with_number("sub", EwKind::Add, self, other, false, dt, prm);
+  }
+
+  // add.ScalarSelf / sub.ScalarSelf: the number first (torch.add(2, x, alpha=3) = 2 + 3 * x);
+  // with alpha 1 add commutes, and takes the number second as torch's x + 2 does
+  static at::Tensor add_scalar_self(const c10::Scalar& self, const at::Tensor& other, const c10::Scalar& alpha) {
+    auto dt = number_dtype("add", other, "other", self, "self");
+    check_alpha("add", "alpha", dt, alpha);
+    EwParams prm;
+    prm.alpha = alpha;
+    const bool one = !alpha.isBoolean() && !alpha.isComplex() && alpha.equal(1);
+    return with_number("add", EwKind::Add, other, self, /*number_first=*/!one, dt, prm);
+  }
+
+  static at::Tensor sub_scalar_self(const c10::Scalar& self, const at::Tensor& other, const c10::Scalar& alpha) {
+    check_sub_not_bool(other, self);
+    auto dt = number_dtype("sub", other, "other", self, "self");
+    check_alpha("sub", "alpha", dt, alpha);
+    EwParams prm;
+    prm.alpha = -alpha;
+    return with_number("sub", EwKind::Add, other, self, true, dt, prm);
+  }
+
+  // mul.Scalar / mul.ScalarSelf. A number first stays first: torch's CPU kernel rounds it to the
+  // result dtype (torch.mul(289, bf16) multiplies by 288), its CUDA kernel takes it in the opmath
+  // type on either side (binary: opmath_scalar)
   static at::Tensor mul_scalar(const at::Tensor& self, const c10::Scalar& other) {
-    check_in(self, all_dtypes(), "mul_scalar", "self");
-    TORCH_CHECK(!other.isComplex(), "myops.mul_scalar: argument 'other' must be a real number, got ", other);
-    auto dt = at::result_type(self, other);
-    auto wrapped = c10::scalar_to_tensor(other);  // 0-d CPU: folded into the kernel
-    return binary("mul_scalar", EwKind::Mul, self, wrapped, dt, {});
+    auto dt = number_dtype("mul", self, "self", other, "other");
+    return with_number("mul", EwKind::Mul, self, other, false, dt, {});
+  }
+
+  static at::Tensor mul_scalar_self(const c10::Scalar& self, const at::Tensor& other) {
+    auto dt = number_dtype("mul", other, "other", self, "self");
+    return with_number("mul", EwKind::Mul, other, self, true, dt, {});
+  }
+
+  // div.Scalar / div.ScalarSelf: true division (an integral result is the default float dtype)
+  static at::Tensor div_scalar(const at::Tensor& self, const c10::Scalar& other) {
+    auto dt = number_dtype("div", self, "self", other, "other");
+    if (!at::isFloatingType(dt)) dt = default_float();
+    return with_number("div", EwKind::Div, self, other, false, dt, {});
+  }
+
+  static at::Tensor div_scalar_self(const c10::Scalar& self, const at::Tensor& other) {
+    auto dt = number_dtype("div", other, "other", self, "self");
+    if (!at::isFloatingType(dt)) dt = default_float();
+    return with_number("div", EwKind::Div, other, self, true, dt, {});
   }
 
   // pow: floating operands (the kernel's dtypes), torch's result dtype
@@ -231,21 +345,70 @@ struct Ops {
 
   // ---- ternary ----------------------------------------------------------------------------
 
-  static at::Tensor where(const at::Tensor& condition, const at::Tensor& self, const at::Tensor& other) {
+  static void check_condition(const at::Tensor& condition) {
     check_in(condition, {at::kBool, at::kByte}, "where", "condition", /*not_implemented=*/false);
     if (condition.scalar_type() == at::kByte) {
       // accepted as torch.where does (nonzero = true), with its deprecation warning
       TORCH_WARN("myops.where received a uint8 condition tensor. This behavior is deprecated and will be "
                       "removed in a future version of PyTorch. Use a boolean condition instead.");
     }
-    check_in(self, all_dtypes(), "where", "self");
-    check_in(other, all_dtypes(), "where", "other");
-    auto dt = result_type_of({&self, &other});
+  }
+
+  static at::Tensor where_in(const at::Tensor& condition, const at::Tensor& self, const at::Tensor& other,
+                             at::ScalarType dt) {
     static const std::array<const char*, 3> names = {"condition", "self", "other"};
     auto dev = common_device("where", {&condition, &self, &other}, names);
     auto p = make_plan("where", {condition, self, other}, {at::kBool, dt, dt}, dt, dev, true, cast_fn, names);
     if (p.numel) B::run(EwKind::Where, p, {});
     return p.out;
+  }
+
+  static at::Tensor where(const at::Tensor& condition, const at::Tensor& self, const at::Tensor& other) {
+    check_condition(condition);
+    check_in(self, all_dtypes(), "where", "self");
+    check_in(other, all_dtypes(), "where", "other");
+    return where_in(condition, self, other, result_type_of({&self, &other}));
+  }
+
+  // where.ScalarSelf / where.ScalarOther, as aten's: the result dtype is at::result_type(tensor,
+  // number) (the condition does not promote), the number a 0-d CPU tensor of it made by
+  // at::scalar_tensor (c10's checked conversion: torch's overflow error for a number that does not
+  // fit an integral, float32 or float64 result; a float16 / bfloat16 one rounds, to inf past its range)
+  static at::Tensor where_number(const at::Tensor& condition, const at::Tensor& t, const char* tname,
+                                 const c10::Scalar& s, const char* sname, bool number_first) {
+    check_condition(condition);
+    // converted first, as torch converts it before its kernel looks at the dtypes
+    auto w = at::scalar_tensor(s, at::TensorOptions().dtype(at::result_type(t, s)));
+    auto dt = number_dtype("where", t, tname, s, sname);
+    return number_first ? where_in(condition, w, t, dt) : where_in(condition, t, w, dt);
+  }
+
+  static at::Tensor where_scalar_self(const at::Tensor& condition, const c10::Scalar& self, const at::Tensor& other) {
+    return where_number(condition, other, "other", self, "self", true);
+  }
+
+  static at::Tensor where_scalar_other(const at::Tensor& condition, const at::Tensor& self, const c10::Scalar& other) {
+    return where_number(condition, self, "self", other, "other", false);
+  }
+
+  // where.Scalar: two numbers, the result dtype theirs (at::result_type(number, number): bool,
+  // int64, uint64 for ints past int64 or the default float dtype), both converted to it
+  // (checked). A uint64 result (a dtype the kernels do not take) is selected as int64 bits.
+  static at::Tensor where_scalar(const at::Tensor& condition, const c10::Scalar& self, const c10::Scalar& other) {
+    check_condition(condition);
+    TORCH_CHECK_NOT_IMPLEMENTED(!self.isComplex() && !other.isComplex(),
+                                "myops.where: arguments 'self' and 'other' must be real numbers, got ", self, " and ",
+                                other);
+    const auto dt = at::result_type(self, other);
+    if (dt == at::kUInt64) {
+      auto bits = [](const c10::Scalar& v) {
+        const int64_t i = v.type() == at::kUInt64 ? static_cast<int64_t>(v.toUInt64()) : v.toLong();
+        return at::scalar_tensor(i, at::TensorOptions().dtype(at::kLong));
+      };
+      return where_in(condition, bits(self), bits(other), at::kLong).view(at::kUInt64);
+    }
+    auto opts = at::TensorOptions().dtype(dt);
+    return where_in(condition, at::scalar_tensor(self, opts), at::scalar_tensor(other, opts), dt);
   }
 
   static at::Tensor ternary(const char* op, EwKind kind, const at::Tensor& a, const at::Tensor& b,
@@ -356,6 +519,12 @@ struct Ops {
 #define MYOPS_EW_FRONT_ternary MYOPS_EW_FRONT_gelu
 #define MYOPS_EW_FRONT_value MYOPS_EW_FRONT_gelu
 #define MYOPS_EW_FRONT_clamp_scalar MYOPS_EW_FRONT_gelu
+#define MYOPS_EW_FRONT_scalar_alpha MYOPS_EW_FRONT_gelu
+#define MYOPS_EW_FRONT_rscalar MYOPS_EW_FRONT_gelu
+#define MYOPS_EW_FRONT_rscalar_alpha MYOPS_EW_FRONT_gelu
+#define MYOPS_EW_FRONT_where_scalar_self MYOPS_EW_FRONT_gelu
+#define MYOPS_EW_FRONT_where_scalar_other MYOPS_EW_FRONT_gelu
+#define MYOPS_EW_FRONT_where_scalars MYOPS_EW_FRONT_gelu
 template <class B>
 void register_all(torch::Library& m) {
   using O = Ops<B>;

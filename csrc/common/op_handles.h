@@ -25,6 +25,12 @@ using Sig_binary = at::Tensor(const at::Tensor&, const at::Tensor&);
 using Sig_alpha = at::Tensor(const at::Tensor&, const at::Tensor&, const c10::Scalar&);
 using Sig_ternary = at::Tensor(const at::Tensor&, const at::Tensor&, const at::Tensor&);
 using Sig_value = at::Tensor(const at::Tensor&, const at::Tensor&, const at::Tensor&, const c10::Scalar&);
+using Sig_scalar_alpha = at::Tensor(const at::Tensor&, const c10::Scalar&, const c10::Scalar&);
+using Sig_rscalar = at::Tensor(const c10::Scalar&, const at::Tensor&);
+using Sig_rscalar_alpha = at::Tensor(const c10::Scalar&, const at::Tensor&, const c10::Scalar&);
+using Sig_where_scalar_self = at::Tensor(const at::Tensor&, const c10::Scalar&, const at::Tensor&);
+using Sig_where_scalar_other = at::Tensor(const at::Tensor&, const at::Tensor&, const c10::Scalar&);
+using Sig_where_scalars = at::Tensor(const at::Tensor&, const c10::Scalar&, const c10::Scalar&);
 using Sig_clamp_scalar =
     at::Tensor(const at::Tensor&, const std::optional<c10::Scalar>&, const std::optional<c10::Scalar>&);
 

@@ -177,7 +177,8 @@ PyObject* py_cast(PyObject*, PyObject* const* args, Py_ssize_t nargs) {
   END_HANDLE_TH_ERRORS
 }
 
-// FN(x, number): mul_scalar
+// FN(x, number) (mul_scalar, div_scalar, pow_scalar) and FN(x, number[, alpha number])
+// (add_scalar, sub_scalar): a Python number as torch's argument parser reads it
 #define MYOPS_FAST_SCALAR(FN)                                                                       \
   PyObject* py_##FN(PyObject*, PyObject* const* args, Py_ssize_t nargs) {                          \
     HANDLE_TH_ERRORS                                                                                \
@@ -186,10 +187,22 @@ PyObject* py_cast(PyObject*, PyObject* const* args, Py_ssize_t nargs) {
     return run(args, [&s](const Tensor& a) { return myops::FN(a, s); }, std::make_index_sequence<1>{}); \
     END_HANDLE_TH_ERRORS                                                                            \
   }
+#define MYOPS_FAST_SCALAR_ALPHA(FN)                                                                  \
+  PyObject* py_##FN(PyObject*, PyObject* const* args, Py_ssize_t nargs) {                          \
+    HANDLE_TH_ERRORS                                                                                \
+    c10::Scalar s, alpha(int64_t(1));                                                               \
+    if ((nargs != 2 && nargs != 3) || !as_scalar(args[1], &s) || (nargs == 3 && !as_scalar(args[2], &alpha)) || \
+        !plain_tensors(args, 1)) {                                                                  \
+      Py_RETURN_NOTIMPLEMENTED;                                                                     \
+    }                                                                                               \
+    return run(args, [&](const Tensor& a) { return myops::FN(a, s, alpha); }, std::make_index_sequence<1>{}); \
+    END_HANDLE_TH_ERRORS                                                                            \
+  }
 
 // One entry point per op of the elementwise table (myops/op_table.h), by its SIG column: FN
 // with plain tensors (and add / sub's alpha, addcmul's value: a Python number), gelu, cast and
-// the scalar forms above (mul_scalar: a Python number); clamp.Scalar has none.
+// the number forms above (a Python number second); clamp.Scalar, the number-first and the
+// where number forms have none.
 #define MYOPS_FAST_SIG_unary(FN) MYOPS_FAST_UNARY(FN)
 #define MYOPS_FAST_SIG_binary(FN) MYOPS_FAST_BINARY(FN)
 #define MYOPS_FAST_SIG_ternary(FN) MYOPS_FAST_TERNARY(FN)
@@ -199,6 +212,12 @@ PyObject* py_cast(PyObject*, PyObject* const* args, Py_ssize_t nargs) {
 #define MYOPS_FAST_SIG_cast(FN)
 #define MYOPS_FAST_SIG_scalar(FN) MYOPS_FAST_SCALAR(FN)
 #define MYOPS_FAST_SIG_clamp_scalar(FN)
+#define MYOPS_FAST_SIG_scalar_alpha(FN) MYOPS_FAST_SCALAR_ALPHA(FN)
+#define MYOPS_FAST_SIG_rscalar(FN)
+#define MYOPS_FAST_SIG_rscalar_alpha(FN)
+#define MYOPS_FAST_SIG_where_scalar_self(FN)
+#define MYOPS_FAST_SIG_where_scalar_other(FN)
+#define MYOPS_FAST_SIG_where_scalars(FN)
 #define MYOPS_FAST_DEF(FN, NAME, OVERLOAD, KIND, RULE, SIG, ...) MYOPS_FAST_SIG_##SIG(FN)
 MYOPS_EW_OPS(MYOPS_FAST_DEF)
 #undef MYOPS_FAST_DEF
@@ -243,6 +262,12 @@ PyObject* py_nonzero_bounded(PyObject*, PyObject* const* args, Py_ssize_t nargs)
 #define MYOPS_METHOD(name) {#name, reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(py_##name)), METH_FASTCALL, nullptr}
 
 #define MYOPS_METHOD_SIG_clamp_scalar(FN)
+#define MYOPS_METHOD_SIG_rscalar(FN)
+#define MYOPS_METHOD_SIG_rscalar_alpha(FN)
+#define MYOPS_METHOD_SIG_where_scalar_self(FN)
+#define MYOPS_METHOD_SIG_where_scalar_other(FN)
+#define MYOPS_METHOD_SIG_where_scalars(FN)
+#define MYOPS_METHOD_SIG_scalar_alpha(FN) MYOPS_METHOD(FN),
 #define MYOPS_METHOD_SIG_unary(FN) MYOPS_METHOD(FN),
 #define MYOPS_METHOD_SIG_gelu MYOPS_METHOD_SIG_unary
 #define MYOPS_METHOD_SIG_scalar MYOPS_METHOD_SIG_unary

@@ -522,15 +522,6 @@ def _sub_fake(self, other, *, alpha=1):
     return _ew_binary("sub", self, other, dt)
 
 
-@_ew_fake("mul_scalar")
-def _mul_scalar_fake(self, other):
-    _ew_dtype(self, _EW_ALL, "mul_scalar", "self")
-    dt = torch.result_type(self, other)
-    natural = torch.bool if isinstance(other, bool) else torch.int64 if isinstance(other, int) else torch.float64
-    wrapped = torch.empty((), dtype=natural)
-    return _ew_binary("mul_scalar", self, wrapped, dt)
-
-
 def _ew_not_complex(op, self, other):
     torch._check(
         not self.dtype.is_complex and not other.dtype.is_complex,
@@ -617,18 +608,82 @@ def _generic_binary_fake(op):
     return fake
 
 
-def _generic_scalar_fake(op):
-    # rule PromoteNumber: torch.result_type(self, number); the number a 0-d CPU operand
-    def fake(self, other):
-        _ew_dtype(self, op.accepted, op.name, "self")
-        torch._check(not isinstance(other, complex), lambda: f"myops.{op.name}: a real number, got {other}")
-        dt = torch.result_type(self, other)
-        natural = torch.bool if isinstance(other, bool) else torch.int64 if isinstance(other, int) else torch.float64
-        return _ew_binary(op.name, self, torch.empty((), dtype=natural), dt)
+def _ew_number_dtype(op, t, tname, number, nname, allowed=_EW_ALL):
+    # common/elementwise_ops.h, number_dtype: at::result_type(tensor, number), a real number
+    _ew_dtype(t, allowed, op, tname)
+    torch._check_not_implemented(
+        not isinstance(number, complex),
+        lambda: f"myops.{op}: argument '{nname}' must be a real number (no complex results), got {number}")
+    return torch.result_type(t, number)
+
+
+def _ew_with_number(op, t, number, number_first, dt):
+    # the number is a 0-d CPU operand (folded into the kernel), first or second as in the call
+    w = torch.empty((), dtype=torch.float64 if isinstance(number, float) else torch.int64)
+    ins, names = ([w, t], ["self", "other"]) if number_first else ([t, w], ["self", "other"])
+    return _ew_out(op, ins, [dt, dt], dt, names)
+
+
+def _generic_number_fake(op, number_first, alpha):
+    # rule PromoteNumber: at::result_type(tensor, number); PromoteNumberIntToFloat: an integral
+    # result is the default float dtype; sub refuses bool operands; alpha checked as add's
+    def compute(t, number, alpha_v):
+        if op.name == "sub":
+            torch._check_not_implemented(
+                t.dtype != torch.bool and not isinstance(number, bool),
+                lambda: "myops.sub: arguments 'self' and 'other' must not be bool")
+        names = ("other", "self") if number_first else ("self", "other")
+        dt = _ew_number_dtype(op.name, t, names[0], number, names[1], op.accepted)
+        if alpha:
+            _ew_check_alpha(op.name, dt, alpha_v)
+        if op.rule == "PromoteNumberIntToFloat" and not dt.is_floating_point:
+            dt = torch.get_default_dtype()
+        return _ew_with_number(op.name, t, number, number_first, dt)
+
+    if number_first and alpha:
+        return lambda self, other, *, alpha=1: compute(other, self, alpha)
+    if number_first:
+        return lambda self, other: compute(other, self, 1)
+    if alpha:
+        return lambda self, other, alpha=1: compute(self, other, alpha)
+    return lambda self, other: compute(self, other, 1)
+
+
+def _where_number_fake(number_first):
+    def fake(condition, a, b):
+        t, number = (b, a) if number_first else (a, b)
+        _ew_dtype(condition, (torch.bool, torch.uint8), "where", "condition", not_implemented=False)
+        dt = _ew_number_dtype("where", t, "other" if number_first else "self", number,
+                              "self" if number_first else "other")
+        w = torch.empty((), dtype=dt)
+        ins = [condition, w, t] if number_first else [condition, t, w]
+        return _ew_out("where", ins, [torch.bool, dt, dt], dt, ["condition", "self", "other"], cast_first=True)
     return fake
 
 
-_GENERIC_FAKES = {"unary": _generic_unary_fake, "binary": _generic_binary_fake, "scalar": _generic_scalar_fake}
+_ew_fake("where.ScalarSelf")(_where_number_fake(True))
+_ew_fake("where.ScalarOther")(_where_number_fake(False))
+
+
+@_ew_fake("where.Scalar")
+def _where_scalar_fake(condition, self, other):
+    _ew_dtype(condition, (torch.bool, torch.uint8), "where", "condition", not_implemented=False)
+    torch._check_not_implemented(not isinstance(self, complex) and not isinstance(other, complex),
+                                 lambda: "myops.where: arguments 'self' and 'other' must be real numbers")
+    dt = torch.result_type(self, other)
+    w = torch.empty((), dtype=dt)
+    return _ew_out("where", [condition, w, w], [torch.bool, dt, dt], dt, ["condition", "self", "other"],
+                   cast_first=True)
+
+
+_GENERIC_FAKES = {
+    "unary": _generic_unary_fake,
+    "binary": _generic_binary_fake,
+    "scalar": lambda op: _generic_number_fake(op, False, False),
+    "scalar_alpha": lambda op: _generic_number_fake(op, False, True),
+    "rscalar": lambda op: _generic_number_fake(op, True, False),
+    "rscalar_alpha": lambda op: _generic_number_fake(op, True, True),
+}
 
 
 def _register_generic_fakes():

@@ -38,7 +38,7 @@ class EwOp(NamedTuple):
     def accepted(self) -> Tuple[torch.dtype, ...]:
         """The operand dtypes the op takes: the kernel's, or every myops dtype for the rules that
         convert integral operands to a float result first (IntToFloat, PromoteIntToFloat)."""
-        return _ALL if self.rule in ("IntToFloat", "PromoteIntToFloat") else self.dtypes
+        return _ALL if self.rule in ("IntToFloat", "PromoteIntToFloat", "PromoteNumberIntToFloat") else self.dtypes
 
 
 def _load() -> Dict[str, EwOp]:

@@ -300,157 +300,30 @@ def _natural(x: Number) -> torch.dtype:
 _REAL = (bool, int, float)
 
 
-def _check_number(x) -> None:
-    """A real Python number that torch can take: OverflowError (torch's) for an int outside
-    [-2^63, 2^64)."""
-    if not isinstance(x, (bool, int, float)):
-        raise TypeError(f"myops: expected a Tensor or a real Python number, got {type(x).__name__}")
-    if isinstance(x, int) and not -_INT64_MAX - 1 <= x <= 2 * _INT64_MAX + 1:
-        why = "int too big to convert" if x > 0 else "can't convert negative int to unsigned"
-        raise OverflowError(f"myops: the Python int {x} fits neither int64 nor uint64 ({why})")
+# what torch's argument parser takes for a Tensor-or-number operand
+_OPERAND = (Tensor, bool, int, float, complex, torch.SymInt, torch.SymFloat, torch.SymBool)
 
 
-def _scalar_result_type(dtype: torch.dtype, x: Number) -> torch.dtype:
-    """``torch.result_type(t, x)`` for a tensor ``t`` of ``dtype`` and a Python number ``x``,
-    spelled out so that torch.compile can trace it (a dtype-valued torch call cannot be put in
-    a graph): a Python number only lifts the category."""
-    natural = _natural(x)
-    lc, xc = _category(dtype), _category(natural)
-    if xc <= lc:
-        return dtype
-    if natural == torch.uint64:
-        torch.promote_types(dtype, natural)  # a bool tensor: raises torch's error (no uint64 promotion)
-    return torch.int64 if xc == 1 else torch.get_default_dtype()
+def _check_operand(op: str, name: str, v) -> None:
+    """TypeError (torch's) for an operand that is neither a Tensor nor a number."""
+    if not isinstance(v, _OPERAND):
+        raise TypeError(f"myops.{op}: argument '{name}' must be a Tensor or a Python number, got {type(v).__name__}")
 
 
-# c10's names in "value cannot be converted to type ... without overflow"
-_C10_NAMES = {
-    torch.uint8: "uint8_t", torch.int8: "int8_t", torch.int16: "int16_t", torch.int32: "int",
-    torch.int64: "int64_t", torch.float16: "c10::Half", torch.bfloat16: "c10::BFloat16",
-    torch.float32: "float", torch.float64: "double",
-}
-
-
-def _check_fits(x: Number, dtype: torch.dtype) -> None:
-    """Raises torch's RuntimeError when the Python number ``x`` does not fit ``dtype``, as
-    torch's Scalar conversion (c10::checked_convert) does for clamp's bounds and where's scalar:
-    integers out of range (a negative value that wraps into uint8 is allowed, as in c10),
-    finite floats past the type's largest value."""
-    if isinstance(x, bool) or dtype == torch.bool or dtype.is_complex:
-        return  # (a complex dtype: the op itself refuses it)
-    if dtype.is_floating_point:
-        if isinstance(x, float) and (x != x or x in (float("inf"), float("-inf"))):
-            return
-        fi = torch.finfo(dtype)
-        bad = x < fi.min or x > fi.max
-    else:
-        ii = torch.iinfo(dtype)
-        bad = x > ii.max or (x < ii.min and not (ii.min == 0 and -x <= ii.max))
-    if bad:
-        raise RuntimeError(f"value cannot be converted to type {_C10_NAMES.get(dtype, dtype)} without overflow")
-
-
-def _ew_wrap(x: Union[Tensor, Number], like: Tensor, checked: bool = False, true_div: bool = False) -> Tensor:
-    """A Python number as a 0-d CPU tensor (folded into the kernel as a scalar on any device)
-    that keeps PyTorch's promotion for Python scalars: ``torch.result_type(like, x)``.
-
-    Default (arithmetic): beside a dimensioned ``like`` the number keeps its natural dtype
-    (int64 / float64 / bool) whenever that promotes the same way, so the kernel sees its exact
-    value, as PyTorch's kernels do (an int that does not fit an integer result wraps in the
-    kernel, as in torch.add); otherwise it is stored in the result dtype. A 0-d ``like`` must
-    first be lifted to 1-d (:func:`_ew_lift`).
-
-    ``checked`` (clamp's bounds, maximum / minimum, where's scalar): the number is converted
-    to the result dtype first, raising torch's overflow error when it does not fit (as torch's
-    Scalar conversion does); any ``like`` works then.
-
-    An int past int64 is passed as :func:`_uint64_number` makes it. ``true_div``: the op
-    divides, so an integral result is the default float dtype."""
-    if isinstance(x, Tensor):
-        return x
-    _check_number(x)
-    natural = _natural(x)
-    rt = _scalar_result_type(like.dtype, x)
-    if checked:
-        return _number_as(x, rt)
-    if natural == torch.uint64:
-        return _uint64_number(x, torch.get_default_dtype() if true_div and not rt.is_floating_point else rt)
-    t = torch.tensor(x, dtype=natural)
-    if rt == natural or _category(natural) <= _category(like.dtype):
-        return t
-    return t.to(rt)
-
-
-def _category(dtype: torch.dtype) -> int:
-    if dtype == torch.bool:
-        return 0
-    if dtype.is_complex:
-        return 3
-    if dtype.is_floating_point:
-        return 2
-    return 1
-
-
-def _number_as(x: Number, dtype: torch.dtype, floats: bool = True) -> Tensor:
-    """``x`` as a 0-d CPU tensor of ``dtype``, raising torch's overflow error if it does not fit
-    (``floats=False``: only for an integer dtype; torch.where lets 1e6 become a float16 inf)."""
-    if floats or not dtype.is_floating_point:
-        _check_fits(x, dtype)
-    return _number_tensor(x, dtype)
-
-
-def _uint64_number(x: int, rt: torch.dtype) -> Tensor:
-    """An int in [2^63, 2^64) (uint64 in torch, a dtype the kernels do not take) as a 0-d tensor
-    the kernels take for a result of dtype ``rt``, converted once as torch's kernels convert it:
-    to int64 (wrapping) for an integral result, to float64 for a float64 one and to float32 for
-    the other floating ones (torch takes it to float16 / bfloat16 through float32)."""
-    wide = torch.float64 if rt == torch.float64 else torch.float32 if rt.is_floating_point else torch.int64
-    return _number_tensor(x, wide)
-
-
-def _number_tensor(x: Number, dtype: torch.dtype) -> Tensor:
-    """``x`` as a 0-d CPU tensor of ``dtype``, converted from its natural dtype as torch's
-    kernels convert a number (an int past int64 from uint64: once, wrapping into integers)."""
-    t = torch.tensor(x, dtype=_natural(x))
-    return t if t.dtype == dtype else t.to(dtype)
-
-
-def _ew_lift(tensors, numbers_present: bool):
-    """A 0-d tensor beside a Python number is viewed as 1-d for the call (and the result
-    viewed back as 0-d by :func:`_ew_drop`): through torch.ops a wrapped number is a plain
-    0-d tensor that would promote like one (int8(3) / 1000 must not become an int8 1000), so the
-    tensor needs a dim to keep the number's weak promotion. Returns (tensors, ndim)."""
-    nd = max(t.dim() for t in tensors)
-    if numbers_present and nd == 0:
-        tensors = [t.reshape(1) for t in tensors]
-    return tensors, nd
-
-
-def _ew_drop(out: Tensor, nd: int) -> Tensor:
-    return out.reshape(()) if out.dim() > nd else out
-
-
-def _ew_call(fn, self, other, commutative: bool = False, checked: bool = False, true_div: bool = False,
-             **kw) -> Tensor:
-    """Calls binary ``fn(a, b, **kw)`` with a Python number on either side as torch does: a
-    number as `self` of a commutative op is moved second, as Python's reflected operators
-    (``2 * x`` is ``x.__rmul__(2)``) do in PyTorch."""
-    st, ot = isinstance(self, Tensor), isinstance(other, Tensor)
-    if st and ot:
-        return fn(self, other, **kw)
-    if not st and not ot:
-        _check_number(self)
-        _check_number(other)
-        raise TypeError("myops: at least one of 'self' and 'other' must be a Tensor")
-    t = self if st else other
-    (t,), nd = _ew_lift([t], True)
-    if st:
-        a, b = t, _ew_wrap(other, t, checked, true_div)
-    elif commutative:
-        a, b = t, _ew_wrap(self, t, checked, true_div)
-    else:
-        a, b = _ew_wrap(self, t, checked, true_div), t
-    return _ew_drop(fn(a, b, **kw), nd)
+def _ew_number(name: str, self, other, **kw) -> Tensor:
+    """Binary op ``name`` with a Python number on either side, as aten takes it: the op's Scalar
+    overload (``name.Scalar``: the number second; ``name.ScalarSelf``: the number first). The
+    result dtype, the number's conversion and its range checks are the overloads' (C++:
+    at::result_type(tensor, number), a number being a wrapped number)."""
+    packet = getattr(_ops, name)
+    for arg, v in (("self", self), ("other", other)):
+        _check_operand(name, arg, v)
+    if isinstance(self, Tensor):
+        return packet.Scalar(self, other, **kw)
+    if isinstance(other, Tensor):
+        return packet.ScalarSelf(self, other, **kw)
+    raise TypeError(f"myops.{name}: at least one of 'self' and 'other' must be a Tensor, got "
+                    f"{type(self).__name__} and {type(other).__name__}")
 
 
 def relu(self: Tensor) -> Tensor:
@@ -490,18 +363,18 @@ def sigmoid(self: Tensor) -> Tensor:
 
 
 def mul_scalar(self: Tensor, other: Number) -> Tensor:
-    """``self * other`` for a Python number ``other``; dtype ``torch.result_type(self, other)``."""
+    """``self * other`` for a Python number ``other``; dtype ``torch.result_type(self, other)``.
+
+    Kept for compatibility: the same as ``myops.mul(self, other)``, i.e.
+    ``torch.ops.myops.mul.Scalar`` (``torch.ops.myops.mul_scalar`` remains as an alias of it)."""
     if not _is_compiling():
         r = _fast.mul_scalar(self, other)
         if r is not NotImplemented:
             return r
-    if not isinstance(other, (bool, int, float, complex)):
-        raise TypeError(f"myops.mul_scalar: argument 'other' must be a Python number, got {type(other).__name__}")
-    if isinstance(other, int) and not isinstance(other, bool):
-        _check_number(other)
-        if _natural(other) == torch.uint64:
-            other = _uint64_number(other, _scalar_result_type(self.dtype, other)).item()
-    return _ops.mul_scalar.default(self, other)
+    if isinstance(other, Tensor):
+        raise TypeError("myops.mul_scalar: argument 'other' must be a Python number, got Tensor")
+    _check_operand("mul_scalar", "other", other)
+    return _ops.mul.Scalar(self, other)
 
 
 def cast(self: Tensor, dtype: torch.dtype) -> Tensor:
@@ -515,50 +388,56 @@ def cast(self: Tensor, dtype: torch.dtype) -> Tensor:
 
 def add(self: Union[Tensor, Number], other: Union[Tensor, Number], *, alpha: Number = 1) -> Tensor:
     """``torch.add(self, other, alpha=alpha)`` with broadcasting and type promotion; either
-    operand may be a Python number."""
+    operand may be a Python number (``add.Scalar`` / ``add.ScalarSelf``)."""
     if not _is_compiling():
-        r = _fast.add(self, other) if alpha is _ONE else _fast.add(self, other, alpha)
+        if isinstance(other, Tensor):
+            r = _fast.add(self, other) if alpha is _ONE else _fast.add(self, other, alpha)
+        else:
+            r = _fast.add_scalar(self, other) if alpha is _ONE else _fast.add_scalar(self, other, alpha)
         if r is not NotImplemented:
             return r
-    one = isinstance(alpha, int) and not isinstance(alpha, bool) and alpha == 1
-    return _ew_call(_ops.add.default, self, other, commutative=one, alpha=alpha)
+    if isinstance(self, Tensor) and isinstance(other, Tensor):
+        return _ops.add.default(self, other, alpha=alpha)
+    return _ew_number("add", self, other, alpha=alpha)
 
 
 def sub(self: Union[Tensor, Number], other: Union[Tensor, Number], *, alpha: Number = 1) -> Tensor:
-    """``torch.sub(self, other, alpha=alpha)`` with broadcasting and type promotion."""
+    """``torch.sub(self, other, alpha=alpha)`` with broadcasting and type promotion; either
+    operand may be a Python number (``sub.Scalar`` / ``sub.ScalarSelf``)."""
     if not _is_compiling():
-        r = _fast.sub(self, other) if alpha is _ONE else _fast.sub(self, other, alpha)
+        if isinstance(other, Tensor):
+            r = _fast.sub(self, other) if alpha is _ONE else _fast.sub(self, other, alpha)
+        else:
+            r = _fast.sub_scalar(self, other) if alpha is _ONE else _fast.sub_scalar(self, other, alpha)
         if r is not NotImplemented:
             return r
-    t = self if isinstance(self, Tensor) else other
-    if isinstance(self, Tensor) != isinstance(other, Tensor) and t.dtype == torch.bool:
-        # torch refuses a bool operand before it promotes the number (one past int64 too)
-        _check_number(other if t is self else self)
-        return _ops.sub.default(t, t, alpha=alpha)  # raises its NotImplementedError
-    return _ew_call(_ops.sub.default, self, other, alpha=alpha)
+    if isinstance(self, Tensor) and isinstance(other, Tensor):
+        return _ops.sub.default(self, other, alpha=alpha)
+    return _ew_number("sub", self, other, alpha=alpha)
 
 
 def mul(self: Union[Tensor, Number], other: Union[Tensor, Number]) -> Tensor:
-    """``torch.mul`` with broadcasting and type promotion."""
+    """``torch.mul`` with broadcasting and type promotion; either operand may be a Python
+    number (``mul.Scalar`` / ``mul.ScalarSelf``)."""
     if not _is_compiling():
-        r = _fast.mul(self, other)
+        r = _fast.mul(self, other) if isinstance(other, Tensor) else _fast.mul_scalar(self, other)
         if r is not NotImplemented:
             return r
-    # A number first: torch's CPU kernel takes it as a 0-d tensor of the result's dtype (rounded:
-    # torch.mul(289, bf16) multiplies by 288), its CUDA kernel in the opmath type on either side,
-    # as a number second is everywhere; so on CUDA it is moved second.
-    t = other if isinstance(other, Tensor) else self
-    return _ew_call(_ops.mul.default, self, other,
-                    commutative=isinstance(t, Tensor) and t.device.type != "cpu")
+    if isinstance(self, Tensor) and isinstance(other, Tensor):
+        return _ops.mul.default(self, other)
+    return _ew_number("mul", self, other)
 
 
 def div(self: Union[Tensor, Number], other: Union[Tensor, Number]) -> Tensor:
-    """``torch.div`` (true division: integer inputs give the default float dtype)."""
+    """``torch.div`` (true division: integer inputs give the default float dtype); either
+    operand may be a Python number (``div.Scalar`` / ``div.ScalarSelf``)."""
     if not _is_compiling():
-        r = _fast.div(self, other)
+        r = _fast.div(self, other) if isinstance(other, Tensor) else _fast.div_scalar(self, other)
         if r is not NotImplemented:
             return r
-    return _ew_call(_ops.div.default, self, other, true_div=True)
+    if isinstance(self, Tensor) and isinstance(other, Tensor):
+        return _ops.div.default(self, other)
+    return _ew_number("div", self, other)
 
 
 def maximum(self: Union[Tensor, Number], other: Union[Tensor, Number]) -> Tensor:
@@ -570,7 +449,7 @@ def maximum(self: Union[Tensor, Number], other: Union[Tensor, Number]) -> Tensor
             return r
     if isinstance(self, Tensor) != isinstance(other, Tensor) and isinstance(other if isinstance(self, Tensor) else self, _REAL):
         return clamp(self, min=other) if isinstance(self, Tensor) else clamp(other, min=self)
-    return _ew_call(_ops.maximum.default, self, other, commutative=True, checked=True)
+    return _ops.maximum.default(self, other)
 
 
 def minimum(self: Union[Tensor, Number], other: Union[Tensor, Number]) -> Tensor:
@@ -582,7 +461,7 @@ def minimum(self: Union[Tensor, Number], other: Union[Tensor, Number]) -> Tensor
             return r
     if isinstance(self, Tensor) != isinstance(other, Tensor) and isinstance(other if isinstance(self, Tensor) else self, _REAL):
         return clamp(self, max=other) if isinstance(self, Tensor) else clamp(other, max=self)
-    return _ew_call(_ops.minimum.default, self, other, commutative=True, checked=True)
+    return _ops.minimum.default(self, other)
 
 
 def _where_tensor(condition: Tensor, self: Union[Tensor, Number], other: Union[Tensor, Number]) -> Tensor:
@@ -594,34 +473,17 @@ def _where_tensor(condition: Tensor, self: Union[Tensor, Number], other: Union[T
             return r
     if not isinstance(condition, Tensor):
         raise TypeError(f"myops.where: argument 'condition' must be a Tensor, got {type(condition).__name__}")
-    if isinstance(self, Tensor) and isinstance(other, Tensor):
-        return _ops.where.default(condition, self, other)
-    for v in (self, other):
-        if not isinstance(v, Tensor):
-            _check_number(v)
-    like = self if isinstance(self, Tensor) else other if isinstance(other, Tensor) else None
-    if like is None:
-        # two numbers: the result dtype is theirs (bool, int64 or the default float dtype)
-        nats = (_natural(self), _natural(other))
-        if torch.uint64 in nats and torch.float64 not in nats:
-            if nats[0] != nats[1]:
-                torch.promote_types(*nats)  # raises torch's error (no uint64 promotion)
-            # two ints past int64: torch's result is uint64, selected here as int64 bits
-            i64 = torch.int64
-            out = _ops.where.default(condition, _number_tensor(self, i64), _number_tensor(other, i64))
-            return out.view(torch.uint64)
-        c = max(_category(n) for n in nats)
-        dt = (torch.bool, torch.int64, torch.get_default_dtype())[c]
-        # (torch checks both against it, floats included)
-        return _ops.where.default(condition, _number_as(self, dt), _number_as(other, dt))
-    # the result dtype comes from self / other only (the condition does not promote); the
-    # number is converted to it (checked for overflow, as torch's where does)
-    dt = _scalar_result_type(like.dtype, other if like is self else self)
-    # torch checks a float against a float32 / float64 result, not against float16 / bfloat16
-    floats = dt not in (torch.float16, torch.bfloat16)
-    if like is self:
-        return _ops.where.default(condition, self, _number_as(other, dt, floats=floats))
-    return _ops.where.default(condition, _number_as(self, dt, floats=floats), other)
+    # the number forms are aten's: where.ScalarOther / ScalarSelf / Scalar (result dtype and
+    # the number's checked conversion in C++)
+    for arg, v in (("self", self), ("other", other)):
+        _check_operand("where", arg, v)
+    if isinstance(self, Tensor):
+        if isinstance(other, Tensor):
+            return _ops.where.default(condition, self, other)
+        return _ops.where.ScalarOther(condition, self, other)
+    if isinstance(other, Tensor):
+        return _ops.where.ScalarSelf(condition, self, other)
+    return _ops.where.Scalar(condition, self, other)
 
 
 def addcmul(self: Tensor, tensor1: Tensor, tensor2: Tensor, *, value: Number = 1) -> Tensor:
@@ -650,6 +512,10 @@ def clamp(self: Tensor, min: Optional[Union[Tensor, Number]] = None,
         raise RuntimeError("myops.clamp: at least one of 'min' and 'max' must not be None")
     if not isinstance(self, Tensor):
         raise TypeError(f"myops.clamp: argument 'self' must be a Tensor, got {type(self).__name__}")
+    for name, v in (("min", min), ("max", max)):
+        if v is not None and not isinstance(v, (Tensor, bool, int, float, torch.SymInt, torch.SymFloat, torch.SymBool)):
+            raise TypeError(f"myops.clamp: argument '{name}' must be a Tensor, None or a real Python number, "
+                            f"got {type(v).__name__}")
     if min is not None and max is not None and isinstance(min, Tensor) != isinstance(max, Tensor):
         # a number and a 0-d tensor that needs no gradient: torch.clamp's overload for numbers,
         # the tensor read as one (as torch's argument parser does; a weak number in promotion)
@@ -658,9 +524,6 @@ def clamp(self: Tensor, min: Optional[Union[Tensor, Number]] = None,
             min, max = (v.item() if v is t else v for v in (min, max))
     if not isinstance(min, Tensor) and not isinstance(max, Tensor):
         # number bounds: torch.clamp's Scalar overload (its own gradient, self only)
-        for v in (min, max):
-            if v is not None:
-                _check_number(v)
         return _ops.clamp.Scalar(self, min, max)
     if min is None or max is None:
         bound = max if min is None else min
@@ -675,16 +538,12 @@ def clamp(self: Tensor, min: Optional[Union[Tensor, Number]] = None,
         return _ops.clamp.default(self, -inf, bound) if min is None else _ops.clamp.default(self, bound, inf)
     if isinstance(min, Tensor) and isinstance(max, Tensor):
         return _ops.clamp.default(self, min, max)
-    # a number and a dimensioned tensor bound (or one that needs a gradient): clamp.Tensor,
-    # the number a 0-d tensor of torch.result_type(self, min, max) with the number weak; the
-    # number is converted to it (checked for overflow, as torch's clamp converts its Scalar bounds)
+    # a number and a dimensioned tensor bound (or one that needs a gradient): clamp.Tensor, the
+    # number a 0-d tensor bound of torch.result_type(self, bound, number), made by where.ScalarOther
+    # (aten's promotion for a number beside the 0-d result type, its checked conversion)
     bound = min if isinstance(min, Tensor) else max
-    dt = torch.result_type(self, bound)
-    for v in (min, max):
-        if not isinstance(v, Tensor):
-            _check_number(v)
-            dt = _scalar_result_type(dt, v)
-    lo, hi = (v if isinstance(v, Tensor) else _number_as(v, dt) for v in (min, max))
+    like = torch.empty((), dtype=torch.result_type(self, bound))
+    lo, hi = (v if isinstance(v, Tensor) else _ops.where.ScalarOther(torch.tensor(False), like, v) for v in (min, max))
     return _ops.clamp.default(self, lo, hi)
 
 

@@ -62,14 +62,20 @@ namespace ew {
 //                IntToFloat         the operand's dtype if floating, else the default float dtype
 //                Promote            torch.result_type of the tensor operands
 //                PromoteIntToFloat  Promote, an integral result becoming the default float dtype
-//                PromoteNumber      torch.result_type(self, number) (a Python number operand)
+//                PromoteNumber      at::result_type(tensor, number): the number is a wrapped number
+//                                   (it never widens the tensor's category's dtype)
+//                PromoteNumberIntToFloat  PromoteNumber, an integral result becoming the default
+//                                   float dtype (div)
 //                Target             the dtype argument (cast)
 //                Values             Promote over the value operands (where: not the condition)
 //              The operands must have one of the kernel's DTYPES (else NotImplementedError),
 //              but for IntToFloat and PromoteIntToFloat (any dtype: converted to the float
 //              result first) and where noted in the front end (where's condition, addcmul's
 //              and clamp's bool operands promoting to a non-bool result).
-//   SIG        the C++ signature: Sig_<SIG> in common/op_handles.h
+//   SIG        the C++ signature: Sig_<SIG> in common/op_handles.h. The number operands (Scalar
+//              overloads, as aten has them: add.Scalar, where.ScalarOther, ...; a number first,
+//              which aten takes as a wrapped-number tensor, is the overload ScalarSelf) are
+//              scalar, scalar_alpha, rscalar, rscalar_alpha and the where_* forms
 //   SCHEMA     the schema after the name
 //   DROPIN     route(ATEN, DEFAULT): the drop-in (myops.enable / replace_torch_ops) can stand in
 //              for aten overload ATEN, and routes it when no ops are named if DEFAULT (the
@@ -87,7 +93,6 @@ namespace ew {
   X(sqrt, sqrt, "", Sqrt, IntToFloat, unary, "(Tensor self) -> Tensor", route("sqrt", false))                    \
   X(rsqrt, rsqrt, "", Rsqrt, IntToFloat, unary, "(Tensor self) -> Tensor", route("rsqrt", false))                \
   X(tanh, tanh, "", Tanh, IntToFloat, unary, "(Tensor self) -> Tensor", route("tanh", false))                    \
-  X(mul_scalar, mul_scalar, "", Mul, PromoteNumber, scalar, "(Tensor self, Scalar other) -> Tensor", none)      \
   X(cast, cast, "", Cast, Target, cast, "(Tensor self, ScalarType dtype) -> Tensor", none)                      \
   X(add, add, "", Add, Promote, alpha, "(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor",              \
     route("add.Tensor", true))                                                                                   \
@@ -95,6 +100,21 @@ namespace ew {
     route("sub.Tensor", true))                                                                                   \
   X(mul, mul, "", Mul, Promote, binary, "(Tensor self, Tensor other) -> Tensor", route("mul.Tensor", true))     \
   X(div, div, "", Div, PromoteIntToFloat, binary, "(Tensor self, Tensor other) -> Tensor", route("div.Tensor", true)) \
+  X(add_scalar, add, "Scalar", Add, PromoteNumber, scalar_alpha, "(Tensor self, Scalar other, Scalar alpha=1) -> Tensor", \
+    route("add.Scalar", true))                                                                                   \
+  X(sub_scalar, sub, "Scalar", Add, PromoteNumber, scalar_alpha, "(Tensor self, Scalar other, Scalar alpha=1) -> Tensor", \
+    route("sub.Scalar", true))                                                                                   \
+  X(mul_scalar, mul, "Scalar", Mul, PromoteNumber, scalar, "(Tensor self, Scalar other) -> Tensor",              \
+    route("mul.Scalar", true))                                                                                   \
+  X(div_scalar, div, "Scalar", Div, PromoteNumberIntToFloat, scalar, "(Tensor self, Scalar other) -> Tensor",    \
+    route("div.Scalar", true))                                                                                   \
+  X(add_scalar_self, add, "ScalarSelf", Add, PromoteNumber, rscalar_alpha,                                       \
+    "(Scalar self, Tensor other, *, Scalar alpha=1) -> Tensor", none)                                            \
+  X(sub_scalar_self, sub, "ScalarSelf", Add, PromoteNumber, rscalar_alpha,                                       \
+    "(Scalar self, Tensor other, *, Scalar alpha=1) -> Tensor", none)                                            \
+  X(mul_scalar_self, mul, "ScalarSelf", Mul, PromoteNumber, rscalar, "(Scalar self, Tensor other) -> Tensor", none) \
+  X(div_scalar_self, div, "ScalarSelf", Div, PromoteNumberIntToFloat, rscalar, "(Scalar self, Tensor other) -> Tensor", \
+    none)                                                                                                        \
   X(maximum, maximum, "", Maximum, Promote, binary, "(Tensor self, Tensor other) -> Tensor", route("maximum", true)) \
   X(minimum, minimum, "", Minimum, Promote, binary, "(Tensor self, Tensor other) -> Tensor", route("minimum", true)) \
   X(pow, pow, "", Pow, Promote, binary, "(Tensor self, Tensor exponent) -> Tensor", route("pow.Tensor_Tensor", false)) \
@@ -102,6 +122,12 @@ namespace ew {
     route("pow.Tensor_Scalar", false))                                                                            \
   X(where, where, "", Where, Values, ternary, "(Tensor condition, Tensor self, Tensor other) -> Tensor",       \
     route("where.self", true))                                                                                   \
+  X(where_scalar_self, where, "ScalarSelf", Where, Values, where_scalar_self,                                    \
+    "(Tensor condition, Scalar self, Tensor other) -> Tensor", none)                                             \
+  X(where_scalar_other, where, "ScalarOther", Where, Values, where_scalar_other,                                 \
+    "(Tensor condition, Tensor self, Scalar other) -> Tensor", none)                                             \
+  X(where_scalar, where, "Scalar", Where, Values, where_scalars, "(Tensor condition, Scalar self, Scalar other) -> Tensor", \
+    none)                                                                                                        \
   X(addcmul, addcmul, "", Addcmul, Promote, value,                                                               \
     "(Tensor self, Tensor tensor1, Tensor tensor2, *, Scalar value=1) -> Tensor", route("addcmul", true))      \
   X(clamp, clamp, "", Clamp, Promote, ternary, "(Tensor self, Tensor min, Tensor max) -> Tensor",               \
@@ -117,7 +143,7 @@ enum class EwKind {
 };
 
 enum class EwDtypes { All, NonBool, Float };
-enum class EwRule { Same, IntToFloat, Promote, PromoteIntToFloat, PromoteNumber, Target, Values };
+enum class EwRule { Same, IntToFloat, Promote, PromoteIntToFloat, PromoteNumber, PromoteNumberIntToFloat, Target, Values };
 
 // The DROPIN column, taken apart: MYOPS_EW_IF_ROUTED(DROPIN)(tokens) gives `tokens` for a
 // routable op and nothing otherwise; MYOPS_EW_ATEN(DROPIN) / MYOPS_EW_DEFAULT(DROPIN) give
@@ -153,7 +179,8 @@ constexpr const char* kKindNames[] = {
 #undef MYOPS_EW_KIND_NAME
 };
 constexpr const char* kDtypesNames[] = {"All", "NonBool", "Float"};
-constexpr const char* kRuleNames[] = {"Same", "IntToFloat", "Promote", "PromoteIntToFloat", "PromoteNumber", "Target", "Values"};
+constexpr const char* kRuleNames[] = {"Same",          "IntToFloat",              "Promote", "PromoteIntToFloat",
+                                       "PromoteNumber", "PromoteNumberIntToFloat", "Target",  "Values"};
 // FunctorOf<K>::type: the functor of a plain kind (common/elementwise_functors.h defines it).
 template <EwKind K>
 struct FunctorOf;

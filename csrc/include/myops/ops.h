@@ -94,8 +94,13 @@ MYOPS_API Tensor conv_bounded(const Tensor& input, const Tensor& weight, const s
 // ---- elementwise ---------------------------------------------------------------------------
 // One function per line of the op table (myops/op_table.h: the list of ops, each with its
 // schema), each equal to the torch function of the same name on the same arguments:
-//   unary      relu, gelu (approximate: "none" or "tanh"), silu, sigmoid, mul_scalar (self * a
-//              number, torch's promotion for a Python scalar), cast (self.to(dtype), a new tensor)
+//   unary      relu, gelu (approximate: "none" or "tanh"), silu, sigmoid, cast (self.to(dtype), a
+//              new tensor)
+//   numbers    the Scalar overloads, torch's promotion for a Python number: add_scalar /
+//              sub_scalar (alpha), mul_scalar, div_scalar (tensor op number), add_scalar_self ...
+//              div_scalar_self (number op tensor), where_scalar_self / where_scalar_other /
+//              where_scalar. mul_scalar is mul.Scalar (it was the op myops::mul_scalar, which
+//              remains as an alias)
 //   binary     add / sub (alpha), mul, div, maximum, minimum (broadcasting, type promotion)
 //   ternary    where(condition, self, other), addcmul (value), clamp with tensor bounds, and
 //              clamp with number bounds (at least one given; the gradient is torch's for number
@@ -110,6 +115,17 @@ MYOPS_API Tensor conv_bounded(const Tensor& input, const Tensor& weight, const s
 #define MYOPS_API_DECL_ternary(FN, NAME) MYOPS_API Tensor FN(const Tensor& a, const Tensor& b, const Tensor& c);
 #define MYOPS_API_DECL_value(FN, NAME) \
   MYOPS_API Tensor FN(const Tensor& self, const Tensor& tensor1, const Tensor& tensor2, const c10::Scalar& value = 1);
+#define MYOPS_API_DECL_scalar_alpha(FN, NAME) \
+  MYOPS_API Tensor FN(const Tensor& self, const c10::Scalar& other, const c10::Scalar& alpha = 1);
+#define MYOPS_API_DECL_rscalar(FN, NAME) MYOPS_API Tensor FN(const c10::Scalar& self, const Tensor& other);
+#define MYOPS_API_DECL_rscalar_alpha(FN, NAME) \
+  MYOPS_API Tensor FN(const c10::Scalar& self, const Tensor& other, const c10::Scalar& alpha = 1);
+#define MYOPS_API_DECL_where_scalar_self(FN, NAME) \
+  MYOPS_API Tensor FN(const Tensor& condition, const c10::Scalar& self, const Tensor& other);
+#define MYOPS_API_DECL_where_scalar_other(FN, NAME) \
+  MYOPS_API Tensor FN(const Tensor& condition, const Tensor& self, const c10::Scalar& other);
+#define MYOPS_API_DECL_where_scalars(FN, NAME) \
+  MYOPS_API Tensor FN(const Tensor& condition, const c10::Scalar& self, const c10::Scalar& other);
 #define MYOPS_API_DECL_clamp_scalar(FN, NAME) \
   MYOPS_API Tensor NAME(const Tensor& self, const std::optional<c10::Scalar>& min, const std::optional<c10::Scalar>& max);
 #define MYOPS_API_DECL(FN, NAME, OVERLOAD, KIND, RULE, SIG, ...) MYOPS_API_DECL_##SIG(FN, NAME)
