@@ -86,6 +86,8 @@ CALLS = [
     ("gelu", lambda x, y: F.gelu(x, approximate="tanh")),
     ("silu", lambda x, y: F.silu(x)),
     ("sigmoid", lambda x, y: torch.sigmoid(x)),
+    ("abs", lambda x, y: torch.abs(x)),
+    ("abs", lambda x, y: x.int().abs()),
     ("neg", lambda x, y: -x),
     ("neg", lambda x, y: torch.neg(x.half())),
     ("exp", lambda x, y: torch.exp(x)),
@@ -342,8 +344,8 @@ def test_inplace_stays_torch(mode, device):
         x += y
         x *= y
         x.sub_(y)
-        x /= torch.add(y.abs(), 1)  # this add is functional: routed
-    assert stats.routed == {"add": 1} and stats.handed_back == {}, stats
+        x /= torch.add(y.abs(), 1)  # this abs and this add are functional: routed
+    assert stats.routed == {"abs": 1, "add": 1} and stats.handed_back == {}, stats
     assert_same(x, ref)
 
 

@@ -19,6 +19,7 @@
 // This header is included by csrc/aten_override.cpp (CPU) and csrc/cuda/aten_override_cuda.cpp
 // (CUDA); each instantiates Kernels<Backend> with its backend's traits (key and torch kernels).
 // No Python anywhere: the override works in a LibTorch process.
+#include <ATen/CompositeExplicitAutogradFunctions.h>  // hand-backs of the composite routes
 #include <ATen/ScalarOps.h>
 #include <ATen/core/Tensor.h>
 #include <ATen/core/dispatch/Dispatcher.h>
@@ -453,12 +454,16 @@ struct Kernels {
 
 // torch's kernels for one backend, one per routable op: MYOPS_OVERRIDE_TORCH_NS::<fn> (at::cpu
 // or at::cuda: the per-backend entry points of ATen/CPUFunctions.h / ATen/CUDAFunctions.h,
-// which bypass the dispatcher). Define MYOPS_OVERRIDE_TORCH_NS, then use this inside a backend
+// which bypass the dispatcher), or at::compositeexplicitautograd::<fn> for an op the table
+// routes as composite (ATen/CompositeExplicitAutogradFunctions.h). Define MYOPS_OVERRIDE_TORCH_NS, then use this inside a backend
 // struct.
 #define MYOPS_OVERRIDE_TORCH_KERNEL_OF(FN, NAME, OVERLOAD, KIND, RULE, SIG, SCHEMA, DROPIN) \
   MYOPS_EW_IF_ROUTED(DROPIN)(template <class... A> static at::Tensor FN(const A&... a) {     \
-    return MYOPS_OVERRIDE_TORCH_NS::NAME(a...);                                              \
+    return MYOPS_OVERRIDE_TORCH_NS_OF_##DROPIN::NAME(a...);                                  \
   })
+// whose kernel: the backend's (route) or aten's composite one (composite: no backend kernel)
+#define MYOPS_OVERRIDE_TORCH_NS_OF_route(ATEN, DEFAULT) MYOPS_OVERRIDE_TORCH_NS
+#define MYOPS_OVERRIDE_TORCH_NS_OF_composite(ATEN, DEFAULT) at::compositeexplicitautograd
 #define MYOPS_OVERRIDE_TORCH_KERNELS                                                               \
   static at::Tensor nonzero(const at::Tensor& s) { return MYOPS_OVERRIDE_TORCH_NS::nonzero(s); } \
   static at::Tensor nonzero_static(const at::Tensor& s, c10::SymInt size, int64_t fill) {          \

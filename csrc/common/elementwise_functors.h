@@ -334,5 +334,14 @@ struct BindRight {
   MYOPS_HD C operator()(C a) const { return f(a, s); }
 };
 
+// Whether a kernel of dtype set `d` (op_table.h: a kind's DTYPES) runs on element type T: the CPU
+// and CUDA kernels' generic dispatch compile a kind only for these.
+template <typename T>
+constexpr bool in_dtypes(EwDtypes d) {
+  return d == EwDtypes::All || (d == EwDtypes::NonBool && !std::is_same<T, bool>::value) ||
+         (d == EwDtypes::Float && (std::is_floating_point<T>::value || std::is_same<T, c10::Half>::value ||
+                                   std::is_same<T, c10::BFloat16>::value));
+}
+
 }  // namespace ew
 }  // namespace myops

@@ -68,13 +68,6 @@ struct AddAlphaVecRow {
 // The kernel of kind K in this build (one per line of MYOPS_EW_KERNELS, common/op_table.h). The
 // generic one runs the plain functor K on every dtype of the kind's DTYPES (all operands of the
 // result dtype); the kinds below specialize it.
-template <typename T>
-constexpr bool in_dtypes(EwDtypes d) {
-  return d == EwDtypes::All || (d == EwDtypes::NonBool && !std::is_same<T, bool>::value) ||
-         (d == EwDtypes::Float && (std::is_floating_point<T>::value || std::is_same<T, c10::Half>::value ||
-                                   std::is_same<T, c10::BFloat16>::value));
-}
-
 template <EwKind K>
 struct CpuKernel {
   template <typename T>
@@ -83,7 +76,7 @@ struct CpuKernel {
   }
   static void run(const EwPlan& p, const EwParams& prm) {
     AT_DISPATCH_V2(p.dtype, kKindNames[static_cast<int>(K)], AT_WRAP([&] {
-      if constexpr (in_dtypes<scalar_t>(dtypes_of(K))) {
+      if constexpr (ew::in_dtypes<scalar_t>(dtypes_of(K))) {
         CpuKernel::template run_dtype<scalar_t>(p, prm);
       } else {
         TORCH_CHECK(false, "myops: internal error: ", kKindNames[static_cast<int>(K)], " got dtype ", p.dtype);

@@ -410,13 +410,6 @@ void launch_same(const Desc& d, const F& f) {
 
 // ---- the kernel of each kind (common/op_table.h) ---------------------------------------------
 
-template <typename T>
-constexpr bool in_dtypes(EwDtypes d) {
-  return d == EwDtypes::All || (d == EwDtypes::NonBool && !std::is_same<T, bool>::value) ||
-         (d == EwDtypes::Float && (std::is_floating_point<T>::value || std::is_same<T, c10::Half>::value ||
-                                   std::is_same<T, c10::BFloat16>::value));
-}
-
 // The generic kernel runs the plain functor K with every operand of the result dtype, on the
 // kind's DTYPES; a .cu file specializes run_dtype for the custom kinds it compiles.
 template <EwKind K>
@@ -427,7 +420,7 @@ struct CudaKernel {
   }
   static void run(const Desc& d) {
     AT_DISPATCH_V2(static_cast<c10::ScalarType>(d.dtype), kKindNames[static_cast<int>(K)], AT_WRAP([&] {
-      if constexpr (in_dtypes<scalar_t>(dtypes_of(K))) {
+      if constexpr (ew::in_dtypes<scalar_t>(dtypes_of(K))) {
         CudaKernel::template run_dtype<scalar_t>(d);
       } else {
         TORCH_INTERNAL_ASSERT(false, "myops: ", kKindNames[static_cast<int>(K)], " got dtype ", d.dtype);

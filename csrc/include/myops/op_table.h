@@ -79,14 +79,17 @@ namespace ew {
 //   SCHEMA     the schema after the name
 //   DROPIN     route(ATEN, DEFAULT): the drop-in (myops.enable / replace_torch_ops) can stand in
 //              for aten overload ATEN, and routes it when no ops are named if DEFAULT (the
-//              bit-exact ops: on; the transcendental ones, a few ulp from torch: off);
+//              bit-exact ops: on; the transcendental ones, a few ulp from torch: off); its
+//              hand-back is torch's kernel for the backend (at::cpu / at::cuda::ATEN);
+//              composite(ATEN, DEFAULT): the same for an aten op with no per-backend kernel
+//              (aten::abs), whose hand-back is its CompositeExplicitAutograd kernel;
 //              none: not routable
 #define MYOPS_EW_OPS(X)                                                                                          \
   X(relu, relu, "", Relu, Same, unary, "(Tensor self) -> Tensor", route("relu", true))                          \
   X(gelu, gelu, "", Gelu, Same, gelu, "(Tensor self, *, str approximate='none') -> Tensor", route("gelu", false)) \
   X(silu, silu, "", Silu, Same, unary, "(Tensor self) -> Tensor", route("silu", false))                         \
   X(sigmoid, sigmoid, "", Sigmoid, IntToFloat, unary, "(Tensor self) -> Tensor", route("sigmoid", false))       \
-  X(abs, abs, "", Abs, Same, unary, "(Tensor self) -> Tensor", none)                                            \
+  X(abs, abs, "", Abs, Same, unary, "(Tensor self) -> Tensor", composite("abs", true))                        \
   X(neg, neg, "", Neg, Same, unary, "(Tensor self) -> Tensor", route("neg", true))                               \
   X(exp, exp, "", Exp, IntToFloat, unary, "(Tensor self) -> Tensor", route("exp", false))                        \
   X(log, log, "", Log, IntToFloat, unary, "(Tensor self) -> Tensor", route("log", false))                        \
@@ -152,12 +155,15 @@ enum class EwRule { Same, IntToFloat, Promote, PromoteIntToFloat, PromoteNumber,
 #define MYOPS_EW_DROP(...)
 #define MYOPS_EW_IF_ROUTED(DROPIN) MYOPS_EW_IF_ROUTED_##DROPIN
 #define MYOPS_EW_IF_ROUTED_route(ATEN, DEFAULT) MYOPS_EW_KEEP
+#define MYOPS_EW_IF_ROUTED_composite(ATEN, DEFAULT) MYOPS_EW_KEEP
 #define MYOPS_EW_IF_ROUTED_none MYOPS_EW_DROP
 #define MYOPS_EW_ATEN(DROPIN) MYOPS_EW_ATEN_##DROPIN
 #define MYOPS_EW_ATEN_route(ATEN, DEFAULT) ATEN
+#define MYOPS_EW_ATEN_composite(ATEN, DEFAULT) ATEN
 #define MYOPS_EW_ATEN_none ""
 #define MYOPS_EW_DEFAULT(DROPIN) MYOPS_EW_DEFAULT_##DROPIN
 #define MYOPS_EW_DEFAULT_route(ATEN, DEFAULT) DEFAULT
+#define MYOPS_EW_DEFAULT_composite(ATEN, DEFAULT) DEFAULT
 #define MYOPS_EW_DEFAULT_none false
 // NAME or NAME.OVERLOAD, as a string
 #define MYOPS_EW_QUALNAME(NAME, OVERLOAD) (OVERLOAD[0] ? #NAME "." OVERLOAD : #NAME)
