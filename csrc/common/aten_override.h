@@ -258,10 +258,12 @@ struct Kernels {
   // alpha other than 1: integral results only. On floating types torch fuses a + alpha * b
   // in its vector loop but not in its scalar one (a wrapped-number operand), and rounds
   // alpha * b first for half/bfloat16 scalars: left to torch.
+  // `floating`: an operand (tensor or number) is floating.
+  static bool alpha_ok(bool floating, const c10::Scalar& alpha) {
+    return is_one(alpha) || (alpha.isIntegral(/*includeBool=*/true) && !floating);
+  }
   static bool alpha_ok(const at::Tensor& self, const at::Tensor& other, const c10::Scalar& alpha) {
-    if (is_one(alpha)) return true;
-    return alpha.isIntegral(/*includeBool=*/true) && !at::isFloatingType(self.scalar_type()) &&
-           !at::isFloatingType(other.scalar_type());
+    return alpha_ok(at::isFloatingType(self.scalar_type()) || at::isFloatingType(other.scalar_type()), alpha);
   }
 
   using BinarySig = at::Tensor(const at::Tensor&, const at::Tensor&);
@@ -314,20 +316,19 @@ struct Kernels {
     return on(self) && !s.isComplex() && !s.isSymbolic();
   }
   static at::Tensor wrapped(const c10::Scalar& s) { return at::native::wrapped_scalar_tensor(s); }
+  static bool number_alpha_ok(const at::Tensor& self, const c10::Scalar& other, const c10::Scalar& alpha) {
+    return number_ok(self, other) && alpha_ok(at::isFloatingType(self.scalar_type()) || other.isFloatingPoint(), alpha);
+  }
 
   static at::Tensor add_scalar(const at::Tensor& self, const c10::Scalar& other, const c10::Scalar& alpha) {
-    const bool ok = number_ok(self, other) && (is_one(alpha) || (alpha.isIntegral(/*includeBool=*/true) &&
-                                                                 !at::isFloatingType(self.scalar_type()) &&
-                                                                 !other.isFloatingPoint()));
+    const bool ok = number_alpha_ok(self, other, alpha);
     return route(
         op_add_scalar, ok, [&] { return MYOPS_OVERRIDE_EW(add_scalar, self, other, alpha); },
         [&] { return B::add(self, wrapped(other), alpha); });
   }
 
   static at::Tensor sub_scalar(const at::Tensor& self, const c10::Scalar& other, const c10::Scalar& alpha) {
-    const bool ok = number_ok(self, other) && (is_one(alpha) || (alpha.isIntegral(/*includeBool=*/true) &&
-                                                                 !at::isFloatingType(self.scalar_type()) &&
-                                                                 !other.isFloatingPoint()));
+    const bool ok = number_alpha_ok(self, other, alpha);
     return route(
         op_sub_scalar, ok, [&] { return MYOPS_OVERRIDE_EW(sub_scalar, self, other, alpha); },
         [&] { return B::sub(self, wrapped(other), alpha); });

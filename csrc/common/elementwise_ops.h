@@ -231,42 +231,36 @@ struct Ops {
                                 "logical_not), got a ", t.scalar_type(), " tensor and a ", s.isBoolean() ? "bool" : "number");
   }
 
+  // add / sub with a number operand: t + alpha * s or t - alpha * s (number_first: s first, as
+  // the ScalarSelf forms take it). `tname` / `sname` name the arguments in messages.
+  static at::Tensor add_number(const char* op, bool negate, const at::Tensor& t, const char* tname,
+                               const c10::Scalar& s, const char* sname, bool number_first, const c10::Scalar& alpha) {
+    if (negate) check_sub_not_bool(t, s);
+    auto dt = number_dtype(op, t, tname, s, sname);
+    check_alpha(op, "alpha", dt, alpha);
+    EwParams prm;
+    prm.alpha = negate ? -alpha : alpha;
+    return with_number(op, EwKind::Add, t, s, number_first, dt, prm);
+  }
+
   // add.Scalar / sub.Scalar: self + alpha * other, self - alpha * other
   static at::Tensor add_scalar(const at::Tensor& self, const c10::Scalar& other, const c10::Scalar& alpha) {
-    auto dt = number_dtype("add", self, "self", other, "other");
-    check_alpha("add", "alpha", dt, alpha);
-    EwParams prm;
-    prm.alpha = alpha;
-    return with_number("add", EwKind::Add, self, other, false, dt, prm);
+    return add_number("add", false, self, "self", other, "other", false, alpha);
   }
 
   static at::Tensor sub_scalar(const at::Tensor& self, const c10::Scalar& other, const c10::Scalar& alpha) {
-    check_sub_not_bool(self, other);
-    auto dt = number_dtype("sub", self, "self", other, "other");
-    check_alpha("sub", "alpha", dt, alpha);
-    EwParams prm;
-    prm.alpha = -alpha;
-    return with_number("sub", EwKind::Add, self, other, false, dt, prm);
+    return add_number("sub", true, self, "self", other, "other", false, alpha);
   }
 
   // add.ScalarSelf / sub.ScalarSelf: the number first (torch.add(2, x, alpha=3) = 2 + 3 * x);
   // with alpha 1 add commutes, and takes the number second as torch's x + 2 does
   static at::Tensor add_scalar_self(const c10::Scalar& self, const at::Tensor& other, const c10::Scalar& alpha) {
-    auto dt = number_dtype("add", other, "other", self, "self");
-    check_alpha("add", "alpha", dt, alpha);
-    EwParams prm;
-    prm.alpha = alpha;
     const bool one = !alpha.isBoolean() && !alpha.isComplex() && alpha.equal(1);
-    return with_number("add", EwKind::Add, other, self, /*number_first=*/!one, dt, prm);
+    return add_number("add", false, other, "other", self, "self", /*number_first=*/!one, alpha);
   }
 
   static at::Tensor sub_scalar_self(const c10::Scalar& self, const at::Tensor& other, const c10::Scalar& alpha) {
-    check_sub_not_bool(other, self);
-    auto dt = number_dtype("sub", other, "other", self, "self");
-    check_alpha("sub", "alpha", dt, alpha);
-    EwParams prm;
-    prm.alpha = -alpha;
-    return with_number("sub", EwKind::Add, other, self, true, dt, prm);
+    return add_number("sub", true, other, "other", self, "self", /*number_first=*/true, alpha);
   }
 
   // mul.Scalar / mul.ScalarSelf. A number first stays first: torch's CPU kernel rounds it to the
