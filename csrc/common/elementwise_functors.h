@@ -17,6 +17,7 @@
 #include <cmath>
 #include <type_traits>
 
+#include "common/cuda_rules.h"
 #include "common/macros.h"
 #include "myops/op_table.h"
 
@@ -46,19 +47,15 @@ using opmath_t = typename OpMath<T>::type;
 // std::max / std::min (a tie returns the first operand).
 template <typename T>
 MYOPS_HD T ew_max(T a, T b) {
-#if defined(__CUDA_ARCH__)
-  if constexpr (std::is_floating_point<T>::value) return ::max(a, b);
-#elif defined(MYOPS_CUDA_EMULATION)
-  if constexpr (std::is_floating_point<T>::value) return std::fmax(a, b);  // ::max's host stand-in
+#if defined(MYOPS_CUDA_RULES)
+  if constexpr (std::is_floating_point<T>::value) return cuda_fmax(a, b);
 #endif
   return a < b ? b : a;
 }
 template <typename T>
 MYOPS_HD T ew_min(T a, T b) {
-#if defined(__CUDA_ARCH__)
-  if constexpr (std::is_floating_point<T>::value) return ::min(a, b);
-#elif defined(MYOPS_CUDA_EMULATION)
-  if constexpr (std::is_floating_point<T>::value) return std::fmin(a, b);  // ::min's host stand-in
+#if defined(MYOPS_CUDA_RULES)
+  if constexpr (std::is_floating_point<T>::value) return cuda_fmin(a, b);
 #endif
   return b < a ? b : a;
 }

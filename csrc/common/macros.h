@@ -15,12 +15,6 @@
 #define MYOPS_UNROLL
 #endif
 
-// PyTorch's CUDA rules where its CPU kernels differ (the functors' few such corners): device
-// code, and the host-compiler build of the CUDA kernels that tests/test_cuda_emulation.py runs.
-#if defined(__CUDA_ARCH__) || defined(MYOPS_CUDA_EMULATION)
-#define MYOPS_CUDA_RULES 1
-#endif
-
 // Largest rank the CUDA kernels take after merging dimensions (kernel parameters hold
 // per-dimension divisors and strides by value).
 #define MYOPS_MAX_DIMS 16

@@ -6,9 +6,21 @@
 //
 // Built with MYOPS_CUDA_EMULATION (the host compiler, tests/test_cuda_emulation.py), the same
 // line runs the kernel on the host instead: cuda/emulation.h.
+//
+// A kernel whose threads meet at barriers: MYOPS_BARRIER() (__syncthreads()) between its phases,
+// launched with barrier_block_threads(n) threads per block. The emulation runs a block's threads
+// one after another, so there such a block is one thread and the barrier a no-op.
 #if defined(MYOPS_CUDA_EMULATION)
 #include "cuda/emulation.h"
 #define MYOPS_LAUNCH(grid, block, stream, ...) ::myops::emu::Launch(grid, block, stream, __VA_ARGS__)
+#define MYOPS_BARRIER() ((void)0)
+namespace myops {
+constexpr int barrier_block_threads(int) { return 1; }
+}  // namespace myops
 #else
 #define MYOPS_LAUNCH(grid, block, stream, ...) __VA_ARGS__<<<grid, block, 0, stream>>>
+#define MYOPS_BARRIER() __syncthreads()
+namespace myops {
+constexpr int barrier_block_threads(int threads) { return threads; }
+}  // namespace myops
 #endif

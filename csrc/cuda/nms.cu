@@ -28,9 +28,6 @@
 #include <ATen/ops/zeros.h>
 #include <c10/cuda/CUDAException.h>
 #include <c10/util/Half.h>
-#if !defined(MYOPS_CUDA_EMULATION)
-#include <c10/cuda/CUDAFunctions.h>
-#endif
 #include <torch/library.h>
 
 #include <cstdint>
@@ -46,15 +43,9 @@ namespace myops {
 namespace {
 
 constexpr int kTile = 64;  // boxes per mask word
-#if defined(MYOPS_CUDA_EMULATION)
-// The emulation (cuda/emulation.h) runs a block's threads one after another: there the sweep's
-// block is one thread, which makes its barriers no-ops. The mask kernel's threads never talk.
-constexpr int kSweepThreads = 1;
-#define MYOPS_NMS_BARRIER() ((void)0)
-#else
-constexpr int kSweepThreads = 256;
-#define MYOPS_NMS_BARRIER() __syncthreads()
-#endif
+// The sweep's threads meet at barriers (cuda/launch.h: one thread in the emulation). The mask
+// kernel's threads never talk.
+constexpr int kSweepThreads = barrier_block_threads(256);
 constexpr int64_t kMaxBoxes = int64_t(65535) * kTile;  // grid.y limit of the mask kernel
 
 // Class identity for the class-aware sweep: integral idxs as int64, floating as double (NaN
@@ -132,7 +123,7 @@ __global__ void sweep_kernel(int64_t n, int64_t tiles, const uint64_t* mask, con
     const int64_t base = tile * kTile;
     const int64_t m = n - base < kTile ? n - base : kTile;
     for (int64_t k = threadIdx.x; k < m; k += blockDim.x) own[k] = mask[(base + k) * tiles + tile];
-    MYOPS_NMS_BARRIER();
+    MYOPS_BARRIER();
     if (threadIdx.x == 0) {
       uint64_t word = removed[tile];
       int c = 0;
@@ -146,14 +137,14 @@ __global__ void sweep_kernel(int64_t n, int64_t tiles, const uint64_t* mask, con
       }
       nkept = c;
     }
-    MYOPS_NMS_BARRIER();
+    MYOPS_BARRIER();
     const int c = nkept;
     for (int64_t w = tile + 1 + threadIdx.x; w < tiles; w += blockDim.x) {
       uint64_t acc = removed[w];
       for (int k = 0; k < c; ++k) acc |= mask[kept[k] * tiles + w];
       removed[w] = acc;
     }
-    MYOPS_NMS_BARRIER();
+    MYOPS_BARRIER();
   }
   const int64_t start = total < size ? total : size;
   for (int64_t r = start + threadIdx.x; r < size; r += blockDim.x) keep[r] = -1;
@@ -237,16 +228,7 @@ std::tuple<at::Tensor, at::Tensor> batched_device(const at::Tensor& boxes, const
 at::Tensor trim(const std::tuple<at::Tensor, at::Tensor>& r) {
   const at::Tensor& keep = std::get<0>(r);
   const at::Tensor& count = std::get<1>(r);
-  int64_t k = 0;
-#if defined(MYOPS_CUDA_EMULATION)
-  k = *count.const_data_ptr<int64_t>();
-#else
-  at::Tensor host = at::empty({1}, count.options().device(at::kCPU).pinned_memory(true));
-  c10::cuda::memcpy_and_sync(host.data_ptr(), count.const_data_ptr(), sizeof(int64_t),
-                             cudaMemcpyDeviceToHost, current_stream());
-  k = *host.const_data_ptr<int64_t>();
-#endif
-  return keep.narrow(0, 0, k);
+  return keep.narrow(0, 0, read_device_int64(count.const_data_ptr<int64_t>(), current_stream()));
 }
 
 at::Tensor nms_cuda(const at::Tensor& boxes, const at::Tensor& scores, double iou_threshold) {

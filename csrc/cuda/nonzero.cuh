@@ -10,24 +10,6 @@
 // two-phase scatter hands consecutive ranks to consecutive threads, so every coordinate row is
 // written coalesced. No separate index kernel; for 1-D the functor writes i itself.
 #include <c10/cuda/CUDAException.h>
-#if defined(MYOPS_CUDA_EMULATION)
-#include "cuda/cub_emulation.h"  // host stand-ins of the CUB / thrust / allocator pieces below
-#else
-#include <c10/cuda/CUDACachingAllocator.h>
-#include <cub/device/device_reduce.cuh>
-#include <cub/device/device_select.cuh>
-#include <thrust/iterator/counting_iterator.h>
-#include <thrust/iterator/tabulate_output_iterator.h>
-#include <thrust/iterator/transform_iterator.h>
-#endif
-
-// CUB's DeviceSelect / DeviceReduce take more than 2^31 - 1 items (int64 num_items, streamed in
-// partitions) from CCCL 2.7 on (NVIDIA/cccl#2400; CUDA 12.8); older ones would not count past it.
-#if defined(CCCL_VERSION) && CCCL_VERSION >= 2007000
-#define MYOPS_CUB_64BIT_ITEMS 1
-#else
-#define MYOPS_CUB_64BIT_ITEMS 0
-#endif
 
 #include <cstdint>
 #include <limits>
@@ -35,6 +17,7 @@
 #include "common/fast_divmod.h"
 #include "common/macros.h"
 #include "common/strided.h"
+#include "cuda/cub.h"  // CUB, thrust, the caching allocator (or the emulation's stand-ins)
 #include "cuda/nonzero.h"
 
 namespace myops {
