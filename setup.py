@@ -328,8 +328,25 @@ class BuildMyops(BuildExtension):
             ext.sources = [s for s in sources if isa_suffix(s) is None]
             ext.extra_objects = list(extra_objects) + isa_objects
             super().build_extension(ext)
+            if isa_objects:
+                self.check_isa_link(ext, isa_objects)
         finally:
             ext.sources, ext.extra_objects = sources, extra_objects
+
+    def check_isa_link(self, ext, isa_objects):
+        """tools/check_isa_link.py: no baseline code calls an ISA build's copy of a shared
+        inline function (the link order above). Needs binutils' nm and objdump."""
+        if not (shutil.which("nm") and shutil.which("objdump")):
+            print("WARNING: nm / objdump not found: the ISA link check (tools/check_isa_link.py) did not run", file=sys.stderr)
+            return
+        baseline = self.compiler.object_filenames(ext.sources, output_dir=self.build_temp)
+        missing = [o for o in baseline if not os.path.exists(o)]
+        if missing:
+            raise RuntimeError("check_isa_link: objects not found where expected: %s" % missing[:5])
+        tool = os.path.join(ROOT, "tools", "check_isa_link.py")
+        lib = self.get_ext_fullpath(ext.name)
+        if subprocess.run([sys.executable, tool, lib, "--isa", *isa_objects, "--baseline", *baseline]).returncode:
+            raise RuntimeError("check_isa_link failed for %s (above)" % lib)
 
 
 print("myops build configuration:", file=sys.stderr)

@@ -1,5 +1,5 @@
 """The package around the ops: version, build record, docstrings of torch.ops.myops, vmap of a
-dynamic-shape op, the import-time checks."""
+dynamic-shape op, the import-time checks, and house rules read from the binaries and sources."""
 import io
 import os
 import re
@@ -137,3 +137,79 @@ def test_force_cuda_without_a_toolkit_is_an_error():
     r = subprocess.run([sys.executable, SETUP, "--version"], capture_output=True, text=True, env=env, cwd=os.path.dirname(SETUP))
     assert r.returncode == 0, r.stderr
     assert "WARNING: building the CPU kernels only" in r.stderr and r.stdout.strip().endswith("0.1.0+cpu"), r.stdout + r.stderr
+
+
+# ---- the CPU ISA builds ----------------------------------------------------------------------------
+# tools/check_isa_link.py (run by setup.py after every link of libmyops): no baseline code calls an
+# ISA build's copy of an inline function they share.
+
+ROOT = os.path.dirname(SETUP)
+sys.path.insert(0, os.path.join(ROOT, "tools"))
+import check_isa_link  # noqa: E402
+
+_ISA_TOOLS = bool(shutil.which("objdump") and shutil.which("nm") and shutil.which("c++"))
+needs_isa_tools = pytest.mark.skipif(not (_ISA_TOOLS and os.uname().machine == "x86_64"),
+                                     reason="needs x86-64 and objdump, nm, c++ (binutils, a compiler)")
+_SHARED = "__attribute__((noinline)) inline float scaled_sum(const float* x, int n) { float s = 0; for (int i = 0; i < n; ++i) s += 2 * x[i]; return s; }\n"
+_ISA_ONLY = "__attribute__((noinline)) inline float isa_only(const float* x, int n) { float s = 0; for (int i = 0; i < n; ++i) s += x[i] * x[i]; return s; }\n"
+
+
+@needs_isa_tools
+@pytest.mark.parametrize("isa_first", [True, False])
+def test_isa_link_check_finds_an_isa_copy_of_a_shared_inline_function(tmp_path, isa_first):
+    """One inline function in a baseline and an -mavx2 object: linked with the ISA object first,
+    its copy is kept and the check names it; linked last, the baseline copy is kept. An inline
+    function only the ISA object defines is its own code, never reported."""
+    (tmp_path / "base.cpp").write_text(_SHARED + "float base_sum(const float* x, int n) { return scaled_sum(x, n); }\n")
+    (tmp_path / "isa.cpp").write_text(_SHARED + _ISA_ONLY +
+                                      "float isa_sum(const float* x, int n) { return scaled_sum(x, n) + isa_only(x, n); }\n")
+    for src, flags in (("base", []), ("isa", ["-mavx2", "-mfma"])):
+        subprocess.run(["c++", "-O3", "-fPIC", "-c", *flags, f"{src}.cpp", "-o", f"{src}.o"], cwd=tmp_path, check=True)
+    objs = ["isa.o", "base.o"] if isa_first else ["base.o", "isa.o"]
+    subprocess.run(["c++", "-shared", *objs, "-o", "lib.so"], cwd=tmp_path, check=True)
+    found = check_isa_link.isa_copies_kept(str(tmp_path / "lib.so"), [str(tmp_path / "isa.o")], [str(tmp_path / "base.o")])
+    assert found == (["_Z10scaled_sumPKfi"] if isa_first else []), found
+    assert check_isa_link.avx_functions(str(tmp_path / "lib.so"), {"_Z8isa_onlyPKfi"}) == {"_Z8isa_onlyPKfi"}
+
+
+@needs_isa_tools
+def test_libmyops_baseline_code_runs_no_isa_copy():
+    """The check on the library this suite imports, with the objects of the in-tree build (the
+    build setup.py ran it on); skipped for an installed wheel, whose objects are gone."""
+    here = os.path.dirname(os.path.abspath(myops.__file__))
+    lib = os.path.join(here, "lib", "libmyops.so")
+    import glob
+
+    objs = [o for o in glob.glob(os.path.join(ROOT, "build", "*temp*", "csrc", "**", "*.o"), recursive=True)
+            if os.path.getmtime(o) <= os.path.getmtime(lib)]
+    isa = [o for o in objs if re.search(r"_avx(2|512)\.o$", o)]
+    if not isa or os.path.dirname(os.path.dirname(here)) != ROOT:
+        pytest.skip("no in-tree build objects of this library (an installed build)")
+    found = check_isa_link.isa_copies_kept(lib, isa, [o for o in objs if o not in isa])
+    assert not found, f"{lib}: baseline code calls an ISA build's copy of {found[:20]}"
+
+
+# The CUDA emulation (tests/test_cuda_emulation.py) builds csrc/cuda with the host compiler and
+# MYOPS_CUDA_EMULATION. The kernel files never test that macro: the seam headers below hold every
+# difference (README, "GPU"), so what the emulation runs is the production code.
+EMULATION_SEAM = {
+    "csrc/cuda/glue.h",  # device guard, stream, registration, the host read of a device value
+    "csrc/cuda/launch.h",  # launches, block barriers
+    "csrc/cuda/cub.h",  # CUB / thrust / the caching allocator, or their stand-ins
+    "csrc/common/cuda_rules.h",  # which of torch's rules the functors follow, device intrinsics
+    "csrc/cuda/emulation.h",  # the emulation itself
+    "csrc/cuda/cub_emulation.h",
+}
+
+
+def test_emulation_switch_lives_in_the_seam_headers():
+    root = os.path.dirname(SETUP)
+    users = set()
+    for d, _, files in os.walk(os.path.join(root, "csrc")):
+        for f in files:
+            path = os.path.join(d, f)
+            with open(path, encoding="utf-8") as fh:
+                if "MYOPS_CUDA_EMULATION" in fh.read():
+                    users.add(os.path.relpath(path, root))
+    assert users - EMULATION_SEAM == set(), f"MYOPS_CUDA_EMULATION tested outside the seam headers: {sorted(users - EMULATION_SEAM)}"
+    assert {"csrc/cuda/glue.h", "csrc/cuda/launch.h"} <= users, users  # the scan reads the tree
