@@ -285,6 +285,24 @@ def test_level_minus_one_is_padding(device, k, c):
     assert_same(none, torch.zeros_like(got))
 
 
+@pytest.mark.parametrize("device", DEVICES)
+def test_padded_output_storage_is_an_ordinary_one(device):
+    """The CPU's large padded outputs live in fresh zeroed pages: their storage still resizes as
+    at::empty's does (values kept), and frees its pages with the tensor."""
+    k, c = 420, 64  # 420 x 64 x 7 x 7 floats: past the zeroed-pages size
+    feats = make_features(2, c, FPN, torch.float32, device)
+    rois = make_rois(k, 2, 128, 160, torch.float32, device)
+    levels = torch.where(torch.rand(k, device=device) < 0.5, -1, torch.randint(0, len(FPN), (k,), device=device))
+    got = myops.roi_align_levels(feats, rois, levels, 7, FPN_SCALES, 2)
+    assert got.untyped_storage().resizable() and got.is_contiguous()
+    kept = got.clone()
+    got.resize_(2 * k, c, 7, 7)
+    assert_same(got[:k], kept)
+    got[k:] = 1.0
+    got.resize_(k // 2, c, 7, 7)
+    assert_same(got, kept[: k // 2])
+
+
 def test_device_mismatch_message():
     a = _args()
     a["levels"] = a["levels"].to("meta")

@@ -14,7 +14,7 @@
 #include <ATen/Parallel.h>
 #include <ATen/core/Tensor.h>
 #include <ATen/ops/empty.h>
-#include <ATen/ops/from_blob.h>
+#include <c10/core/CPUAllocator.h>
 #include <c10/util/accumulate.h>
 #include <sys/mman.h>
 #include <torch/library.h>
@@ -133,7 +133,19 @@ bool check_indices(const T* rois, const int64_t* levels, int64_t K, int64_t L, i
 // at::empty and write the zeros.
 constexpr size_t kZeroedPagesFrom = size_t(4) << 20;
 
-// [K, C, PH, PW] contiguous; *zeroed: whether every element already reads 0.
+// The mapping behind such an output, unmapped when its storage lets go of it.
+struct ZeroedPages {
+  void* p;
+  size_t bytes;
+  static void release(void* ctx) {
+    auto* z = static_cast<ZeroedPages*>(ctx);
+    munmap(z->p, z->bytes);
+    delete z;
+  }
+};
+
+// [K, C, PH, PW] contiguous; *zeroed: whether every element already reads 0. The storage is
+// resizable as at::empty's is (resize_ moves it to the CPU allocator's memory, then unmaps).
 at::Tensor new_output(at::IntArrayRef sizes, const at::TensorOptions& options, bool padding, bool* zeroed) {
   const size_t bytes = static_cast<size_t>(c10::multiply_integers(sizes)) * c10::elementSize(options.dtype().toScalarType());
   *zeroed = false;
@@ -141,7 +153,10 @@ at::Tensor new_output(at::IntArrayRef sizes, const at::TensorOptions& options, b
     void* p = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
     if (p != MAP_FAILED) {
       *zeroed = true;
-      return at::from_blob(p, sizes, [bytes](void* q) { munmap(q, bytes); }, options);
+      c10::DataPtr data(p, new ZeroedPages{p, bytes}, &ZeroedPages::release, c10::Device(c10::kCPU));
+      c10::Storage storage(c10::Storage::use_byte_size_t(), bytes, std::move(data), c10::GetCPUAllocator(),
+                           /*resizable=*/true);
+      return at::empty({0}, options).set_(std::move(storage), 0, sizes);
     }
   }
   return at::empty(sizes, options.memory_format(at::MemoryFormat::Contiguous));
