@@ -1,7 +1,7 @@
 #pragma once
 // Host-side planning shared by the CPU and CUDA elementwise kernels: device and dtype checks,
-// broadcasting, PyTorch's output-layout rule (TensorIterator's, common/output_strides.h), the iteration space with
-// merged dimensions, and one-element operands folded into scalars.
+// broadcasting, the output's layout (TensorIterator's rule, said in common/output_strides.h), the
+// iteration space with merged dimensions, and one-element operands folded into scalars.
 //
 // Used from .cpp files only (csrc/cpu/elementwise.cpp, csrc/cuda/elementwise_ops.cpp); the
 // .cu files see only the plain EwLaunch descriptor built from an EwPlan.

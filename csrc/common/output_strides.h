@@ -102,7 +102,7 @@ std::vector<T> output_strides_of(c10::ArrayRef<T> shape, c10::ArrayRef<Dims> ins
       cl &= dims_channels_last(t);
       dense &= dims_dense(t);
     }
-    if (contig) return contiguous_strides(shape);
+    if (contig) return myops::contiguous_strides(shape);  // qualified: not c10's (ADL on IntArrayRef)
     if (cl) {
       // channels_last strides of a 4-d shape
       std::vector<T> st(4);
@@ -145,7 +145,7 @@ std::vector<T> output_strides_of(c10::ArrayRef<T> shape, c10::ArrayRef<Dims> ins
   });
   bool inverted = true;
   for (int64_t j = 0; j < nd; ++j) inverted &= perm[j] == nd - 1 - j;
-  if (inverted) return contiguous_strides(shape);
+  if (inverted) return myops::contiguous_strides(shape);  // qualified: not c10's (ADL on IntArrayRef)
   std::vector<T> st(nd);
   T next = 1;
   for (int64_t j = 0; j < nd; ++j) {
