@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "common/nms_common.h"
+#include "common/output_strides.h"
 #include "myops/op_table.h"
 
 namespace myops {
@@ -34,6 +35,31 @@ std::vector<std::string> ew_table() {
                    (op.dropin_default ? "1" : "0"));
   }
   return rows;
+}
+
+// The elementwise layout rules (common/output_strides.h) on symbolic sizes, for the fake kernels.
+// _ew_out_strides: input k has ranks[k] dims, its sizes and strides the next ranks[k] entries of
+// `sizes` and `strides`.
+std::vector<c10::SymInt> ew_out_strides(c10::SymIntArrayRef shape, c10::SymIntArrayRef sizes,
+                                        c10::SymIntArrayRef strides, c10::IntArrayRef ranks) {
+  TORCH_CHECK(sizes.size() == strides.size(), "myops._ew_out_strides: 'sizes' and 'strides' must have one length, got ",
+              sizes.size(), " and ", strides.size());
+  std::vector<ew::StridedDims<c10::SymInt>> ins;
+  size_t at = 0;
+  for (auto r : ranks) {
+    TORCH_CHECK(r >= 0 && at + r <= sizes.size(), "myops._ew_out_strides: 'ranks' ", ranks, " do not fit ",
+                sizes.size(), " sizes");
+    ins.push_back({sizes.slice(at, r), strides.slice(at, r)});
+    at += r;
+  }
+  TORCH_CHECK(at == sizes.size(), "myops._ew_out_strides: 'ranks' ", ranks, " do not fit ", sizes.size(), " sizes");
+  return ew::output_strides_of<c10::SymInt>(shape, c10::ArrayRef<ew::StridedDims<c10::SymInt>>(ins));
+}
+
+std::vector<c10::SymInt> ew_preserve_strides(c10::SymIntArrayRef sizes, c10::SymIntArrayRef strides) {
+  TORCH_CHECK(sizes.size() == strides.size(), "myops._ew_preserve_strides: 'sizes' and 'strides' must have one ",
+              "length, got ", sizes.size(), " and ", strides.size());
+  return ew::preserve_strides_of<c10::SymInt>(ew::StridedDims<c10::SymInt>{sizes, strides});
 }
 }  // namespace myops
 
@@ -111,6 +137,14 @@ TORCH_LIBRARY(myops, m) {
   // The op table for Python (myops._table: the fake kernels and the test tables read it): one
   // "fn|name|overload|kind|arity|dtypes|rule|sig|aten|dropin_default" string per op, in table order.
   m.def("_ew_table() -> str[]", &myops::ew_table);
+  // The elementwise layout rules for the fake kernels (common/output_strides.h; the kernels'
+  // planner reads the same rules): the output strides of inputs broadcast to `shape` (their sizes
+  // and strides flattened, input k having ranks[k] dims), and the strides of `t.to(dtype)`.
+  // CompositeExplicitAutograd: run as they are under every tracer (no tensors, no graph node).
+  m.def("_ew_out_strides(SymInt[] shape, SymInt[] sizes, SymInt[] strides, int[] ranks) -> SymInt[]",
+        torch::dispatch(c10::DispatchKey::CompositeExplicitAutograd, TORCH_FN(myops::ew_out_strides)));
+  m.def("_ew_preserve_strides(SymInt[] sizes, SymInt[] strides) -> SymInt[]",
+        torch::dispatch(c10::DispatchKey::CompositeExplicitAutograd, TORCH_FN(myops::ew_preserve_strides)));
 
   // ---- max_pool2d_add ---------------------------------------------------------------------
   m.def(

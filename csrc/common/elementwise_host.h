@@ -1,7 +1,7 @@
 #pragma once
 // Host-side planning shared by the CPU and CUDA elementwise kernels: device and dtype checks,
-// broadcasting, PyTorch's output-layout rule (TensorIterator's), the iteration space with
-// merged dimensions, and one-element operands folded into scalars.
+// broadcasting, the output's layout (TensorIterator's rule, said in common/output_strides.h), the
+// iteration space with merged dimensions, and one-element operands folded into scalars.
 //
 // Used from .cpp files only (csrc/cpu/elementwise.cpp, csrc/cuda/elementwise_ops.cpp); the
 // .cu files see only the plain EwLaunch descriptor built from an EwPlan.
@@ -23,6 +23,7 @@
 
 #include "common/checks.h"
 #include "myops/op_table.h"
+#include "common/output_strides.h"
 #include "common/strided.h"
 
 namespace myops {
@@ -124,92 +125,17 @@ inline std::vector<int64_t> broadcast_shape(const char* op, c10::ArrayRef<const 
   return out;
 }
 
-// Output strides exactly as PyTorch's TensorIterator chooses them for inputs `ts` broadcast
-// to `shape`: its "fast setup" (all inputs the same shape and all contiguous / all
-// channels_last / all dense with equal strides) and otherwise its stable ordering of the
-// dimensions by the inputs' strides (broadcast dims ignored), outputs dense in that order.
+// The output's strides (TensorIterator's rule, common/output_strides.h) for inputs `ts`
+// broadcast to `shape`.
 inline std::vector<int64_t> output_strides(at::IntArrayRef shape, c10::ArrayRef<const at::Tensor*> ts) {
-  const int64_t nd = static_cast<int64_t>(shape.size());
-  if (nd == 0) return {};
-  bool same_shape = true;
-  for (auto* t : ts) same_shape &= t->sizes().equals(ts[0]->sizes());
-  if (same_shape) {
-    bool contig = true, cl = true, dense = true;
-    for (auto* t : ts) {
-      contig &= t->is_contiguous();
-      cl &= t->is_contiguous(at::MemoryFormat::ChannelsLast);
-      dense &= t->is_non_overlapping_and_dense();
-    }
-    if (contig) return contiguous_strides(shape);
-    if (cl) {
-      // channels_last strides of a 4-d shape
-      std::vector<int64_t> st(4);
-      st[1] = 1;
-      st[3] = shape[1];
-      st[2] = st[3] * shape[3];
-      st[0] = st[2] * shape[2];
-      return st;
-    }
-    if (dense) {
-      bool eq = true;
-      for (auto* t : ts) eq &= t->strides().equals(ts.back()->strides());
-      if (eq) return ts.back()->strides().vec();
-    }
-  }
-  // Broadcast strides of every input (0 on broadcast and missing leading dims).
-  std::vector<std::vector<int64_t>> bst;
-  for (auto* t : ts) {
-    std::vector<int64_t> s(nd, 0);
-    int64_t off = nd - t->dim();
-    for (int64_t i = 0; i < t->dim(); ++i) {
-      s[off + i] = (t->size(i) == 1 && shape[off + i] != 1) ? 0 : t->stride(i);
-    }
-    bst.push_back(std::move(s));
-  }
-  // perm[0] is the fastest-moving dim; starts as nd-1, ..., 0 (C order).
-  std::vector<int64_t> perm(nd);
-  for (int64_t i = 0; i < nd; ++i) perm[i] = nd - 1 - i;
-  auto should_swap = [&](int64_t d0, int64_t d1) -> int {
-    for (auto& s : bst) {
-      int64_t s0 = s[d0], s1 = s[d1];
-      if (s0 == 0 || s1 == 0) continue;
-      if (s0 < s1) return -1;
-      if (s0 > s1) return 1;
-      if (shape[d0] > shape[d1]) return 1;
-    }
-    return 0;
-  };
-  for (int64_t i = 1; i < nd; ++i) {
-    int64_t dim1 = i;
-    for (int64_t dim0 = i - 1; dim0 >= 0; --dim0) {
-      int c = should_swap(perm[dim0], perm[dim1]);
-      if (c > 0) {
-        std::swap(perm[dim0], perm[dim1]);
-        dim1 = dim0;
-      } else if (c < 0) {
-        break;
-      }
-    }
-  }
-  bool inverted = true;
-  for (int64_t j = 0; j < nd; ++j) inverted &= perm[j] == nd - 1 - j;
-  if (inverted) return contiguous_strides(shape);
-  std::vector<int64_t> st(nd);
-  int64_t next = 1;
-  for (int64_t j = 0; j < nd; ++j) {
-    st[perm[j]] = next;
-    next *= shape[perm[j]];
-  }
-  return st;
+  return output_strides_of<int64_t>(shape, ts);
 }
 
-// Strides of `t.to(dtype)` (memory_format=preserve, i.e. empty_like): the same strides when t
-// is dense and non-overlapping, else dense strides in t's own dim order (infer_dense_strides:
-// TensorIterator's ordering applied to t alone).
+// An empty tensor for `t.to(dtype)` on `dev`, with the strides of memory_format=preserve
+// (common/output_strides.h).
 inline at::Tensor empty_preserve(const at::Tensor& t, at::ScalarType dtype, c10::Device dev) {
   auto opt = t.options().dtype(dtype).device(dev);
-  if (t.is_non_overlapping_and_dense()) return at::empty_strided(t.sizes(), t.strides(), opt);
-  return at::empty_strided(t.sizes(), at::infer_dense_strides(t.sizes(), t.strides()), opt);
+  return at::empty_strided(t.sizes(), preserve_strides_of<int64_t>(&t), opt);
 }
 
 // Everything a kernel needs: output, inputs (already in the compute dtype, except where's

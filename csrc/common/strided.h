@@ -4,6 +4,8 @@
 // Header-only and torch-free apart from c10's SmallVector-free std::vector: usable from .cu files.
 #include <array>
 #include <cstdint>
+#include <type_traits>
+#include <utility>
 #include <vector>
 
 #include "common/fast_divmod.h"
@@ -12,14 +14,15 @@
 namespace myops {
 
 // Strides of a contiguous (row-major) tensor of `sizes`, as torch computes them (a zero-size
-// dim counts as 1, so the strides of empty tensors match torch's too).
-template <typename Sizes>
-inline std::vector<int64_t> contiguous_strides(const Sizes& sizes) {
-  std::vector<int64_t> st(sizes.size());
-  int64_t s = 1;
+// dim counts as 1, so the strides of empty tensors match torch's too); in the sizes' integer
+// type (int64_t, or c10::SymInt for the fake kernels' rule, common/output_strides.h).
+template <typename Sizes, typename T = std::decay_t<decltype(std::declval<const Sizes&>()[0])>>
+inline std::vector<T> contiguous_strides(const Sizes& sizes) {
+  std::vector<T> st(sizes.size());
+  T s = 1;
   for (int64_t d = static_cast<int64_t>(sizes.size()) - 1; d >= 0; --d) {
     st[d] = s;
-    s *= sizes[d] > 1 ? sizes[d] : 1;
+    s *= sizes[d] > 1 ? sizes[d] : T(1);
   }
   return st;
 }

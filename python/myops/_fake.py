@@ -268,162 +268,19 @@ def _ew_broadcast(op, ts, names):
     return out
 
 
-def _ew_contig_strides(shape):
-    st, s = [0] * len(shape), 1
-    for d in range(len(shape) - 1, -1, -1):
-        st[d] = s
-        s *= shape[d]
-    return st
-
-
-def _ew_is_contig(sizes, strides):
-    if any(s == 0 for s in sizes):
-        return True
-    expected = 1
-    for d in range(len(sizes) - 1, -1, -1):
-        if sizes[d] != 1:
-            if strides[d] != expected:
-                return False
-            expected *= sizes[d]
-    return True
-
-
-def _ew_is_cl(sizes, strides):
-    if len(sizes) != 4:
-        return False
-    expected = 1
-    for d in (1, 3, 2, 0):
-        if sizes[d] != 1:
-            if strides[d] != expected:
-                return False
-            expected *= sizes[d]
-    return True
-
-
-def _ew_is_dense(sizes, strides):
-    nd = len(sizes)
-    if nd == 1:
-        return sizes[0] < 2 or strides[0] == 1
-    # dims by increasing stride, size-0/1 dims last (c10's compute_non_overlapping_and_dense)
-    perm = [d for d in range(nd) if not bool(sizes[d] < 2)]
-    for i in range(1, len(perm)):
-        j = i
-        while j > 0 and bool(strides[perm[j]] < strides[perm[j - 1]]):
-            perm[j], perm[j - 1] = perm[j - 1], perm[j]
-            j -= 1
-    perm += [d for d in range(nd) if bool(sizes[d] < 2)]
-    req = 1
-    for d in perm:
-        if sizes[d] < 2:
-            return True
-        if strides[d] != req:
-            return False
-        req *= sizes[d]
-    return True
-
-
-def _ew_sorted_perm(nd, should_swap):
-    """TensorIterator's dimension order (reorder_dimensions): starting from the reversed dims,
-    an insertion sort that moves a dim outward while should_swap(outer, inner) > 0 and stops at
-    the first < 0. Shared by the output-stride rule and infer_dense_strides."""
-    perm = list(range(nd - 1, -1, -1))
-    for i in range(1, nd):
-        dim1 = i
-        for dim0 in range(i - 1, -1, -1):
-            c = should_swap(perm[dim0], perm[dim1])
-            if c > 0:
-                perm[dim0], perm[dim1] = perm[dim1], perm[dim0]
-                dim1 = dim0
-            elif c < 0:
-                break
-    return perm
+# The layout rules are the kernels' own (csrc/common/output_strides.h), read through control ops
+# on the (symbolic) sizes and strides. torch's own rules differ: FakeTensor's empty_like follows
+# torch._prims_common's, which orders size-1 and empty dims otherwise.
+def _ew_preserve_strides(t):
+    """Strides of ``t.to(other_dtype)`` (memory_format=preserve), as the kernels give them."""
+    return torch.ops.myops._ew_preserve_strides(t.shape, t.stride())
 
 
 def _ew_out_strides(shape, ops):
-    """PyTorch's TensorIterator output strides (see csrc/common/elementwise_host.h);
-    `ops` is a list of (sizes, strides) of the inputs."""
-    nd = len(shape)
-    if nd == 0:
-        return []
-    if all(list(s) == list(ops[0][0]) for s, _ in ops):
-        if all(_ew_is_contig(s, st) for s, st in ops):
-            return _ew_contig_strides(shape)
-        if all(_ew_is_cl(s, st) for s, st in ops):
-            st = [0] * 4
-            st[1] = 1
-            st[3] = shape[1]
-            st[2] = st[3] * shape[3]
-            st[0] = st[2] * shape[2]
-            return st
-        if all(_ew_is_dense(s, st) for s, st in ops) and all(list(st) == list(ops[-1][1]) for _, st in ops):
-            return list(ops[-1][1])
-    bst = []
-    for sizes, strides in ops:
-        s = [0] * nd
-        off = nd - len(sizes)
-        for i in range(len(sizes)):
-            s[off + i] = 0 if (sizes[i] == 1 and shape[off + i] != 1) else strides[i]
-        bst.append(s)
-
-    def should_swap(d0, d1):
-        for s in bst:
-            s0, s1 = s[d0], s[d1]
-            if s0 == 0 or s1 == 0:
-                continue
-            if s0 < s1:
-                return -1
-            if s0 > s1:
-                return 1
-            if shape[d0] > shape[d1]:
-                return 1
-        return 0
-
-    perm = _ew_sorted_perm(nd, should_swap)
-    if all(perm[j] == nd - 1 - j for j in range(nd)):
-        return _ew_contig_strides(shape)
-    st, nxt = [0] * nd, 1
-    for d in perm:
-        st[d] = nxt
-        nxt *= shape[d]
-    return st
-
-
-def _ew_preserve_strides(t):
-    """Strides of ``t.to(other_dtype)`` (empty_like with preserve_format): t's own strides when
-    it is dense, else ATen's infer_dense_strides (dense, in t's dim order by stride)."""
-    sizes, strides = list(t.shape), list(t.stride())
-    if _ew_is_dense(sizes, strides):
-        return strides
-    nd = len(sizes)
-    if nd == 0:
-        return []
-
-    def should_swap(d0, d1):
-        s0, s1 = strides[d0], strides[d1]
-        if s0 == 0 or s1 == 0:
-            return 0
-        if s0 < s1:
-            return -1
-        if s0 > s1:
-            return 1
-        return 1 if sizes[d0] > sizes[d1] else 0
-
-    perm = _ew_sorted_perm(nd, should_swap)
-    out, cur = [0] * nd, 1
-    for d in perm:
-        out[d] = cur
-        if sizes[d] > 1:
-            cur *= sizes[d]
-    return out
-
-
-def _ew_cl_strides(shape):
-    st = [0] * 4
-    st[1] = 1
-    st[3] = shape[1]
-    st[2] = st[3] * shape[3]
-    st[0] = st[2] * shape[2]
-    return st
+    """The output strides the kernels give (TensorIterator's rule) for inputs broadcast to
+    `shape`; `ops` is a list of (sizes, strides) of the inputs."""
+    return torch.ops.myops._ew_out_strides(
+        shape, [s for sizes, _ in ops for s in sizes], [s for _, st in ops for s in st], [len(sz) for sz, _ in ops])
 
 
 def _ew_result_type(*ts):
