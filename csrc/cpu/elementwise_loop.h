@@ -171,6 +171,8 @@ struct CpuLoop {
 #endif
     if constexpr (std::is_same<VF, VRelu>::value && sizeof(T) == 2) {
       i = relu16_row(in[0], out, n);
+    } else if constexpr ((std::is_same<VF, VAbs>::value || std::is_same<VF, VNeg>::value) && sizeof(T) == 2) {
+      i = sign16_row<std::is_same<VF, VNeg>::value>(in[0], out, n);
     } else if constexpr (std::is_same<T, float>::value || std::is_same<T, double>::value) {
       for (; i + 2 * W <= n; i += 2 * W) {
         V r0 = vf(V::loadu(in[I] + i)...);
