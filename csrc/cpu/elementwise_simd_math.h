@@ -281,9 +281,9 @@ C10_ALWAYS_INLINE VFloat v_log_f(const VFloat& x) {
 // root for x in [2^-96, FLT_MAX] (checked exhaustively: every float32 there gives vsqrtps'
 // bits; below 2^-100 the residual is a denormal and loses bits). Any other lane (small, 0,
 // denormal, inf, NaN, negative) sends the vector to vsqrtps.
-C10_ALWAYS_INLINE VFloat v_sqrt_f(const VFloat& x) {
 #if defined(CPU_CAPABILITY_AVX512)
-  if (!vall_in(x, 0x1p-96f, 3.40282347e+38f)) return x.sqrt();
+C10_ALWAYS_INLINE bool vsqrt_fast_range(const VFloat& x) { return vall_in(x, 0x1p-96f, 3.40282347e+38f); }
+C10_ALWAYS_INLINE VFloat vsqrt_rn(const VFloat& x) {
   const VFloat y = _mm512_rsqrt14_ps(x);
   VFloat s = x * y;
   VFloat h = y * VFloat(0.5f);
@@ -291,8 +291,37 @@ C10_ALWAYS_INLINE VFloat v_sqrt_f(const VFloat& x) {
   s = vfmadd(s, d, s);
   h = vfmadd(h, d, h);
   return vfmadd(vfnmadd(s, s, x), h, s);
+}
+#endif
+C10_ALWAYS_INLINE VFloat v_sqrt_f(const VFloat& x) {
+#if defined(CPU_CAPABILITY_AVX512)
+  if (!vsqrt_fast_range(x)) return x.sqrt();
+  return vsqrt_rn(x);
 #else
   return x.sqrt();
+#endif
+}
+// 1 / sqrt (AVX-512 build): at::vec's (torch's) is vdivps(1, vsqrtps(x)), two roundings, both
+// on the divider. The same two roundings without it: the correctly rounded sqrt above, then
+// the correctly rounded reciprocal by rcp14 and two Newton steps, the last with an exact FMA
+// residual (checked exhaustively: every float32 in [2^-96, FLT_MAX] gives vdivps(1, vsqrtps)'s
+// bits). Other lanes: at::vec's.
+C10_ALWAYS_INLINE VFloat v_rsqrt_f(const VFloat& x) {
+#if defined(CPU_CAPABILITY_AVX512)
+  if (!vsqrt_fast_range(x)) return x.rsqrt();
+  const VFloat s = vsqrt_rn(x);
+  VFloat y = _mm512_rcp14_ps(s);
+  y = vfmadd(y, vfnmadd(s, y, VFloat(1.f)), y);
+  y = vfmadd(y, vfnmadd(s, y, VFloat(1.f)), y);
+  // the one exception of that last step (Markstein): s = 2^k (2 - 2^-23), a mantissa of all
+  // ones, whose reciprocal 2^(-k-1) (1 + 2^-24 + 2^-48 ...) lies just above a midpoint the step
+  // takes for a tie (one per binade of s: 224 inputs): one ulp up there
+  const __m512i ones = _mm512_set1_epi32(0x7fffff);
+  const __mmask16 all_ones = _mm512_cmpeq_epi32_mask(_mm512_and_si512(_mm512_castps_si512(s), ones), ones);
+  return _mm512_castsi512_ps(_mm512_mask_add_epi32(_mm512_castps_si512(y), all_ones, _mm512_castps_si512(y),
+                                                   _mm512_set1_epi32(1)));
+#else
+  return x.rsqrt();
 #endif
 }
 
@@ -429,6 +458,8 @@ template <class V>
 C10_ALWAYS_INLINE V v_tanh(const V& x) { return x.tanh(); }
 template <class V>
 C10_ALWAYS_INLINE V v_sqrt(const V& x) { return x.sqrt(); }
+template <class V>
+C10_ALWAYS_INLINE V v_rsqrt(const V& x) { return x.rsqrt(); }
 #ifdef MYOPS_EW_FAST_MATH
 template <>
 C10_ALWAYS_INLINE VFloat v_exp(const VFloat& x) { return v_exp_f(x); }
@@ -438,12 +469,14 @@ template <>
 C10_ALWAYS_INLINE VFloat v_tanh(const VFloat& x) { return v_tanh_f(x); }
 template <>
 C10_ALWAYS_INLINE VFloat v_sqrt(const VFloat& x) { return v_sqrt_f(x); }
+template <>
+C10_ALWAYS_INLINE VFloat v_rsqrt(const VFloat& x) { return v_rsqrt_f(x); }
 #endif
 
 // The unary math of the table on Vectorized<float / double> (half / bfloat16 widened to float):
 // at::vec's own functions, which torch's vector loops call (SLEEF for exp, log, tanh, pow;
 // the instructions for sqrt, 1 / sqrt, abs, neg), but the float forms above (v_exp, v_log,
-// v_tanh, v_sqrt) in the SIMD builds; abs / neg on half / bfloat16 rows: sign16_row.
+// v_tanh, v_sqrt, v_rsqrt) in the SIMD builds; abs / neg on half / bfloat16 rows: sign16_row.
 #define MYOPS_VEC_UNARY(F, EXPR)   \
   struct V##F {                    \
     F f;                           \
@@ -461,7 +494,7 @@ MYOPS_VEC_UNARY(Neg, x.neg())
 MYOPS_VEC_UNARY(Exp, v_exp(x))
 MYOPS_VEC_UNARY(Log, v_log(x))
 MYOPS_VEC_UNARY(Sqrt, v_sqrt(x))
-MYOPS_VEC_UNARY(Rsqrt, x.rsqrt())
+MYOPS_VEC_UNARY(Rsqrt, v_rsqrt(x))
 MYOPS_VEC_UNARY(Tanh, v_tanh(x))
 #undef MYOPS_VEC_UNARY
 
