@@ -247,13 +247,16 @@ def error_row(family, device, label, sub_label, e):
             "error": error_text(e), "baselines": {}}
 
 
-def run_family(family, device, quick, bw):
+def run_family(family, device, quick, bw, ops=None):
     """One row per case. A case that raises (a kernel that fails, a result that differs) becomes
-    an error row and the family goes on: one failure never costs the other measurements."""
+    an error row and the family goes on: one failure never costs the other measurements. `ops`:
+    only the cases whose op (the row's first column) it names."""
     mod = importlib.import_module(f"bench_{family}")
     rows = []
     try:
         cases = mod.cases(device, quick)
+        if ops:
+            cases = [c for c in cases if c.label in ops]
     except Exception as e:  # noqa: BLE001 - reported, not fatal
         rows.append(error_row(family, device, family, "(cases)", e))
         print(f"  {family}: ERROR building the cases: {rows[-1]['error']}", flush=True)
@@ -466,6 +469,8 @@ def main(argv=None):
     p.add_argument("--note", default=None, help="a line for the report's header (e.g. the host)")
     p.add_argument("--no-plots", action="store_true",
                    help="write the .md and .json only (benchmarks/plot.py draws the plots from the .json)")
+    p.add_argument("--ops", nargs="+", default=None, metavar="OP",
+                   help="only the cases of these ops (the table's first column, e.g. exp log 'gelu tanh')")
     p.add_argument("--no-inductor", action="store_true",
                    help="leave out the torch.compile (Inductor) peer (it compiles every case once)")
     p.add_argument("--append", action="store_true",
@@ -534,7 +539,7 @@ def main(argv=None):
             except ModuleNotFoundError:
                 print(f"  (no benchmarks for {fam} yet)")
                 continue
-            rows += run_family(fam, device, args.quick, bw)
+            rows += run_family(fam, device, args.quick, bw, args.ops)
             if stem:  # after every family: a run cut short keeps what it measured
                 write_report(stem, rows, meta)
         if not stem:
@@ -577,6 +582,8 @@ def run_cpu_isas(args):
             cmd.append("--quick")
         if args.no_inductor:
             cmd.append("--no-inductor")
+        if args.ops:
+            cmd += ["--ops"] + args.ops
         if args.note:
             cmd += ["--note", args.note]
         print(f"### myops CPU build {isa}: " + " ".join(f"{k}={env[k]}" for k in sorted(TORCH_ENV_FOR_ISA.get(isa, {}))),

@@ -64,6 +64,43 @@ int64_t relu16_row(const T* in, T* out, int64_t n) {
 #endif
 }
 
+// abs / neg on half / bfloat16 without widening to float: the sign bit cleared / flipped on the
+// storage bits, as torch's Vectorized<Half / BFloat16>::abs / neg do (NaN payloads kept; the
+// widening path cost a conversion each way: 0.5-0.8x torch at 2^16). Returns how many leading
+// elements it wrote.
+template <bool kNeg, typename T>
+int64_t sign16_row(const T* in, T* out, int64_t n) {
+#if defined(CPU_CAPABILITY_AVX2) || defined(CPU_CAPABILITY_AVX512)
+  static_assert(sizeof(T) == 2, "16-bit types only");
+  int64_t i = 0;
+#if defined(CPU_CAPABILITY_AVX512)
+  const __m512i sign = _mm512_set1_epi16(int16_t(0x8000));
+  for (; i + 64 <= n; i += 64) {
+    const __m512i v0 = _mm512_loadu_si512(in + i), v1 = _mm512_loadu_si512(in + i + 32);
+    _mm512_storeu_si512(out + i, kNeg ? _mm512_xor_si512(v0, sign) : _mm512_andnot_si512(sign, v0));
+    _mm512_storeu_si512(out + i + 32, kNeg ? _mm512_xor_si512(v1, sign) : _mm512_andnot_si512(sign, v1));
+  }
+  for (; i + 32 <= n; i += 32) {
+    const __m512i v = _mm512_loadu_si512(in + i);
+    _mm512_storeu_si512(out + i, kNeg ? _mm512_xor_si512(v, sign) : _mm512_andnot_si512(sign, v));
+  }
+#else
+  const __m256i sign = _mm256_set1_epi16(int16_t(0x8000));
+  for (; i + 16 <= n; i += 16) {
+    const __m256i v = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(in + i));
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(out + i),
+                        kNeg ? _mm256_xor_si256(v, sign) : _mm256_andnot_si256(sign, v));
+  }
+#endif
+  return i;
+#else
+  (void)in;
+  (void)out;
+  (void)n;
+  return 0;
+#endif
+}
+
 // ---- fast float math for the SIMD builds ------------------------------------------------------
 // gelu, silu and sigmoid on float (and on half / bfloat16, which compute in float) spend their
 // time in exp, erf and a division. at::vec calls SLEEF (an out-of-line call per vector) and
@@ -91,11 +128,21 @@ inline VFloat vround(const VFloat& x) { return _mm512_roundscale_ps(x, _MM_FROUN
 inline VFloat vpow2(const VFloat& n) {
   return _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_add_epi32(_mm512_cvtps_epi32(n), _mm512_set1_epi32(127)), 23));
 }
+// p 2^n for an integral n in [-126, 127]: one vscalefps (the same bits as p * vpow2(n): one
+// rounding of the exact product, a denormal result included)
+inline VFloat vldexp(const VFloat& p, const VFloat& n) { return _mm512_scalef_ps(p, n); }
 inline VFloat vrcp(const VFloat& d) {
   const __m512 t = _mm512_rcp14_ps(d);
   return _mm512_mul_ps(t, _mm512_fnmadd_ps(d, t, _mm512_set1_ps(2.f)));  // Newton: t (2 - d t)
 }
 inline VFloat vabs(const VFloat& x) { return _mm512_abs_ps(x); }
+// |m| (m's sign bit clear) with s's sign: one vpternlogd (m | (s & sign bit))
+inline VFloat vcopysign(const VFloat& m, const VFloat& s) {
+  return _mm512_castsi512_ps(_mm512_ternarylogic_epi32(_mm512_castps_si512(m), _mm512_castps_si512(s),
+                                                       _mm512_set1_epi32(int32_t(0x80000000u)), 0xF8));
+}
+// every lane positive, normal and finite (no zero, denormal, inf, NaN or negative lane): one vfpclassps
+inline bool vall_pos_normal(const VFloat& x) { return _mm512_fpclass_ps_mask(x, 0xFF) == 0; }
 // x < below ? x * 0 : r (-0, or NaN at -inf, as torch's formulas give far out on the left)
 C10_ALWAYS_INLINE VFloat v_neg_tail(const VFloat& r, const VFloat& x, float below) {
   return _mm512_mask_mul_ps(r, _mm512_cmp_ps_mask(x, _mm512_set1_ps(below), _CMP_LT_OQ), x, _mm512_setzero_ps());
@@ -123,10 +170,15 @@ inline VFloat v_zero_from(const VFloat& p, const VFloat& t, float c) {
 inline bool vall_in(const VFloat& x, float lo, float hi) {
   return (_mm512_cmp_ps_mask(x, _mm512_set1_ps(lo), _CMP_GE_OQ) & _mm512_cmp_ps_mask(x, _mm512_set1_ps(hi), _CMP_LE_OQ)) == 0xFFFF;
 }
-// x = m 2^e with m in [0.5, 1), for a normal positive x
-inline VFloat vfrexp(const VFloat& x, VFloat& e) {
-  e = _mm512_add_ps(_mm512_getexp_ps(x), _mm512_set1_ps(1.f));
-  return _mm512_getmant_ps(x, _MM_MANT_NORM_p5_1, _MM_MANT_SIGN_zero);
+// log's reduction, for a normal positive x: x = M 2^e with M in [sqrt(1/2), sqrt(2)), returns
+// f = M - 1 (exact). Cephes' split (m in [0.5, 1) from frexp, doubled below sqrt(1/2)) taken on
+// the bits: e = (bits(x) - bits(sqrt(1/2))) >> 23 (arithmetic), bits(M) = bits(x) - (e << 23):
+// the same f and e as frexp, a compare and two blends gave, in 6 instructions instead of 10.
+inline VFloat vlog_reduce(const VFloat& x, VFloat& e) {
+  const __m512i bits = _mm512_castps_si512(x);
+  const __m512i k = _mm512_srai_epi32(_mm512_sub_epi32(bits, _mm512_set1_epi32(0x3f3504f3)), 23);
+  e = _mm512_cvtepi32_ps(k);
+  return _mm512_sub_ps(_mm512_castsi512_ps(_mm512_sub_epi32(bits, _mm512_slli_epi32(k, 23))), _mm512_set1_ps(1.f));
 }
 #else
 inline VFloat vfmadd(const VFloat& a, const VFloat& b, const VFloat& c) { return _mm256_fmadd_ps(a, b, c); }
@@ -137,11 +189,13 @@ inline VFloat vround(const VFloat& x) { return _mm256_round_ps(x, _MM_FROUND_TO_
 inline VFloat vpow2(const VFloat& n) {
   return _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_add_epi32(_mm256_cvtps_epi32(n), _mm256_set1_epi32(127)), 23));
 }
+inline VFloat vldexp(const VFloat& p, const VFloat& n) { return p * vpow2(n); }
 inline VFloat vrcp(const VFloat& d) {
   const __m256 t = _mm256_rcp_ps(d);
   return _mm256_mul_ps(t, _mm256_fnmadd_ps(d, t, _mm256_set1_ps(2.f)));
 }
 inline VFloat vabs(const VFloat& x) { return _mm256_andnot_ps(_mm256_set1_ps(-0.f), x); }
+inline VFloat vcopysign(const VFloat& m, const VFloat& s) { return m | (s & VFloat(-0.f)); }
 C10_ALWAYS_INLINE VFloat v_neg_tail(const VFloat& r, const VFloat& x, float below) {
   return _mm256_blendv_ps(r, _mm256_mul_ps(x, _mm256_setzero_ps()),
                           _mm256_cmp_ps(x, _mm256_set1_ps(below), _CMP_LT_OQ));
@@ -166,11 +220,12 @@ inline bool vall_in(const VFloat& x, float lo, float hi) {
   return _mm256_movemask_ps(_mm256_and_ps(_mm256_cmp_ps(x, _mm256_set1_ps(lo), _CMP_GE_OQ),
                                           _mm256_cmp_ps(x, _mm256_set1_ps(hi), _CMP_LE_OQ))) == 0xFF;
 }
-inline VFloat vfrexp(const VFloat& x, VFloat& e) {
+inline bool vall_pos_normal(const VFloat& x) { return vall_in(x, 1.17549435e-38f, 3.40282347e+38f); }
+inline VFloat vlog_reduce(const VFloat& x, VFloat& e) {
   const __m256i bits = _mm256_castps_si256(x);
-  e = _mm256_sub_ps(_mm256_cvtepi32_ps(_mm256_srli_epi32(bits, 23)), _mm256_set1_ps(126.f));
-  return _mm256_castsi256_ps(_mm256_or_si256(_mm256_and_si256(bits, _mm256_set1_epi32(0x007fffff)),
-                                             _mm256_set1_epi32(0x3f000000)));
+  const __m256i k = _mm256_srai_epi32(_mm256_sub_epi32(bits, _mm256_set1_epi32(0x3f3504f3)), 23);
+  e = _mm256_cvtepi32_ps(k);
+  return _mm256_sub_ps(_mm256_castsi256_ps(_mm256_sub_epi32(bits, _mm256_slli_epi32(k, 23))), _mm256_set1_ps(1.f));
 }
 #endif
 
@@ -185,7 +240,7 @@ C10_ALWAYS_INLINE VFloat vexp_in(const VFloat& x) {
   p = vfmadd(p, r, VFloat(1.6666665459e-1f));
   p = vfmadd(p, r, VFloat(5.0000001201e-1f));
   p = vfmadd(p, r * r, r + VFloat(1.f));
-  return p * vpow2(n);
+  return vldexp(p, n);
 }
 C10_ALWAYS_INLINE VFloat vexp(const VFloat& x) { return vexp_in(vmax_c(vmin_c(x, 88.0f), -87.33654f)); }
 
@@ -202,13 +257,9 @@ C10_ALWAYS_INLINE VFloat v_exp_f(const VFloat& x) {
   return vexp_in(x);
 }
 C10_ALWAYS_INLINE VFloat v_log_f(const VFloat& x) {
-  if (!vall_in(x, 1.17549435e-38f, 3.40282347e+38f)) return x.log();
+  if (!vall_pos_normal(x)) return x.log();
   VFloat e;
-  const VFloat m = vfrexp(x, e);  // m in [0.5, 1)
-  // m < sqrt(1/2): log(2m) - (e - 1) ln2, so that f = m - 1 (or 2m - 1) lies in [-0.29, 0.41]
-  const VFloat lo = m < VFloat(0.707106781186547524f);
-  const VFloat f = m - VFloat(1.f) + (lo & m);
-  e = e - (lo & VFloat(1.f));
+  const VFloat f = vlog_reduce(x, e);  // x = (1 + f) 2^e, f in [-0.29, 0.41]
   const VFloat z = f * f;
   VFloat p = vfmadd(VFloat(7.0376836292e-2f), f, VFloat(-1.1514610310e-1f));
   p = vfmadd(p, f, VFloat(1.1676998740e-1f));
@@ -223,6 +274,57 @@ C10_ALWAYS_INLINE VFloat v_log_f(const VFloat& x) {
   y = vfnmadd(z, VFloat(0.5f), y);
   return vfmadd(e, VFloat(0.693359375f), f + y);
 }
+// sqrt (AVX-512 build): vsqrtps on 512-bit registers issues one vector per 6 cycles on one port;
+// torch's VML sqrt ran 1.7x faster at 2^16. For a vector of positive normal finite lanes: the
+// 14-bit rsqrt14 estimate y, s = x y and h = y / 2 refined by one Goldschmidt step (error about
+// 2^-27), then s + (x - s^2) h with the residual exact in an FMA: the correctly rounded square
+// root for x in [2^-96, FLT_MAX] (checked exhaustively: every float32 there gives vsqrtps'
+// bits; below 2^-100 the residual is a denormal and loses bits). Any other lane (small, 0,
+// denormal, inf, NaN, negative) sends the vector to vsqrtps.
+#if defined(CPU_CAPABILITY_AVX512)
+C10_ALWAYS_INLINE bool vsqrt_fast_range(const VFloat& x) { return vall_in(x, 0x1p-96f, 3.40282347e+38f); }
+C10_ALWAYS_INLINE VFloat vsqrt_rn(const VFloat& x) {
+  const VFloat y = _mm512_rsqrt14_ps(x);
+  VFloat s = x * y;
+  VFloat h = y * VFloat(0.5f);
+  const VFloat d = vfnmadd(s, h, VFloat(0.5f));
+  s = vfmadd(s, d, s);
+  h = vfmadd(h, d, h);
+  return vfmadd(vfnmadd(s, s, x), h, s);
+}
+#endif
+C10_ALWAYS_INLINE VFloat v_sqrt_f(const VFloat& x) {
+#if defined(CPU_CAPABILITY_AVX512)
+  if (!vsqrt_fast_range(x)) return x.sqrt();
+  return vsqrt_rn(x);
+#else
+  return x.sqrt();
+#endif
+}
+// 1 / sqrt (AVX-512 build): at::vec's (torch's) is vdivps(1, vsqrtps(x)), two roundings, both
+// on the divider. The same two roundings without it: the correctly rounded sqrt above, then
+// the correctly rounded reciprocal by rcp14 and two Newton steps, the last with an exact FMA
+// residual (checked exhaustively: every float32 in [2^-96, FLT_MAX] gives vdivps(1, vsqrtps)'s
+// bits). Other lanes: at::vec's.
+C10_ALWAYS_INLINE VFloat v_rsqrt_f(const VFloat& x) {
+#if defined(CPU_CAPABILITY_AVX512)
+  if (!vsqrt_fast_range(x)) return x.rsqrt();
+  const VFloat s = vsqrt_rn(x);
+  VFloat y = _mm512_rcp14_ps(s);
+  y = vfmadd(y, vfnmadd(s, y, VFloat(1.f)), y);
+  y = vfmadd(y, vfnmadd(s, y, VFloat(1.f)), y);
+  // the one exception of that last step (Markstein): s = 2^k (2 - 2^-23), a mantissa of all
+  // ones, whose reciprocal 2^(-k-1) (1 + 2^-24 + 2^-48 ...) lies just above a midpoint the step
+  // takes for a tie (one per binade of s: 224 inputs): one ulp up there
+  const __m512i ones = _mm512_set1_epi32(0x7fffff);
+  const __mmask16 all_ones = _mm512_cmpeq_epi32_mask(_mm512_and_si512(_mm512_castps_si512(s), ones), ones);
+  return _mm512_castsi512_ps(_mm512_mask_add_epi32(_mm512_castps_si512(y), all_ones, _mm512_castps_si512(y),
+                                                   _mm512_set1_epi32(1)));
+#else
+  return x.rsqrt();
+#endif
+}
+
 // tanh: an odd polynomial below |x| = 0.625, else 1 - 2 / (exp(2|x|) + 1) with x's sign (vexp
 // clamps 2|x| to 88: 1 from there on; a NaN passes through; the division is vrcp).
 C10_ALWAYS_INLINE VFloat v_tanh_f(const VFloat& x) {
@@ -235,7 +337,8 @@ C10_ALWAYS_INLINE VFloat v_tanh_f(const VFloat& x) {
   const VFloat small = vfmadd(p * z, x, x);
   // 2 / (e + 1) <= 0.45 against a result >= 0.55: vrcp's error (1-2 ulp of the quotient)
   // shrinks in the difference
-  const VFloat big = vfnmadd(VFloat(2.f), vrcp(vexp(a + a) + VFloat(1.f)), VFloat(1.f)) | (x & VFloat(-0.f));
+  // (2|x| >= 0: only the upper clamp of vexp applies)
+  const VFloat big = vcopysign(vfnmadd(VFloat(2.f), vrcp(vexp_in(vmin_c(a + a, 88.0f)) + VFloat(1.f)), VFloat(1.f)), x);
   return VFloat::blendv(big, small, a < VFloat(0.625f));
 }
 
@@ -353,6 +456,10 @@ template <class V>
 C10_ALWAYS_INLINE V v_log(const V& x) { return x.log(); }
 template <class V>
 C10_ALWAYS_INLINE V v_tanh(const V& x) { return x.tanh(); }
+template <class V>
+C10_ALWAYS_INLINE V v_sqrt(const V& x) { return x.sqrt(); }
+template <class V>
+C10_ALWAYS_INLINE V v_rsqrt(const V& x) { return x.rsqrt(); }
 #ifdef MYOPS_EW_FAST_MATH
 template <>
 C10_ALWAYS_INLINE VFloat v_exp(const VFloat& x) { return v_exp_f(x); }
@@ -360,11 +467,16 @@ template <>
 C10_ALWAYS_INLINE VFloat v_log(const VFloat& x) { return v_log_f(x); }
 template <>
 C10_ALWAYS_INLINE VFloat v_tanh(const VFloat& x) { return v_tanh_f(x); }
+template <>
+C10_ALWAYS_INLINE VFloat v_sqrt(const VFloat& x) { return v_sqrt_f(x); }
+template <>
+C10_ALWAYS_INLINE VFloat v_rsqrt(const VFloat& x) { return v_rsqrt_f(x); }
 #endif
 
 // The unary math of the table on Vectorized<float / double> (half / bfloat16 widened to float):
 // at::vec's own functions, which torch's vector loops call (SLEEF for exp, log, tanh, pow;
-// the instructions for sqrt, 1 / sqrt, abs, neg).
+// the instructions for sqrt, 1 / sqrt, abs, neg), but the float forms above (v_exp, v_log,
+// v_tanh, v_sqrt, v_rsqrt) in the SIMD builds; abs / neg on half / bfloat16 rows: sign16_row.
 #define MYOPS_VEC_UNARY(F, EXPR)   \
   struct V##F {                    \
     F f;                           \
@@ -381,22 +493,10 @@ MYOPS_VEC_UNARY(Abs, x.abs())
 MYOPS_VEC_UNARY(Neg, x.neg())
 MYOPS_VEC_UNARY(Exp, v_exp(x))
 MYOPS_VEC_UNARY(Log, v_log(x))
-MYOPS_VEC_UNARY(Sqrt, x.sqrt())
-MYOPS_VEC_UNARY(Rsqrt, x.rsqrt())
+MYOPS_VEC_UNARY(Sqrt, v_sqrt(x))
+MYOPS_VEC_UNARY(Rsqrt, v_rsqrt(x))
 MYOPS_VEC_UNARY(Tanh, v_tanh(x))
 #undef MYOPS_VEC_UNARY
-
-struct VPow {
-  Pow f;
-  template <class V>
-  C10_ALWAYS_INLINE V operator()(V a, V b) const {
-    return a.pow(b);
-  }
-};
-template <>
-struct VecOf<Pow> {
-  using type = VPow;
-};
 
 // a + alpha * b and self + value * t1 * t2, fused as the scalar functors are (same bits)
 template <typename C>
@@ -490,53 +590,26 @@ struct VecOf<Plus> {
   using type = VPlus;
 };
 
-struct VMul {
-  Mul f;
-  template <class V>
-  C10_ALWAYS_INLINE V operator()(V a, V b) const {
-    return a * b;
-  }
-};
-template <>
-struct VecOf<Mul> {
-  using type = VMul;
-};
-
-struct VDiv {
-  Div f;
-  template <class V>
-  C10_ALWAYS_INLINE V operator()(V a, V b) const {
-    return a / b;
-  }
-};
-template <>
-struct VecOf<Div> {
-  using type = VDiv;
-};
-
-struct VMaximum {
-  Maximum f;
-  template <class V>
-  C10_ALWAYS_INLINE V operator()(V a, V b) const {
-    return at::vec::maximum(a, b);
-  }
-};
-template <>
-struct VecOf<Maximum> {
-  using type = VMaximum;
-};
-
-struct VMinimum {
-  Minimum f;
-  template <class V>
-  C10_ALWAYS_INLINE V operator()(V a, V b) const {
-    return at::vec::minimum(a, b);
-  }
-};
-template <>
-struct VecOf<Minimum> {
-  using type = VMinimum;
-};
+// The plain binary ops on Vectorized<float / double> (half / bfloat16 widened to float):
+// at::vec's operators and functions, as torch's vector loops (SLEEF's pow).
+#define MYOPS_VEC_BINARY(F, EXPR)  \
+  struct V##F {                    \
+    F f;                           \
+    template <class V>             \
+    C10_ALWAYS_INLINE V operator()(V a, V b) const { \
+      return EXPR;                 \
+    }                              \
+  };                               \
+  template <>                      \
+  struct VecOf<F> {                \
+    using type = V##F;             \
+  };
+MYOPS_VEC_BINARY(Mul, a * b)
+MYOPS_VEC_BINARY(Div, a / b)
+MYOPS_VEC_BINARY(Maximum, at::vec::maximum(a, b))
+MYOPS_VEC_BINARY(Minimum, at::vec::minimum(a, b))
+MYOPS_VEC_BINARY(Pow, a.pow(b))
+#undef MYOPS_VEC_BINARY
 
 struct VClamp {
   Clamp f;
