@@ -1512,7 +1512,7 @@ def test_number_overloads_under_compile(device):
 def test_abs_neg_16bit_every_pattern(op, dtype):
     """abs / neg on float16 / bfloat16 equal torch's bits on every one of the 2^16 storage
     patterns (NaN payloads, signalling NaNs and -0.0 included), through the vector rows
-    (cpu: sign16_row) and a scalar tail (a length that is no multiple of the vector)."""
+    (cpu: row16 with Sign16) and a scalar tail (a length that is no multiple of the vector)."""
     x = torch.arange(-32768, 32768, dtype=torch.int32).to(torch.int16).view(dtype)
     for t in (x, x[:70], x[1:]):
         got, want = getattr(myops, op)(t), getattr(torch, op)(t)

@@ -169,10 +169,8 @@ struct CpuLoop {
       if (hw_bf16()) i = bf16_unary_hw(in[0], out, n, vf);
     }
 #endif
-    if constexpr (std::is_same<VF, VRelu>::value && sizeof(T) == 2) {
-      i = relu16_row(in[0], out, n);
-    } else if constexpr ((std::is_same<VF, VAbs>::value || std::is_same<VF, VNeg>::value) && sizeof(T) == 2) {
-      i = sign16_row<std::is_same<VF, VNeg>::value>(in[0], out, n);
+    if constexpr (kHasRow16<VF, T>) {
+      i = row16<typename VF::template Row16<T>>(in[0], out, n);
     } else if constexpr (std::is_same<T, float>::value || std::is_same<T, double>::value) {
       for (; i + 2 * W <= n; i += 2 * W) {
         V r0 = vf(V::loadu(in[I] + i)...);
@@ -217,9 +215,7 @@ struct CpuLoop {
     int64_t inner[NARGS];
     for (int k = 0; k < NARGS; ++k) inner[k] = shape.strides[nd - 1][k];
     const int64_t out_bytes = p.numel * int64_t(sizeof(Out));
-    // not for pow (SLEEF's powf16, out of line, ~2.4 ns an element: far from memory-bound): its
-    // streamed float32 rows at 2^22 ran 0.72x torch (15.0 against 10.8 ms, reused pages), plain 1.0x
-    const bool stream = kCanStream<Out> && !std::is_same<VF, VPow>::value && out_bytes >= kStreamBytes &&
+    const bool stream = kCanStream<Out> && !kNeverStream<VF> && out_bytes >= kStreamBytes &&
                         pages_resident(base[0], out_bytes);
     at::parallel_for(0, p.numel, kGrain, [&](int64_t begin, int64_t end) {
       // odometer over the outer dims

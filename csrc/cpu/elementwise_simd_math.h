@@ -18,8 +18,104 @@ struct VecOf {
   using type = NoVec;
 };
 
+// ---- 16-bit rows on the storage bits -----------------------------------------------------------
+// relu, abs and neg on half / bfloat16 without widening to float: one lane operation on the
+// storage bits read as int16, run over a row by row16 (the AVX-512 or AVX2 build; nothing in the
+// baseline build). The lane operation Op (a functor's Row16<T>) gives operator() on __m512i
+// (AVX-512 build) or __m256i (AVX2 build), and kPairs: two 512-bit vectors per iteration. Returns
+// how many leading elements it wrote; the caller runs the scalar functor on the rest.
+template <class Op, typename T>
+int64_t row16(const T* in, T* out, int64_t n) {
+#if defined(CPU_CAPABILITY_AVX2) || defined(CPU_CAPABILITY_AVX512)
+  static_assert(sizeof(T) == 2, "16-bit types only");
+  const Op op{};
+  int64_t i = 0;
+#if defined(CPU_CAPABILITY_AVX512)
+  if constexpr (Op::kPairs) {
+    for (; i + 64 <= n; i += 64) {
+      const __m512i v0 = _mm512_loadu_si512(in + i), v1 = _mm512_loadu_si512(in + i + 32);
+      _mm512_storeu_si512(out + i, op(v0));
+      _mm512_storeu_si512(out + i + 32, op(v1));
+    }
+  }
+  for (; i + 32 <= n; i += 32) _mm512_storeu_si512(out + i, op(_mm512_loadu_si512(in + i)));
+#else
+  for (; i + 16 <= n; i += 16) {
+    const __m256i v = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(in + i));
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(out + i), op(v));
+  }
+#endif
+  return i;
+#else
+  (void)in;
+  (void)out;
+  (void)n;
+  return 0;
+#endif
+}
+
+// A vector functor with a member template Row16<T> (a lane operation) has its half / bfloat16
+// rows run by row16<typename VF::template Row16<T>> instead of widened to float.
+template <class VF, typename T, class = void>
+struct HasRow16 : std::false_type {};
+template <class VF, typename T>
+struct HasRow16<VF, T, std::void_t<typename VF::template Row16<T>>> : std::bool_constant<sizeof(T) == 2> {};
+template <class VF, typename T>
+constexpr bool kHasRow16 = HasRow16<VF, T>::value;
+
+// A vector functor with kComputeBound = true never takes the streamed stores
+// (cpu/elementwise_store.h): they pay off for memory-bound ops only.
+template <class VF, class = void>
+struct NeverStream : std::false_type {};
+template <class VF>
+struct NeverStream<VF, std::void_t<decltype(VF::kComputeBound)>> : std::bool_constant<VF::kComputeBound> {};
+template <class VF>
+constexpr bool kNeverStream = NeverStream<VF>::value;
+
+// relu's lane operation: the values relu sends to 0 (negative, nonzero, not NaN: -inf included)
+// are exactly those in [-32767, bits of -inf]; -0.0 (-32768) and negative NaNs (above -inf) pass
+// unchanged, as in the scalar functor.
+template <typename T>
+struct Relu16 {
+  static constexpr bool kPairs = false;
+  static constexpr int16_t kNegInf = std::is_same<T, c10::BFloat16>::value ? int16_t(-128) : int16_t(-1024);
+#if defined(CPU_CAPABILITY_AVX512)
+  const __m512i lim = _mm512_set1_epi16(kNegInf + 1), minus0 = _mm512_set1_epi16(-32768);
+  C10_ALWAYS_INLINE __m512i operator()(__m512i v) const {
+    const __mmask32 zero = _mm512_cmpgt_epi16_mask(lim, v) & _mm512_cmpgt_epi16_mask(v, minus0);
+    return _mm512_maskz_mov_epi16(~zero, v);
+  }
+#elif defined(CPU_CAPABILITY_AVX2)
+  const __m256i lim = _mm256_set1_epi16(kNegInf + 1), minus0 = _mm256_set1_epi16(-32768);
+  C10_ALWAYS_INLINE __m256i operator()(__m256i v) const {
+    return _mm256_andnot_si256(_mm256_and_si256(_mm256_cmpgt_epi16(lim, v), _mm256_cmpgt_epi16(v, minus0)), v);
+  }
+#endif
+};
+
+// abs / neg's lane operation: the sign bit cleared / flipped, as torch's Vectorized<Half /
+// BFloat16>::abs / neg do (NaN payloads kept; the widening path cost a conversion each way:
+// 0.5-0.8x torch at 2^16).
+template <bool kNeg>
+struct Sign16 {
+  static constexpr bool kPairs = true;
+#if defined(CPU_CAPABILITY_AVX512)
+  const __m512i sign = _mm512_set1_epi16(int16_t(0x8000));
+  C10_ALWAYS_INLINE __m512i operator()(__m512i v) const {
+    return kNeg ? _mm512_xor_si512(v, sign) : _mm512_andnot_si512(sign, v);
+  }
+#elif defined(CPU_CAPABILITY_AVX2)
+  const __m256i sign = _mm256_set1_epi16(int16_t(0x8000));
+  C10_ALWAYS_INLINE __m256i operator()(__m256i v) const {
+    return kNeg ? _mm256_xor_si256(v, sign) : _mm256_andnot_si256(sign, v);
+  }
+#endif
+};
+
 struct VRelu {
   Relu f;
+  template <typename T>
+  using Row16 = Relu16<T>;
   template <class V>
   C10_ALWAYS_INLINE V operator()(V a) const {
     return V::blendv(a, V(0), a < V(0));
@@ -29,77 +125,6 @@ template <>
 struct VecOf<Relu> {
   using type = VRelu;
 };
-
-// relu on half / bfloat16 without widening to float: on the storage bits read as int16, the
-// values relu sends to 0 (negative, nonzero, not NaN: -inf included) are exactly those in
-// [-32767, bits of -inf]; -0.0 (-32768) and negative NaNs (above -inf) pass unchanged, as in
-// the scalar functor. Returns how many leading elements it wrote.
-template <typename T>
-int64_t relu16_row(const T* in, T* out, int64_t n) {
-#if defined(CPU_CAPABILITY_AVX2) || defined(CPU_CAPABILITY_AVX512)
-  static_assert(sizeof(T) == 2, "16-bit types only");
-  constexpr int16_t kNegInf = std::is_same<T, c10::BFloat16>::value ? int16_t(-128) : int16_t(-1024);
-  int64_t i = 0;
-#if defined(CPU_CAPABILITY_AVX512)
-  const __m512i lim = _mm512_set1_epi16(kNegInf + 1), minus0 = _mm512_set1_epi16(-32768);
-  for (; i + 32 <= n; i += 32) {
-    const __m512i v = _mm512_loadu_si512(in + i);
-    const __mmask32 zero = _mm512_cmpgt_epi16_mask(lim, v) & _mm512_cmpgt_epi16_mask(v, minus0);
-    _mm512_storeu_si512(out + i, _mm512_maskz_mov_epi16(~zero, v));
-  }
-#else
-  const __m256i lim = _mm256_set1_epi16(kNegInf + 1), minus0 = _mm256_set1_epi16(-32768);
-  for (; i + 16 <= n; i += 16) {
-    const __m256i v = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(in + i));
-    const __m256i zero = _mm256_and_si256(_mm256_cmpgt_epi16(lim, v), _mm256_cmpgt_epi16(v, minus0));
-    _mm256_storeu_si256(reinterpret_cast<__m256i*>(out + i), _mm256_andnot_si256(zero, v));
-  }
-#endif
-  return i;
-#else
-  (void)in;
-  (void)out;
-  (void)n;
-  return 0;
-#endif
-}
-
-// abs / neg on half / bfloat16 without widening to float: the sign bit cleared / flipped on the
-// storage bits, as torch's Vectorized<Half / BFloat16>::abs / neg do (NaN payloads kept; the
-// widening path cost a conversion each way: 0.5-0.8x torch at 2^16). Returns how many leading
-// elements it wrote.
-template <bool kNeg, typename T>
-int64_t sign16_row(const T* in, T* out, int64_t n) {
-#if defined(CPU_CAPABILITY_AVX2) || defined(CPU_CAPABILITY_AVX512)
-  static_assert(sizeof(T) == 2, "16-bit types only");
-  int64_t i = 0;
-#if defined(CPU_CAPABILITY_AVX512)
-  const __m512i sign = _mm512_set1_epi16(int16_t(0x8000));
-  for (; i + 64 <= n; i += 64) {
-    const __m512i v0 = _mm512_loadu_si512(in + i), v1 = _mm512_loadu_si512(in + i + 32);
-    _mm512_storeu_si512(out + i, kNeg ? _mm512_xor_si512(v0, sign) : _mm512_andnot_si512(sign, v0));
-    _mm512_storeu_si512(out + i + 32, kNeg ? _mm512_xor_si512(v1, sign) : _mm512_andnot_si512(sign, v1));
-  }
-  for (; i + 32 <= n; i += 32) {
-    const __m512i v = _mm512_loadu_si512(in + i);
-    _mm512_storeu_si512(out + i, kNeg ? _mm512_xor_si512(v, sign) : _mm512_andnot_si512(sign, v));
-  }
-#else
-  const __m256i sign = _mm256_set1_epi16(int16_t(0x8000));
-  for (; i + 16 <= n; i += 16) {
-    const __m256i v = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(in + i));
-    _mm256_storeu_si256(reinterpret_cast<__m256i*>(out + i),
-                        kNeg ? _mm256_xor_si256(v, sign) : _mm256_andnot_si256(sign, v));
-  }
-#endif
-  return i;
-#else
-  (void)in;
-  (void)out;
-  (void)n;
-  return 0;
-#endif
-}
 
 // ---- fast float math for the SIMD builds ------------------------------------------------------
 // gelu, silu and sigmoid on float (and on half / bfloat16, which compute in float) spend their
@@ -505,10 +530,12 @@ C10_ALWAYS_INLINE VFloat v_rsqrt(const VFloat& x) { return v_rsqrt_f(x); }
 // The unary math of the table on Vectorized<float / double> (half / bfloat16 widened to float):
 // at::vec's own functions, which torch's vector loops call (SLEEF for exp, log, tanh, pow;
 // the instructions for sqrt, 1 / sqrt, abs, neg), but the float forms above (v_exp, v_log,
-// v_tanh, v_sqrt, v_rsqrt) in the SIMD builds; abs / neg on half / bfloat16 rows: sign16_row.
-#define MYOPS_VEC_UNARY(F, EXPR)   \
+// v_tanh, v_sqrt, v_rsqrt) in the SIMD builds; abs / neg on half / bfloat16 rows: Sign16.
+// TRAITS: members declaring the functor's traits (Row16, kComputeBound), or nothing.
+#define MYOPS_VEC_UNARY(F, EXPR, TRAITS) \
   struct V##F {                    \
     F f;                           \
+    TRAITS                         \
     template <class V>             \
     C10_ALWAYS_INLINE V operator()(V x) const { \
       return EXPR;                 \
@@ -518,13 +545,13 @@ C10_ALWAYS_INLINE VFloat v_rsqrt(const VFloat& x) { return v_rsqrt_f(x); }
   struct VecOf<F> {                \
     using type = V##F;             \
   };
-MYOPS_VEC_UNARY(Abs, x.abs())
-MYOPS_VEC_UNARY(Neg, x.neg())
-MYOPS_VEC_UNARY(Exp, v_exp(x))
-MYOPS_VEC_UNARY(Log, v_log(x))
-MYOPS_VEC_UNARY(Sqrt, v_sqrt(x))
-MYOPS_VEC_UNARY(Rsqrt, v_rsqrt(x))
-MYOPS_VEC_UNARY(Tanh, v_tanh(x))
+MYOPS_VEC_UNARY(Abs, x.abs(), template <typename T> using Row16 = Sign16<false>;)
+MYOPS_VEC_UNARY(Neg, x.neg(), template <typename T> using Row16 = Sign16<true>;)
+MYOPS_VEC_UNARY(Exp, v_exp(x), )
+MYOPS_VEC_UNARY(Log, v_log(x), )
+MYOPS_VEC_UNARY(Sqrt, v_sqrt(x), )
+MYOPS_VEC_UNARY(Rsqrt, v_rsqrt(x), )
+MYOPS_VEC_UNARY(Tanh, v_tanh(x), )
 #undef MYOPS_VEC_UNARY
 
 // a + alpha * b and self + value * t1 * t2, fused as the scalar functors are (same bits)
@@ -620,10 +647,12 @@ struct VecOf<Plus> {
 };
 
 // The plain binary ops on Vectorized<float / double> (half / bfloat16 widened to float):
-// at::vec's operators and functions, as torch's vector loops (SLEEF's pow).
-#define MYOPS_VEC_BINARY(F, EXPR)  \
+// at::vec's operators and functions, as torch's vector loops (SLEEF's pow). TRAITS: as in
+// MYOPS_VEC_UNARY.
+#define MYOPS_VEC_BINARY(F, EXPR, TRAITS) \
   struct V##F {                    \
     F f;                           \
+    TRAITS                         \
     template <class V>             \
     C10_ALWAYS_INLINE V operator()(V a, V b) const { \
       return EXPR;                 \
@@ -633,11 +662,13 @@ struct VecOf<Plus> {
   struct VecOf<F> {                \
     using type = V##F;             \
   };
-MYOPS_VEC_BINARY(Mul, a * b)
-MYOPS_VEC_BINARY(Div, a / b)
-MYOPS_VEC_BINARY(Maximum, at::vec::maximum(a, b))
-MYOPS_VEC_BINARY(Minimum, at::vec::minimum(a, b))
-MYOPS_VEC_BINARY(Pow, a.pow(b))
+MYOPS_VEC_BINARY(Mul, a * b, )
+MYOPS_VEC_BINARY(Div, a / b, )
+MYOPS_VEC_BINARY(Maximum, at::vec::maximum(a, b), )
+MYOPS_VEC_BINARY(Minimum, at::vec::minimum(a, b), )
+// pow is compute-bound (SLEEF's powf16, out of line, ~2.4 ns an element: far from memory-bound):
+// its streamed float32 rows at 2^22 ran 0.72x torch (15.0 against 10.8 ms, reused pages), plain 1.0x
+MYOPS_VEC_BINARY(Pow, a.pow(b), static constexpr bool kComputeBound = true;)
 #undef MYOPS_VEC_BINARY
 
 struct VClamp {
