@@ -1517,3 +1517,13 @@ def test_abs_neg_16bit_every_pattern(op, dtype):
     for t in (x, x[:70], x[1:]):
         got, want = getattr(myops, op)(t), getattr(torch, op)(t)
         assert torch.equal(got.view(torch.int16), want.view(torch.int16))
+
+
+@pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16])
+def test_relu_16bit_every_pattern(dtype):
+    """relu on float16 / bfloat16 equals torch's bits on every one of the 2^16 storage patterns
+    (-0.0, -inf, denormals included; NaN where torch has NaN), through the vector rows (cpu:
+    row16 with Relu16) and a scalar tail (a length that is no multiple of the vector)."""
+    x = torch.arange(-32768, 32768, dtype=torch.int32).to(torch.int16).view(dtype)
+    for t in (x, x[:70], x[1:]):
+        assert_exact(myops.relu(t), torch.relu(t))
