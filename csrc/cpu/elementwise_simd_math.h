@@ -131,8 +131,8 @@ struct VecOf<Relu> {
 // time in exp, erf and a division. at::vec calls SLEEF (an out-of-line call per vector) and
 // divides; PyTorch's own kernels do the same, or call oneDNN's JIT kernels, which inline a
 // polynomial exp and replace the division. So do we, in both SIMD builds (256 and 512 bits):
-//  - exp: Cody-Waite reduction by ln 2 in two parts and Cephes' degree-6 polynomial
-//    (about 1 ulp), inline; the input clamped to [-87.34, 88] (NaN passes through) so that
+//  - exp: Cody-Waite reduction by ln 2 in two parts and a degree-6 polynomial (vexp_in,
+//    about 1 ulp), inline; the input clamped to [-87.34, 88] (NaN passes through) so that
 //    1 + exp(-x) stays finite and the scale 2^n a normal number;
 //  - 1 / d: the hardware reciprocal estimate (rcp: 12 bits, rcp14: 14 bits) and one Newton
 //    step (within 1-2 ulp of the division);
@@ -264,17 +264,22 @@ inline VFloat vlog_reduce(const VFloat& x, VFloat& e) {
 }
 #endif
 
-// exp for x in [-87.34, 88] (vexp_in) or clamped there (vexp)
+// exp for x in [-87.34, 88] (vexp_in) or clamped there (vexp). n = round(x / ln 2) by the
+// 1.5 * 2^23 shifter inside one FMA (one rounding of the exact x log2(e), where a multiply and a
+// vroundscaleps took three uops), then exp(r) = 1 + r + r^2 Q(r), Q of degree 4 fitted to within
+// 4e-9 relative on |r| <= ln2 / 2 (tools/fit_exp_log.py; Cephes' degree 5 took one FMA more), in
+// Horner form down to the constant 1.
 C10_ALWAYS_INLINE VFloat vexp_in(const VFloat& x) {
-  const VFloat n = vround(x * VFloat(1.44269504088896341f));
+  const VFloat shift(12582912.f);  // 1.5 * 2^23
+  const VFloat n = vfmadd(x, VFloat(1.44269504088896341f), shift) - shift;
   VFloat r = vfnmadd(n, VFloat(0.693359375f), x);  // x - n ln2, ln2 in two parts
   r = vfnmadd(n, VFloat(-2.12194440e-4f), r);
-  VFloat p = vfmadd(VFloat(1.9875691500e-4f), r, VFloat(1.3981999507e-3f));
-  p = vfmadd(p, r, VFloat(8.3334519073e-3f));
-  p = vfmadd(p, r, VFloat(4.1665795894e-2f));
-  p = vfmadd(p, r, VFloat(1.6666665459e-1f));
-  p = vfmadd(p, r, VFloat(5.0000001201e-1f));
-  p = vfmadd(p, r * r, r + VFloat(1.f));
+  VFloat p = vfmadd(VFloat(1.3814573176e-3f), r, VFloat(8.3687268198e-3f));
+  p = vfmadd(p, r, VFloat(4.1668388993e-2f));
+  p = vfmadd(p, r, VFloat(1.6666521132e-1f));
+  p = vfmadd(p, r, VFloat(4.9999994040e-1f));
+  p = vfmadd(p, r, VFloat(1.f));
+  p = vfmadd(p, r, VFloat(1.f));
   return vldexp(p, n);
 }
 C10_ALWAYS_INLINE VFloat vexp(const VFloat& x) { return vexp_in(vmax_c(vmin_c(x, 88.0f), -87.33654f)); }
@@ -282,33 +287,42 @@ C10_ALWAYS_INLINE VFloat vexp(const VFloat& x) { return vexp_in(vmax_c(vmin_c(x,
 // exp, log and tanh on float (issue #29): at::vec's are SLEEF's 1-ulp functions, an out-of-line
 // call per vector, and SLEEF's tanhf_u10 / logf_u10 work in double-float arithmetic: myops
 // measured 0.21x / 0.55x torch on tanh / log (torch's kernels call MKL's VML on contiguous
-// float). exp and log are Cephes' single-precision algorithms, tanh an expm1 form (v_tanh_f),
-// inline: within 2 ulp of the correctly
-// rounded result (measured: README.md), so within the suite's 4 ulp of torch's. exp and log
+// float). exp and log are Cephes' single-precision reductions with refitted polynomials, tanh an
+// expm1 form (v_tanh_f), inline: within 2 ulp of the correctly rounded result (exp and log
+// within 1 ulp; measured: README.md), so within the suite's 4 ulp of torch's. exp and log
 // take at::vec's function for a vector that holds any lane outside the range where the fast
 // form is exact in its special cases (exp: the result normal and finite; log: a positive normal
 // finite input), so inf, NaN, zero, negative and denormal lanes get SLEEF's values.
 C10_ALWAYS_INLINE VFloat v_exp_f(const VFloat& x) {
+#if defined(CPU_CAPABILITY_AVX512)
+  // vscalefps saturates (inf, 0 or a denormal for an n out of range, NaN passes), so the result
+  // shows every lane the fast form does not serve: one vfpclassps on it, where a check of the
+  // input's range took two compares and a mask operation
+  const VFloat y = vexp_in(x);
+  return vall_pos_normal(y) ? y : x.exp();
+#else
   if (!vall_in(x, -87.0f, 88.0f)) return x.exp();
   return vexp_in(x);
+#endif
 }
 C10_ALWAYS_INLINE VFloat v_log_f(const VFloat& x) {
   if (!vall_pos_normal(x)) return x.log();
   VFloat e;
   const VFloat f = vlog_reduce(x, e);  // x = (1 + f) 2^e, f in [-0.29, 0.41]
   const VFloat z = f * f;
-  VFloat p = vfmadd(VFloat(7.0376836292e-2f), f, VFloat(-1.1514610310e-1f));
-  p = vfmadd(p, f, VFloat(1.1676998740e-1f));
-  p = vfmadd(p, f, VFloat(-1.2420140846e-1f));
-  p = vfmadd(p, f, VFloat(1.4249322787e-1f));
-  p = vfmadd(p, f, VFloat(-1.6668057665e-1f));
-  p = vfmadd(p, f, VFloat(2.0000714765e-1f));
-  p = vfmadd(p, f, VFloat(-2.4999993993e-1f));
-  p = vfmadd(p, f, VFloat(3.3333331174e-1f));
-  VFloat y = p * f * z;
-  y = vfmadd(e, VFloat(-2.12194440e-4f), y);
-  y = vfnmadd(z, VFloat(0.5f), y);
-  return vfmadd(e, VFloat(0.693359375f), f + y);
+  // log(1 + f) = f - f^2 / 2 + f^3 P(f), P of degree 7 fitted to within 7e-9 relative on
+  // [sqrt(1/2) - 1, sqrt(2) - 1] (tools/fit_exp_log.py; Cephes' degree 8 took one FMA more)
+  VFloat p = vfmadd(VFloat(-7.8593455255e-2f), f, VFloat(1.2881559134e-1f));
+  p = vfmadd(p, f, VFloat(-1.3128812611e-1f));
+  p = vfmadd(p, f, VFloat(1.4181207120e-1f));
+  p = vfmadd(p, f, VFloat(-1.6624549031e-1f));
+  p = vfmadd(p, f, VFloat(2.0002286136e-1f));
+  p = vfmadd(p, f, VFloat(-2.5000810623e-1f));
+  p = vfmadd(p, f, VFloat(3.3333316445e-1f));
+  // = f + z (f P(f) - 1/2), then + e ln2 in two parts
+  const VFloat q = vfmadd(p, f, VFloat(-0.5f));
+  const VFloat y = vfmadd(e, VFloat(-2.12194440e-4f), vfmadd(q, z, f));
+  return vfmadd(e, VFloat(0.693359375f), y);
 }
 // sqrt (AVX-512 build): vsqrtps on 512-bit registers issues one vector per 6 cycles on one port;
 // torch's VML sqrt ran 1.7x faster at 2^16. For a vector of positive normal finite lanes: the
