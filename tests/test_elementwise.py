@@ -1369,6 +1369,31 @@ def test_pow_scalar(dtype, device):
 
 
 @pytest.mark.parametrize("device", DEVICES)
+def test_pow_float32_against_exact(device):
+    """float32 pow within 1 ulp of the correctly rounded power (the float64 pow rounded) on the
+    CPU: the AVX-512 build's double-precision form (cpu/elementwise_simd_math.h, v_pow_f) and
+    SLEEF's in the others; CUDA's powf within 2. Bases over every binade with exponents that keep
+    the result in range, bases next to 1 with exponents up to 1e6 (where log2 x must not lose
+    its low bits), bases at the edges of the reduction's 16 intervals, and randn operands."""
+    ulps = 1 if device == "cpu" else 2
+    g = torch.Generator().manual_seed(int(torch.randint(0, 2**31, ())))
+    n = 1 << 16
+    x = torch.randint(0x00800000, 0x7F800000, (n,), generator=g, dtype=torch.int32).view(torch.float32)
+    y = (torch.rand(n, generator=g) * 2 - 1) * 120 / x.double().log2().abs().clamp(min=1e-9).float()
+    near1 = 1 + (torch.rand(n, generator=g) - 0.5) * 2.0 ** -torch.randint(1, 24, (n,), generator=g).float()
+    big = (torch.rand(n, generator=g) * 2 - 1) * 1e6
+    edge = (0x3F330000 + torch.arange(17, dtype=torch.int32) * (1 << 19)).repeat_interleave(3)
+    edge = (edge + torch.tensor([-1, 0, 1], dtype=torch.int32).repeat(17)).view(torch.float32)
+    edge = torch.cat([edge * 2.0 ** k for k in (-100, -7, 0, 5, 90)])
+    for base, exp in ((x, y), (near1, big), (edge, torch.randn(edge.numel(), generator=g) * 3),
+                      (torch.randn(n, generator=g).abs() + 1e-3, torch.randn(n, generator=g) * 4)):
+        base, exp = base.to(device), exp.to(device)
+        want = torch.pow(base.double(), exp.double()).float()
+        keep = want.isfinite() & (want.abs() >= torch.finfo(torch.float32).tiny)  # normal results
+        assert_ulp(myops.pow(base, exp)[keep], want[keep], ulps)
+
+
+@pytest.mark.parametrize("device", DEVICES)
 def test_pow_bad_input(device):
     x = torch.arange(5, device=device)
     for call in (lambda m: m.pow(x, 2), lambda m: m.pow(x.float(), x)):

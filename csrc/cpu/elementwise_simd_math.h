@@ -22,7 +22,8 @@ struct VecOf {
 // relu, abs and neg on half / bfloat16 without widening to float: one lane operation on the
 // storage bits read as int16, run over a row by row16 (the AVX-512 or AVX2 build; nothing in the
 // baseline build). The lane operation Op (a functor's Row16<T>) gives operator() on __m512i
-// (AVX-512 build) or __m256i (AVX2 build), and kPairs: two 512-bit vectors per iteration. Returns
+// (AVX-512 build) or __m256i (AVX2 build), and kPairs: two vectors per iteration, as torch's
+// loop for abs / neg (AVX-512: then single vectors, torch's are 32 lanes; AVX2: pairs only). Returns
 // how many leading elements it wrote; the caller runs the scalar functor on the rest.
 template <class Op, typename T>
 int64_t row16(const T* in, T* out, int64_t n) {
@@ -40,9 +41,16 @@ int64_t row16(const T* in, T* out, int64_t n) {
   }
   for (; i + 32 <= n; i += 32) _mm512_storeu_si512(out + i, op(_mm512_loadu_si512(in + i)));
 #else
-  for (; i + 16 <= n; i += 16) {
+  // kPairs: whole pairs only, as torch's AVX2 loop (two 16-lane vectors per step, the rest in its
+  // scalar loop, which rounds a NaN to the default one): the same elements get each treatment
+  constexpr int64_t step = Op::kPairs ? 32 : 16;
+  for (; i + step <= n; i += step) {
     const __m256i v = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(in + i));
     _mm256_storeu_si256(reinterpret_cast<__m256i*>(out + i), op(v));
+    if constexpr (Op::kPairs) {
+      const __m256i w = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(in + i + 16));
+      _mm256_storeu_si256(reinterpret_cast<__m256i*>(out + i + 16), op(w));
+    }
   }
 #endif
   return i;
@@ -71,6 +79,14 @@ template <class VF>
 struct NeverStream<VF, std::void_t<decltype(VF::kComputeBound)>> : std::bool_constant<VF::kComputeBound> {};
 template <class VF>
 constexpr bool kNeverStream = NeverStream<VF>::value;
+
+// A vector functor with kHwBf16Rounding = true (an op held to a tolerance, not to torch's bits)
+// may round its bfloat16 results by the AVX512-BF16 instruction, which flushes float denormal
+// results to zero (cpu/elementwise_torch_order.h, bf16_unary_hw).
+template <class VF, class = void>
+struct HwBf16Rounding : std::false_type {};
+template <class VF>
+struct HwBf16Rounding<VF, std::void_t<decltype(VF::kHwBf16Rounding)>> : std::bool_constant<VF::kHwBf16Rounding> {};
 
 // relu's lane operation: the values relu sends to 0 (negative, nonzero, not NaN: -inf included)
 // are exactly those in [-32767, bits of -inf]; -0.0 (-32768) and negative NaNs (above -inf) pass
@@ -375,6 +391,96 @@ C10_ALWAYS_INLINE VFloat v_rsqrt_f(const VFloat& x) {
 #endif
 }
 
+// pow (AVX-512 build): at::vec's (torch's) is SLEEF's powf16_u10, out of line and in double-float
+// arithmetic (~110 cycles a vector here). For x positive normal and y finite: 2^(y log2 x) in
+// double, 8 lanes at a time, far more accurate than the float result (about 2^-31 relative), so
+// the one rounding to float leaves it within 1 ulp of the correctly rounded power:
+//  - x = 2^k z, z in [0.699, 1.398) (the offset kPowOff), and z in one of 16 intervals (4 bits of
+//    z - kPowOff): log2 x = k + log2(c_i) + log2(1 + r), r = z / c_i - 1 = z invc_i - 1 exact
+//    (invc_i has 21 bits) and |r| < 0.031, log2(1 + r) by its Taylor series to r^7 (2^-38
+//    relative). The interval holding 1 has c = 1: x near 1 loses nothing to a table value;
+//  - t = y log2 x; 2^t = 2^(m / 16) 2^g with m = round(16 t) (the 1.5 * 2^52 shifter), g in
+//    [-1/32, 1/32]: 2^(m / 16) = 2^floor(m / 16) (vscalefpd) times a table entry picked by m's
+//    low 4 bits, 2^g by its Taylor series to g^5 (2^-42).
+// Any other lane (x zero, negative, denormal, inf or NaN; y inf or NaN) or a result that is not
+// a normal float (vscalefpd saturates, the conversion to float gives inf, 0 or a denormal)
+// sends the vector to at::vec's.
+#if defined(CPU_CAPABILITY_AVX512)
+constexpr int32_t kPowOff = 0x3f330000;
+struct PowTables {
+  alignas(64) double invc[16];  // 1 / c_i rounded to 21 bits; 1 for the interval holding 1
+  alignas(64) double log2c[16];  // log2(c_i) = -log2(invc_i)
+  alignas(64) double exp2[16];  // 2^(j / 16)
+};
+// built on the first call (in this build's code, which runs only on an AVX-512 CPU)
+inline const PowTables& pow_tables() {
+  static const PowTables tables = [] {
+    PowTables t{};
+    for (int i = 0; i < 16; ++i) {
+      const int32_t blo = kPowOff + (i << 19), bhi = kPowOff + ((i + 1) << 19);
+      float lo, hi;
+      std::memcpy(&lo, &blo, sizeof(lo));
+      std::memcpy(&hi, &bhi, sizeof(hi));
+      double ic = 1.0;
+      if (!(lo <= 1.0f && 1.0f < hi)) ic = std::ldexp(std::nearbyint(std::ldexp(2.0 / (double(lo) + double(hi)), 20)), -20);
+      t.invc[i] = ic;
+      t.log2c[i] = -std::log2(ic);
+      t.exp2[i] = std::exp2(i / 16.0);
+    }
+    return t;
+  }();
+  return tables;
+}
+// 2^(y log2 x) in double for 8 lanes: z, k and the table index as above
+C10_ALWAYS_INLINE __m512d vpow_d(__m256 z, __m256i k, __m256i idx, __m256 y, const PowTables& t) {
+  constexpr double kInvLn2 = 1.4426950408889634, kLn2 = 0.6931471805599453;
+  const __m512i ix = _mm512_cvtepu32_epi64(idx);  // vpermt2pd reads its low 4 bits
+  const __m512d ic = _mm512_permutex2var_pd(_mm512_load_pd(t.invc), ix, _mm512_load_pd(t.invc + 8));
+  const __m512d lc = _mm512_permutex2var_pd(_mm512_load_pd(t.log2c), ix, _mm512_load_pd(t.log2c + 8));
+  const __m512d r = _mm512_fmsub_pd(_mm512_cvtps_pd(z), ic, _mm512_set1_pd(1.0));
+  // log2(1 + r) = r Q(r), Q = sum (-1)^(n+1) r^(n-1) / (n ln2), n = 1..7
+  __m512d q = _mm512_set1_pd(kInvLn2 / 7);
+  q = _mm512_fmadd_pd(q, r, _mm512_set1_pd(-kInvLn2 / 6));
+  q = _mm512_fmadd_pd(q, r, _mm512_set1_pd(kInvLn2 / 5));
+  q = _mm512_fmadd_pd(q, r, _mm512_set1_pd(-kInvLn2 / 4));
+  q = _mm512_fmadd_pd(q, r, _mm512_set1_pd(kInvLn2 / 3));
+  q = _mm512_fmadd_pd(q, r, _mm512_set1_pd(-kInvLn2 / 2));
+  q = _mm512_fmadd_pd(q, r, _mm512_set1_pd(kInvLn2));
+  const __m512d l = _mm512_fmadd_pd(r, q, _mm512_add_pd(_mm512_cvtepi32_pd(k), lc));
+  const __m512d tt = _mm512_mul_pd(_mm512_cvtps_pd(y), l);
+  const __m512d shift = _mm512_set1_pd(6755399441055744.0);  // 1.5 * 2^52
+  const __m512d u = _mm512_fmadd_pd(tt, _mm512_set1_pd(16.0), shift);
+  const __m512d m = _mm512_sub_pd(u, shift);
+  const __m512d g = _mm512_fnmadd_pd(m, _mm512_set1_pd(1.0 / 16), tt);
+  // 2^g = sum (g ln2)^n / n!, n = 0..5
+  __m512d p = _mm512_set1_pd(kLn2 * kLn2 * kLn2 * kLn2 * kLn2 / 120);
+  p = _mm512_fmadd_pd(p, g, _mm512_set1_pd(kLn2 * kLn2 * kLn2 * kLn2 / 24));
+  p = _mm512_fmadd_pd(p, g, _mm512_set1_pd(kLn2 * kLn2 * kLn2 / 6));
+  p = _mm512_fmadd_pd(p, g, _mm512_set1_pd(kLn2 * kLn2 / 2));
+  p = _mm512_fmadd_pd(p, g, _mm512_set1_pd(kLn2));
+  p = _mm512_fmadd_pd(p, g, _mm512_set1_pd(1.0));
+  const __m512d e = _mm512_permutex2var_pd(_mm512_load_pd(t.exp2), _mm512_castpd_si512(u), _mm512_load_pd(t.exp2 + 8));
+  return _mm512_scalef_pd(_mm512_mul_pd(e, p), _mm512_mul_pd(m, _mm512_set1_pd(1.0 / 16)));
+}
+C10_ALWAYS_INLINE VFloat v_pow_f(const VFloat& x, const VFloat& y) {
+  // 0x99: NaN (quiet, signalling) or +-inf
+  if ((_mm512_fpclass_ps_mask(x, 0xFF) | _mm512_fpclass_ps_mask(y, 0x99)) != 0) return x.pow(y);
+  const __m512i bits = _mm512_castps_si512(x);
+  const __m512i tmp = _mm512_sub_epi32(bits, _mm512_set1_epi32(kPowOff));
+  const __m512i k = _mm512_srai_epi32(tmp, 23);
+  const __m512i idx = _mm512_srli_epi32(tmp, 19);
+  const __m512 z = _mm512_castsi512_ps(_mm512_sub_epi32(bits, _mm512_and_si512(tmp, _mm512_set1_epi32(int32_t(0xff800000u)))));
+  const __m512 yv = y;
+  const PowTables& t = pow_tables();
+  const __m512d lo = vpow_d(_mm512_castps512_ps256(z), _mm512_castsi512_si256(k), _mm512_castsi512_si256(idx),
+                            _mm512_castps512_ps256(yv), t);
+  const __m512d hi = vpow_d(_mm512_extractf32x8_ps(z, 1), _mm512_extracti64x4_epi64(k, 1),
+                            _mm512_extracti64x4_epi64(idx, 1), _mm512_extractf32x8_ps(yv, 1), t);
+  const VFloat r = _mm512_insertf32x8(_mm512_castps256_ps512(_mm512_cvtpd_ps(lo)), _mm512_cvtpd_ps(hi), 1);
+  return vall_pos_normal(r) ? r : x.pow(y);
+}
+#endif
+
 // tanh, one evaluation for every lane: with a = min(|x|, 10) (tanh rounds to 1 from 9.01 on; a
 // NaN passes) and h = expm1(2a) / 2, tanh(a) = h / (1 + h), x's sign put back (-0 stays -0).
 //  - h: 2a = n ln 2 + 2r, |r| <= ln 2 / 4, n = round(2a / ln 2) by the 1.5 * 2^23 rounding
@@ -483,6 +589,7 @@ C10_ALWAYS_INLINE VFloat v_silu(const VFloat& x) {
 
 struct VGelu {
   Gelu f;
+  static constexpr bool kHwBf16Rounding = true;  // within tolerance, not bit-exact
   template <class V>
   C10_ALWAYS_INLINE V operator()(V x) const {
     return v_gelu(x, f.tanh_approx);
@@ -495,6 +602,7 @@ struct VecOf<Gelu> {
 
 struct VSigmoid {
   Sigmoid f;
+  static constexpr bool kHwBf16Rounding = true;  // within tolerance, not bit-exact
   template <class V>
   C10_ALWAYS_INLINE V operator()(V x) const {
     return v_sigmoid(x);
@@ -507,6 +615,7 @@ struct VecOf<Sigmoid> {
 
 struct VSilu {
   Silu f;
+  static constexpr bool kHwBf16Rounding = true;  // within tolerance, not bit-exact
   template <class V>
   C10_ALWAYS_INLINE V operator()(V x) const {
     return v_silu(x);
@@ -528,6 +637,8 @@ template <class V>
 C10_ALWAYS_INLINE V v_sqrt(const V& x) { return x.sqrt(); }
 template <class V>
 C10_ALWAYS_INLINE V v_rsqrt(const V& x) { return x.rsqrt(); }
+template <class V>
+C10_ALWAYS_INLINE V v_pow(const V& a, const V& b) { return a.pow(b); }
 #ifdef MYOPS_EW_FAST_MATH
 template <>
 C10_ALWAYS_INLINE VFloat v_exp(const VFloat& x) { return v_exp_f(x); }
@@ -539,6 +650,10 @@ template <>
 C10_ALWAYS_INLINE VFloat v_sqrt(const VFloat& x) { return v_sqrt_f(x); }
 template <>
 C10_ALWAYS_INLINE VFloat v_rsqrt(const VFloat& x) { return v_rsqrt_f(x); }
+#if defined(CPU_CAPABILITY_AVX512)
+template <>
+C10_ALWAYS_INLINE VFloat v_pow(const VFloat& a, const VFloat& b) { return v_pow_f(a, b); }
+#endif
 #endif
 
 // The unary math of the table on Vectorized<float / double> (half / bfloat16 widened to float):
@@ -680,9 +795,10 @@ MYOPS_VEC_BINARY(Mul, a * b, )
 MYOPS_VEC_BINARY(Div, a / b, )
 MYOPS_VEC_BINARY(Maximum, at::vec::maximum(a, b), )
 MYOPS_VEC_BINARY(Minimum, at::vec::minimum(a, b), )
-// pow is compute-bound (SLEEF's powf16, out of line, ~2.4 ns an element: far from memory-bound):
-// its streamed float32 rows at 2^22 ran 0.72x torch (15.0 against 10.8 ms, reused pages), plain 1.0x
-MYOPS_VEC_BINARY(Pow, a.pow(b), static constexpr bool kComputeBound = true;)
+// pow is compute-bound (float32: v_pow_f ~1.2 ns an element in the AVX-512 build, SLEEF's powf16
+// ~2.4 ns in the others: far from memory-bound): its streamed float32 rows at 2^22 ran 0.72x torch
+// (SLEEF, 15.0 against 10.8 ms, reused pages), plain 1.0x
+MYOPS_VEC_BINARY(Pow, v_pow(a, b), static constexpr bool kComputeBound = true;)
 #undef MYOPS_VEC_BINARY
 
 struct VClamp {

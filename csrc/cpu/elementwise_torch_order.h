@@ -212,8 +212,8 @@ struct VecOf<BindRight<F, C>> {
 
 // ---- bfloat16 gelu / silu / sigmoid with the AVX512-BF16 conversion ----------------------------
 // In the AVX-512 build, on CPUs with AVX512-BF16 (and unless MYOPS_CPU_ISA asks for less), the
-// float results of these three ops are rounded to bfloat16 by vcvtne2ps2bf16 (one instruction
-// per 32 values) instead of at::vec's integer rounding sequence; widening is a shift. Same
+// float results of these three ops (their functors declare kHwBf16Rounding) are rounded to
+// bfloat16 by vcvtne2ps2bf16 (one instruction per 32 values) instead of at::vec's integer rounding sequence; widening is a shift. Same
 // round-to-nearest-even bits for every normal result, NaN written as 0xffff like the software
 // path; the instruction flushes float denormal results (|r| < 1.2e-38) to zero where the
 // software rounding keeps a bfloat16 denormal: inside the ops' tolerance, which is why the exact
@@ -226,8 +226,7 @@ inline bool hw_bf16() {
   return ok;
 }
 template <class T, class VF>
-constexpr bool kHwBf16 = std::is_same<T, c10::BFloat16>::value &&
-    (std::is_same<VF, VGelu>::value || std::is_same<VF, VSilu>::value || std::is_same<VF, VSigmoid>::value);
+constexpr bool kHwBf16 = std::is_same<T, c10::BFloat16>::value && HwBf16Rounding<VF>::value;
 
 template <class VF>
 __attribute__((target("avx512bf16,avx512f,avx512bw,avx512vl,avx512dq,avx2,fma,f16c")))
