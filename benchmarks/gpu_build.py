@@ -181,7 +181,8 @@ def check(folder, install=None, fp=None):
         if install:
             members = [m for m in tar.getmembers() if m.name.startswith("myops/")]
             with tempfile.TemporaryDirectory() as tmp:
-                tar.extractall(tmp, members=members)
+                safe = {"filter": "data"} if hasattr(tarfile, "data_filter") else {}  # Python >= 3.11.4
+                tar.extractall(tmp, members=members, **safe)
                 for p in glob.glob(os.path.join(tmp, "myops", "*")):
                     dest = os.path.join(install, "myops", os.path.basename(p))
                     if os.path.isdir(dest):

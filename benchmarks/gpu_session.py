@@ -47,6 +47,7 @@ import datetime
 import glob
 import json
 import os
+import re
 import shutil
 import signal
 import subprocess
@@ -119,8 +120,12 @@ class Session:
         if deadline - start < 3:
             return None, True, 0.0
         with open(logpath, "ab") as log:
-            p = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT, env=env or self.env, cwd=ROOT,
-                                 start_new_session=True)
+            try:
+                p = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT, env=env or self.env, cwd=ROOT,
+                                     start_new_session=True)
+            except OSError as e:  # e.g. no compute-sanitizer on PATH
+                log.write(f"ERROR: cannot run {cmd[0]}: {e}\n".encode())
+                return 127, False, 0.0
             with self.lock:
                 self.procs.add(p)
             cut = False
@@ -238,7 +243,7 @@ class Session:
                 env["device"], env["driver"] = [x.strip() for x in q.split(",")]
             except Exception:  # noqa: BLE001
                 env["device"], env["driver"] = "unknown GPU", "unknown"
-            env["slug"] = "".join(c if c.isalnum() or c in "._-" else "-" for c in env["device"])
+            env["slug"] = re.sub(r"[^A-Za-z0-9._-]+", "-", env["device"])  # as runner.py names its tables
         env["xdist"] = self.has_module("xdist")
         env["pytest_timeout"] = self.has_module("pytest_timeout")
         env["sanitizer"] = "dry-run stand-in" if self.dry else (shutil.which("compute-sanitizer") or "not found")
@@ -433,7 +438,8 @@ class Session:
                 self.log(f"{uid}: {status} in {secs:.0f} s" + (f", ERROR SUMMARY {sum(errors)}" if errors else ""))
                 self.excerpt(os.path.basename(log))
 
-        threads = [threading.Thread(target=worker) for _ in range(env_int("GPU_SESSION_SANITIZE_WORKERS", 4))]
+        threads = [threading.Thread(target=self.guarded, args=(worker,))
+                   for _ in range(env_int("GPU_SESSION_SANITIZE_WORKERS", 4))]
         for t in threads:
             t.start()
         for t in threads:
@@ -479,6 +485,17 @@ class Session:
             self.set_unit(uid, status=status, rc=rc, seconds=round(secs), rows=len(rows), error_rows=errs)
             self.log(f"{uid}: {status} in {secs:.0f} s (share {share:.0f} s), {len(rows)} rows, {errs} error rows")
             self.excerpt(f"bench-{fam}.log")
+
+    def guarded(self, part, *args):
+        """A part's bug must not cost the other parts their results: it is printed, and the units
+        it left `running` read as stopped in the -tests.md."""
+        try:
+            part(*args)
+        except Exception:  # noqa: BLE001
+            import traceback
+
+            print(traceback.format_exc(), flush=True)
+            self.log(f"ERROR in {part.__name__}: the traceback is above")
 
     def excerpt(self, logname, n=20):
         """The failures' lines of a unit's log into session.log (the logs stay on the machine)."""
@@ -543,9 +560,10 @@ class Session:
         a_deadline = self.elapsed() + (max(left - self.bench_seconds, left / 2) if plan["bench"] else left)
         threads = []
         if plan["tests"]:
-            threads.append(threading.Thread(target=self.part_tests, args=(a_deadline,)))
+            threads.append(threading.Thread(target=self.guarded, args=(self.part_tests, a_deadline)))
         if plan["sanitize"]:
-            threads.append(threading.Thread(target=self.part_sanitize, args=(a_deadline, plan["sanitize"])))
+            threads.append(threading.Thread(target=self.guarded, args=(self.part_sanitize, a_deadline,
+                                                                       plan["sanitize"])))
         stop = threading.Event()
 
         def refresher():  # the tests' outcomes into $OUT while they run
@@ -561,7 +579,7 @@ class Session:
         stop.set()
         self.flush()
         if plan["bench"]:
-            self.part_bench(plan["bench"])
+            self.guarded(self.part_bench, plan["bench"])
         self.rec["calls"][-1]["outcome"] = "ended"
         self.flush()
         return 0

@@ -94,8 +94,17 @@ def test_dry_run_archive_mismatch_cut_sanitize_and_bench_then_rerun(tmp_path):
     # the bench part began once the sanitizer's units had ended (cut): timings run alone
     rec = json.loads(next((tmp_path / "o1").glob("*-session.json")).read_text())
     assert rec["units"]["bench:diagonal"]["status"] == "cut"
-    # rerun: the archive built by the last call (kept on the machine) matches; only the cut units run
+    # rerun on a fresh machine (README: the returned record into benchmarks/results/, the returned
+    # archive into gpu-build/): only the cut units run
+    shutil.rmtree(tmp_path / "state")
+    (tmp_path / "results").mkdir()
+    for name in os.listdir(tmp_path / "o1"):
+        if name.endswith("-session.json"):
+            shutil.copy(tmp_path / "o1" / name, tmp_path / "results")
+        if name == gpu_build.NAME:
+            shutil.copy(tmp_path / "o1" / name, tmp_path / "gpu-build")
     out, md = session(tmp_path, "rerun", tmp_path / "o2", GPU_SESSION_SECONDS="150")
+    assert f"continuing the record {tmp_path / 'results'}" in out, out
     assert "archive used" in md.split("call 2:")[1], md
     assert part_row(md, "sanitize")[0] == "done" and part_row(md, "bench")[0] == "done", md
     assert "| memcheck | roi_align | 0 errors | 0 | 0 | 13 | 0 |" in md, md
@@ -105,14 +114,15 @@ def test_dry_run_archive_mismatch_cut_sanitize_and_bench_then_rerun(tmp_path):
     assert "$OUT: " in out and "OVER THE DEVICE TOOL'S LIMITS" not in out
 
 
-def test_out_over_the_device_tools_limit_is_reported(tmp_path):
+def test_rerun_without_a_record_and_out_over_the_device_tools_limit(tmp_path):
     (tmp_path / "o").mkdir()
-    for k in range(8):
+    for k in range(8):  # with session.log, one file more than the device tool brings back
         (tmp_path / "o" / f"filler{k}").write_text("x")
-    e = dict(os.environ, OUT=str(tmp_path / "o"), PYTHON=sys.executable, GPU_SESSION_PARTS="",
-             GPU_SESSION_STATE=str(tmp_path / "s"), GPU_SESSION_ARCHIVE=str(tmp_path / "a"))
-    p = subprocess.run(["bash", os.path.join(ROOT, "benchmarks", "gpu_session.sh"), "--dry-run", "all"],
+    e = dict(os.environ, OUT=str(tmp_path / "o"), PYTHON=sys.executable, GPU_SESSION_STATE=str(tmp_path / "s"),
+             GPU_SESSION_RESULTS=str(tmp_path / "r"))
+    p = subprocess.run(["bash", os.path.join(ROOT, "benchmarks", "gpu_session.sh"), "--dry-run", "rerun"],
                        cwd=ROOT, env=e, capture_output=True, text=True, timeout=300)
+    assert "rerun: no record of an earlier call" in p.stdout, p.stdout + p.stderr
     assert p.returncode == 3 and "OVER THE DEVICE TOOL'S LIMITS" in p.stdout, p.stdout + p.stderr
 
 
