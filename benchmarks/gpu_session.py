@@ -9,8 +9,9 @@ benchmarks/README.md ("GPU") gives the exact calls.
   1. tests: every CUDA test (`pytest -m cuda`, every test file but the CPU emulation), with
      pytest-xdist across the cores;
   2. sanitize: compute-sanitizer memcheck, then initcheck, over the set in
-     benchmarks/gpu_sanitize_set.txt, one process per test file and tool (a pool of them), the
-     caching allocator off; the `cuda_graph` tests of the set apart under memcheck, allocator on;
+     benchmarks/gpu_sanitize_set.txt, one process per test file and tool (a pool of 4 beside
+     the tests, 12 once they are done), the caching allocator off; the `cuda_graph` tests of
+     the set apart under memcheck, allocator on;
   3. bench: the headline cases of every runner family (`runner.py --headline`), Inductor beside
      eager, one process per family, each under a fair share of the time left.
   Parts 1 and 2 share the GPU from the start; part 3 runs alone after them. Parts 1 and 2 end by
@@ -33,14 +34,15 @@ The record is also kept on the machine (build/gpu-session/, with any archive bui
 
 Environment: GPU_SESSION_SECONDS, GPU_SESSION_BENCH_SECONDS, GPU_SESSION_PARTS (default
 "tests sanitize bench"), GPU_SESSION_FAMILIES (test files, e.g. "nonzero diagonal"),
-GPU_SESSION_BENCH (runner families; default all but deploy, detector last), GPU_SESSION_BENCH_ARGS (more runner
-arguments), SANITIZE_TOOLS (default "memcheck initcheck"), GPU_SESSION_WORKERS (xdist workers,
-default 12), GPU_SESSION_SANITIZE_WORKERS (default 4), GPU_SESSION_ARCHIVE (default gpu-build),
-GPU_SESSION_RESULTS (default benchmarks/results), GPU_SESSION_STATE (default build/gpu-session),
-GPU_SESSION_RECORD (the record a rerun reads, instead of the newest). Dry run (--dry-run, CI):
-every part on the CPU against the CPU build (the CUDA tests skip, a stand-in prints the
-sanitizer's summary, the build is the CPU build packed); GPU_SESSION_DRY_HANG="tests sanitize
-bench" makes those parts hang, to prove a cut.
+GPU_SESSION_BENCH (runner families; default all but deploy, the detector last),
+GPU_SESSION_BENCH_ARGS (more runner arguments), SANITIZE_TOOLS (default "memcheck initcheck"),
+GPU_SESSION_WORKERS (xdist workers, default 12), GPU_SESSION_SANITIZE_WORKERS (default 4) and
+GPU_SESSION_SANITIZE_WORKERS_ALONE (default 12, once the tests are done), GPU_SESSION_ARCHIVE
+(default gpu-build), GPU_SESSION_RESULTS (default benchmarks/results), GPU_SESSION_STATE
+(default build/gpu-session), GPU_SESSION_RECORD (the record a rerun reads, instead of the
+newest). Dry run (--dry-run, CI): every part on the CPU against the CPU build (the CUDA tests
+skip, a stand-in prints the sanitizer's summary, the build is the CPU build packed);
+GPU_SESSION_DRY_HANG="tests sanitize bench" makes those parts hang, to prove a cut.
 """
 import argparse
 import datetime
@@ -48,6 +50,7 @@ import glob
 import json
 import os
 import re
+import shlex
 import shutil
 import signal
 import subprocess
@@ -96,11 +99,13 @@ class Session:
         self.hang = set(os.environ.get("GPU_SESSION_DRY_HANG", "").split()) if dry else set()
         self.pkgroot = os.path.join(self.work, "pkg") if dry else os.path.join(ROOT, "python")
         self.lock = threading.RLock()
+        self.tests_done = threading.Event()  # the sanitizer then takes the tests' cores
         self.procs = set()
         self.env = dict(os.environ, PYTHONUNBUFFERED="1")
         if dry:
             self.env["CUDA_VISIBLE_DEVICES"] = ""
-        self.env["PYTHONPATH"] = os.pathsep.join([self.pkgroot, HERE] + [p for p in [os.environ.get("PYTHONPATH")] if p])
+        path = [self.pkgroot, HERE] + ([os.environ["PYTHONPATH"]] if os.environ.get("PYTHONPATH") else [])
+        self.env["PYTHONPATH"] = os.pathsep.join(path)
 
     # ---- time ------------------------------------------------------------------------------
     def elapsed(self):
@@ -350,6 +355,12 @@ class Session:
                 if not p.endswith("test_cuda_emulation.py")]
 
     def part_tests(self, deadline):
+        try:
+            self.run_tests(deadline)
+        finally:
+            self.tests_done.set()
+
+    def run_tests(self, deadline):
         files = self.test_files()
         cmd = self.pytest_cmd(files + ["-m", "cuda"], os.path.join(self.work, "tests.record"),
                               os.path.join(self.work, "tests.selected"), hang="tests" in self.hang)
@@ -391,7 +402,8 @@ class Session:
                               os.path.join(self.work, f"{uid}.record"), hang="sanitize" in self.hang, timeout=300)
         if self.dry:
             # the stand-in: the same tests, then the summary line compute-sanitizer prints
-            shell = " ".join(map(_q, cmd)) + f"; rc=$?; echo '========= ERROR SUMMARY: 0 errors (dry run: no compute-sanitizer, tool {tool})'; exit $rc"
+            summary = f"========= ERROR SUMMARY: 0 errors (dry run: no compute-sanitizer, tool {tool})"
+            shell = " ".join(map(shlex.quote, cmd)) + f"; rc=$?; echo '{summary}'; exit $rc"
             cmd = ["bash", "-c", shell]
         else:
             cmd = ["compute-sanitizer", "--tool", tool, "--error-exitcode", "99", "--print-limit", "20"] + cmd
@@ -438,10 +450,21 @@ class Session:
                 self.log(f"{uid}: {status} in {secs:.0f} s" + (f", ERROR SUMMARY {sum(errors)}" if errors else ""))
                 self.excerpt(os.path.basename(log))
 
-        threads = [threading.Thread(target=self.guarded, args=(worker,))
-                   for _ in range(env_int("GPU_SESSION_SANITIZE_WORKERS", 4))]
-        for t in threads:
-            t.start()
+        def start(n):
+            ts = [threading.Thread(target=self.guarded, args=(worker,)) for _ in range(n)]
+            for t in ts:
+                t.start()
+            return ts
+
+        # a few processes beside the tests; once the tests are done, their cores too
+        threads = start(env_int("GPU_SESSION_SANITIZE_WORKERS", 4))
+        while any(t.is_alive() for t in threads) and not self.tests_done.wait(2):
+            pass
+        with self.lock:
+            more = min(len(queue), max(0, env_int("GPU_SESSION_SANITIZE_WORKERS_ALONE", 12) - len(threads)))
+        if more:
+            self.log(f"sanitize: the tests are done: {more} more sanitizer processes at a time")
+            threads += start(more)
         for t in threads:
             t.join()
 
@@ -559,6 +582,8 @@ class Session:
         # tests and sanitizer first, never with less than half of what is left
         a_deadline = self.elapsed() + (max(left - self.bench_seconds, left / 2) if plan["bench"] else left)
         threads = []
+        if not plan["tests"]:
+            self.tests_done.set()
         if plan["tests"]:
             threads.append(threading.Thread(target=self.guarded, args=(self.part_tests, a_deadline)))
         if plan["sanitize"]:
@@ -583,12 +608,6 @@ class Session:
         self.rec["calls"][-1]["outcome"] = "ended"
         self.flush()
         return 0
-
-
-def _q(s):
-    import shlex
-
-    return shlex.quote(s)
 
 
 def main(argv=None):
