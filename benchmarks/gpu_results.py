@@ -127,7 +127,8 @@ def render(rec, out_dir):
              f"- device: {env['device']}, compute capability {env.get('capability') or '-'}, driver "
              f"{env.get('driver')}, {env.get('cores')} cores",
              f"- torch {env['torch']} (CUDA {env['torch_cuda']}, git {str(env.get('torch_git'))[:12]}, wheel "
-             f"{env.get('torch_dist')}), Python {env['python']}; myops commit {env.get('commit')}",
+             f"{env.get('torch_dist')}), Python {env['python']}; myops commit {env.get('commit')}, sources "
+             f"{env.get('source_hash')} (`benchmarks/gpu_build.py`'s hash)",
              f"- pytest-xdist: {'yes' if env.get('xdist') else 'no (tests ran serially)'}; pytest-timeout: "
              f"{'yes' if env.get('pytest_timeout') else 'no'}; compute-sanitizer: {env.get('sanitizer')}"]
     for k, call in enumerate(rec.get("calls", []), 1):

@@ -238,7 +238,9 @@ class Session:
         if out.returncode:
             raise SystemExit(f"cannot import torch with {self.python}: {out.stderr[-2000:]}")
         fp = json.loads(out.stdout.strip().splitlines()[-1])
-        env = dict(fp, date=datetime.date.today().isoformat(), cores=os.cpu_count(), commit=gpu_build._git_commit())
+        # the machine's copy of the checkout has no .git: the sources' hash names them there
+        env = dict(fp, date=datetime.date.today().isoformat(), cores=os.cpu_count(), commit=gpu_build._git_commit(),
+                   source_hash=gpu_build.source_hash())
         if self.dry:
             env.update(device="CPU (dry run: every part's plumbing, no GPU)", driver="-", slug="cpu-dryrun")
         else:
