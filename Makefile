@@ -14,6 +14,9 @@
 #                            nothing downloaded): e.g. on a GPU machine.
 # FORCE_CPU=1 make build     CPU kernels only (fast local iteration).
 # FORCE_CUDA=1 make build    CUDA kernels or an error that says why they cannot be built.
+# make gpu-prebuilt          myops built here for the GPU machine's stack (Python 3.12, torch 2.11.0
+#                            + CUDA 13.0 from the package index in .venv-gpu, sm_90) into the
+#                            archive the GPU session carries: gpu-build/ (benchmarks/README.md, "GPU")
 # make sanitize              the CPU kernels built with AddressSanitizer + UBSan into
 #                            build/sanitize (the normal build is untouched), then the whole
 #                            test suite run against that build.
@@ -37,7 +40,7 @@ export MAX_JOBS ?= $(shell nproc 2>/dev/null || echo 2)
 SOURCES := setup.py $(shell find csrc cmake -type f 2>/dev/null)
 STAMP := build/.myops-built
 
-.PHONY: test demo bench build deps clean package-check sanitize deploy-check wheel
+.PHONY: test demo bench build deps clean package-check sanitize deploy-check wheel gpu-prebuilt
 
 test: $(STAMP)
 	$(PY) -m pytest tests -q
@@ -85,6 +88,31 @@ $(STAMP): $(DEPS) $(SOURCES)
 	$(PY) tools/check_spills.py build/build.log
 	$(PY) -c "import myops; myops.show_config()"
 	touch $@
+
+# ---- the GPU session's build, made ahead ------------------------------------------------------
+# The stack of the device tool's GPU machines (KINDS.md of the device tool: Python 3.12, torch
+# 2.11.0+cu130, an H100 / H200, sm_90). The venv is this build's own; the archive's manifest
+# records the stack and the sources' hash, and benchmarks/gpu_session.sh uses the archive only
+# when both match what it finds there (else it builds on the device and returns a new archive).
+GPU_VENV ?= .venv-gpu
+GPU_TORCH ?= torch==2.11.0
+GPU_ARCHS ?= 9.0
+GPU_BASE_PYTHON ?= $(firstword $(wildcard $(HOME)/.pyenv/versions/3.12*/bin/python) $(shell command -v python3.12))
+GPU_BUILD_DIR := build/gpu-prebuilt
+
+$(GPU_VENV)/.deps-installed:
+	test -x $(GPU_VENV)/bin/python || $(GPU_BASE_PYTHON) -m venv $(GPU_VENV)
+	$(GPU_VENV)/bin/python -m pip install -q "$(GPU_TORCH)" setuptools ninja numpy
+	touch $@
+
+gpu-prebuilt: $(GPU_VENV)/.deps-installed
+	mkdir -p $(GPU_BUILD_DIR)
+	rm -rf $(GPU_BUILD_DIR)/lib
+	FORCE_CUDA=1 TORCH_CUDA_ARCH_LIST="$(GPU_ARCHS)" $(GPU_VENV)/bin/python setup.py build_ext \
+	  --build-lib $(GPU_BUILD_DIR)/lib --build-temp $(GPU_BUILD_DIR)/temp > $(GPU_BUILD_DIR)/build.log 2>&1 \
+	  || { tail -n 60 $(GPU_BUILD_DIR)/build.log; echo "build failed: $(GPU_BUILD_DIR)/build.log"; exit 1; }
+	$(GPU_VENV)/bin/python tools/check_spills.py $(GPU_BUILD_DIR)/build.log
+	$(GPU_VENV)/bin/python benchmarks/gpu_build.py pack $(GPU_BUILD_DIR)/lib gpu-build
 
 clean:
 	rm -rf build dist python/myops/*.so python/myops/lib python/myops/include python/myops/share \

@@ -248,7 +248,7 @@ def cases(device, quick):
         # every data-dependent step: compile(static) is the compiled form this family reports
         case = Case(label=MODEL, sub_label=f"batch {batch}, {h}x{w}; vs torchvision: static {same}",
                     myops=run_static, torch={"torchvision": lambda model=model, x=x: eager(model, x)},
-                    target=round(1 / (1 + MAX_OVERHEAD), 3), inductor=False)
+                    target=round(1 / (1 + MAX_OVERHEAD), 3), inductor=False, headline=batch == BATCHES[0])
         case.timed = {"compile(static)": compile_peer(case, static, x, ref, device),
                       "AOTI from C++": aoti_peer(case, model, x, ref, 3 if quick else REPEATS)}
         out.append(case)

@@ -112,7 +112,7 @@ def cases(device, quick):
     same = "" if identical(run_myops(), run_torch()) else " DETECTIONS DIFFER"
     out = [
         Case(label="fasterrcnn_resnet50_fpn", sub_label=f"2 images {size}x{size}, eval, enable(){same}",
-             myops=run_myops, torch={"torch": run_torch}, target=1.0)
+             myops=run_myops, torch={"torch": run_torch}, target=1.0, headline=True)
     ]
     for name, call in stages(device, size).items():
         loop, n = repeated(call, device)

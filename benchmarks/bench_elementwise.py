@@ -26,6 +26,9 @@ def cases(device, quick):
     exps = [10, 16, 20, 22] if quick else list(range(10, 29, 2))
     if device == "cpu" and not quick:
         exps = [e for e in exps if e <= 26]  # 2^28 float32 tensors are 1 GiB each on the host
+    # headline: float32 add / relu / gelu / cast at the largest size up to 2^26 (DRAM-bound: the
+    # bandwidth floor), add at 2^10 (latency), and the broadcast cases
+    head_exps = (min(exps[-1], 26), 10)
     out = []
     for e in exps:
         if quick and e in (16, 20, 22):
@@ -38,13 +41,15 @@ def cases(device, quick):
             y = torch.randn(n, device=device).to(dt)
             es = x.element_size()
             tag = f"[2^{e}] {dname}"
+            head = dname == "f32" and e == head_exps[0]
             out.append(Case("add", tag, lambda x=x, y=y: myops.add(x, y), {"torch": lambda x=x, y=y: torch.add(x, y)},
-                            bytes=3 * n * es, numel=n, target=_target(device, 3 * n * es, n)))
+                            bytes=3 * n * es, numel=n, target=_target(device, 3 * n * es, n),
+                            headline=dname == "f32" and e in head_exps))
             out.append(Case("relu", tag, lambda x=x: myops.relu(x), {"torch": lambda x=x: torch.relu(x)},
-                            bytes=2 * n * es, numel=n, target=_target(device, 2 * n * es, n)))
+                            bytes=2 * n * es, numel=n, target=_target(device, 2 * n * es, n), headline=head))
             if dname == "f32" or not quick:
                 out.append(Case("gelu", tag, lambda x=x: myops.gelu(x), {"torch": lambda x=x: F.gelu(x)},
-                                bytes=2 * n * es, numel=n, target=_target(device, 2 * n * es, n)))
+                                bytes=2 * n * es, numel=n, target=_target(device, 2 * n * es, n), headline=head))
             if dname == "f32":
                 out.append(Case("mul", tag + " x[1:]", lambda x=x, y=y: myops.mul(x[1:], y[:-1]),
                                 {"torch": lambda x=x, y=y: torch.mul(x[1:], y[:-1])},
@@ -54,7 +59,8 @@ def cases(device, quick):
                         continue
                     out.append(Case("cast", f"[2^{e}] f32->{tname}", lambda x=x, to=to: myops.cast(x, to),
                                     {"torch": lambda x=x, to=to: x.to(to)}, bytes=n * (4 + 2), numel=n,
-                                    target=_target(device, n * 6, n, cast_to_half=True)))
+                                    target=_target(device, n * 6, n, cast_to_half=True),
+                                    headline=head and tname == "f16"))
     # every elementwise op at 2^16, 2^20 and 2^22 elements in each float dtype (issue #19; the
     # AVX2 and AVX-512 builds are compared with `runner.py --cpu-isa avx2 avx512_bf16`); in the
     # full run the loop above already has add / relu / gelu / mul x[1:] / cast at these sizes
@@ -130,10 +136,12 @@ def cases(device, quick):
         nb = 2 * a.numel() * es + b.numel() * es
         tgt = 1.3 if device.startswith("cuda") else 1.0
         out.append(Case("add", f"[32,64,56,56]+[1,64,1,1] {dname}", lambda a=a, b=b: myops.add(a, b),
-                        {"torch": lambda a=a, b=b: torch.add(a, b)}, bytes=nb, numel=a.numel(), target=tgt))
+                        {"torch": lambda a=a, b=b: torch.add(a, b)}, bytes=nb, numel=a.numel(), target=tgt,
+                        headline=dname != "bf16"))
         cl = a.contiguous(memory_format=torch.channels_last)
         out.append(Case("mul", f"[32,64,56,56] cl*[1,64,1,1] {dname}", lambda a=cl, b=b: myops.mul(a, b),
-                        {"torch": lambda a=cl, b=b: torch.mul(a, b)}, bytes=nb, numel=a.numel(), target=tgt))
+                        {"torch": lambda a=cl, b=b: torch.mul(a, b)}, bytes=nb, numel=a.numel(), target=tgt,
+                        headline=dname != "bf16"))
         if dname == "f32":
             cond = a > 0
             out.append(Case("where", f"[32,64,56,56] cond,x,[1,64,1,1] {dname}",

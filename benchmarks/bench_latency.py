@@ -38,7 +38,7 @@ def cases(device, quick):
         def add(label, sub, my, ref, nbytes, numel=n):
             out.append(Case(label=label, sub_label=f"{tag} {sub}".strip() if sub else tag, myops=my,
                             torch={"torch": ref}, bytes=nbytes, numel=numel, target=1.0,
-                            series=f"latency {label}"))
+                            series=f"latency {label}", headline=n == SIZES[0]))
 
         nnz = int(mask.sum())
         add("nonzero", "bool", lambda m=mask: myops.nonzero(m), lambda m=mask: torch.nonzero(m), n + nnz * 8)

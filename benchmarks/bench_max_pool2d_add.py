@@ -13,7 +13,8 @@ from runner import Case
 import myops
 
 
-def _case(device, shape, other_shape, dtype, channels_last, k=3, s=2, p=1, target=None, floor_target=None, tag=""):
+def _case(device, shape, other_shape, dtype, channels_last, k=3, s=2, p=1, target=None, floor_target=None, tag="",
+          headline=False):
     x = torch.randn(shape, device=device, dtype=torch.float32).to(dtype)
     if channels_last:
         x = x.contiguous(memory_format=torch.channels_last)
@@ -34,6 +35,7 @@ def _case(device, shape, other_shape, dtype, channels_last, k=3, s=2, p=1, targe
         memory=True,
         target=target,
         floor_target=floor_target,
+        headline=headline,
     )
 
 
@@ -45,8 +47,8 @@ def cases(device: str, quick: bool):
     head_other = [32, 1, 56, 56]
     out = [
         _case(device, head, head_other, torch.float32, False, target=head_target, floor_target=head_floor,
-              tag=" (headline)"),
-        _case(device, head, head_other, torch.float32, True),
+              tag=" (headline)", headline=True),
+        _case(device, head, head_other, torch.float32, True, headline=True),
         _case(device, head, head_other, torch.float16, False),
         _case(device, head, head_other, torch.float16, True),
     ]

@@ -33,7 +33,7 @@ def cases(device: str, quick: bool):
         b, s, i = _boxes(n, device)
         kept = int(tv.nms(b, s, 0.5).numel())
         sub = f"{n} boxes f32 ({kept} kept)"
-        common = dict(bytes=n * 5 * 4 + kept * 8, numel=n, target=TARGET[dev])
+        common = dict(bytes=n * 5 * 4 + kept * 8, numel=n, target=TARGET[dev], headline=n == 10000)
         out.append(Case(label="nms", sub_label=sub, myops=lambda b=b, s=s: myops.nms(b, s, 0.5),
                         torch={"torchvision.ops.nms": lambda b=b, s=s: tv.nms(b, s, 0.5)}, **common))
         out.append(Case(label="nms_static", sub_label=sub + f" size={kept}",

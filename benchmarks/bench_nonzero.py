@@ -41,6 +41,8 @@ def cases(device: str, quick: bool):
                     shape = "x".join(str(s) for s in x.shape)
                     sub = f"[{shape}] {dt} {int(density * 100)}%"
                     moved = x.numel() * x.element_size() + nnz * x.dim() * 8
+                    # headline: the largest 1-D input, bool at 50% (every form) and float32 at 1%
+                    head = exp == top and ndim == 1 and (dtype, density) in ((torch.bool, 0.5), (torch.float32, 0.01))
                     out.append(
                         Case(
                             label="nonzero",
@@ -51,6 +53,7 @@ def cases(device: str, quick: bool):
                             numel=x.numel(),
                             memory=True,
                             target=TARGET[dev],
+                            headline=head,
                         )
                     )
                     size = max(1, nnz)  # the size a user would pass: the expected count
@@ -73,6 +76,7 @@ def cases(device: str, quick: bool):
                                 numel=x.numel(),
                                 memory=True,
                                 target=target,
+                                headline=head and dtype == torch.bool,
                             )
                         )
     return out

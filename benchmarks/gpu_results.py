@@ -1,54 +1,26 @@
-"""The GPU session's results writer: <gpu>-<date>-tests.md, the committed format.
+"""The GPU session's summary: <gpu>-<date>-tests.md, the committed format, rendered from the
+session's record (<gpu>-<date>-session.json, written by benchmarks/gpu_session.py).
 
-benchmarks/gpu_session.sh records one line per run (stage, family, tool, exit status, time share,
-log) and calls this at the end of every stage. The file has a header (device, driver, torch and
-CUDA versions, commit) and one section per stage:
-  - cuda: the CUDA tests passed / failed / skipped / errors by family (from pytest's JUnit XML);
-  - sanitize: each compute-sanitizer tool's ERROR SUMMARY by family, and its tests' counts;
+    python benchmarks/gpu_results.py RECORD.json [--out DIR]   # render the .md again
+
+The file has a header (device, driver, torch, CUDA, Python, commit, the build used, the calls),
+a table with each part's outcome, then one section per part:
+  - tests: the CUDA tests passed / failed / skipped / errors / not run, by test file; the failed
+    ones by name; the tests whose outcome changed between calls (a rerun's pass after a failure);
+  - sanitize: each compute-sanitizer unit (tool, test file) with its ERROR SUMMARY and status;
   - bench: each runner family's rows and error rows (the tables are the runner's .md / .json).
-A stage's section replaces the same stage's section of an earlier file of the same name (in
---previous, e.g. benchmarks/results/, where the last call's file was committed), so one file
-holds the whole session. An exit status of 124 means the run was cut by its time share: its
-counts are what ran before the cut, and it is marked CUT.
+A unit's status is one of: done, failed (tests failed), errors (sanitizer errors, or bench error
+rows), CUT (stopped by its deadline: its counts are what ran before), not started (no time was
+left), running (the call was stopped while it ran), no tests.
 """
 import argparse
-import datetime
 import json
 import os
 import re
-import subprocess
 import sys
-import xml.etree.ElementTree as ET
 
-STAGES = ["cuda", "sanitize", "bench"]
-STATUS = {0: "ok", 1: "FAILED", 5: "no CUDA tests", 99: "SANITIZER ERRORS", 124: "CUT (time share)"}
-
-
-def status(rc):
-    return STATUS.get(rc, f"exit {rc}")
-
-
-def junit_counts(path):
-    """(passed, failed, skipped, errors) from a pytest JUnit XML, or None when there is none
-    (the run was cut before pytest wrote it, or pytest never started)."""
-    if not path or not os.path.exists(path):
-        return None
-    try:
-        root = ET.parse(path).getroot()
-    except ET.ParseError:
-        return None
-    p = f = s = e = 0
-    for case in root.iter("testcase"):
-        kinds = {child.tag for child in case}
-        if "failure" in kinds:
-            f += 1
-        elif "error" in kinds:
-            e += 1
-        elif "skipped" in kinds:
-            s += 1
-        else:
-            p += 1
-    return p, f, s, e
+PARTS = ("tests", "sanitize", "bench")
+OUTCOMES = ("passed", "failed", "skipped", "error")
 
 
 def error_summaries(log):
@@ -61,138 +33,174 @@ def error_summaries(log):
     return [int(n) for n in re.findall(r"ERROR SUMMARY: (\d+) error", text)]
 
 
-def read_records(path):
-    recs = []
-    with open(path) as f:
-        for line in f:
-            parts = line.rstrip("\n").split("\t")
-            if len(parts) != 6:
-                continue
-            stage, fam, tool, rc, share, log = parts
-            recs.append({"stage": stage, "family": fam, "tool": tool, "rc": int(rc),
-                         "share": share, "log": log, "xml": log[:-4] + ".xml" if log.endswith(".log") else ""})
-    return recs
+def record_counts(path):
+    """{outcome: count} of a --gpu-record file (each test's last outcome)."""
+    from gpu_pytest_plugin import read_record
+
+    counts = dict.fromkeys(OUTCOMES, 0)
+    for outcome in read_record(path).values():
+        counts[outcome] = counts.get(outcome, 0) + 1
+    return counts
 
 
-def counts_cell(c):
-    """passed | failed | skipped | errors cells ('-' each when there is no report)."""
-    return " | ".join("-" if c is None else str(x) for x in (c or (None,) * 4))
-
-
-def section(stage, recs, out_dir):
-    lines = [f"<!-- stage:{stage} -->", f"## {stage} stage", ""]
-    if stage == "cuda":
-        lines += ["CUDA tests (`pytest -m cuda`), one process per test file:", "",
-                  "| family | passed | failed | skipped | errors | time share | status |", "|---|---|---|---|---|---|---|"]
-        for r in recs:
-            c = junit_counts(r["xml"])
-            lines.append(f"| {r['family']} | {counts_cell(c)} | {r['share'] or '-'} s | "
-                         f"{status(r['rc'])}{'' if c else ', no report'} |")
-    elif stage == "sanitize":
-        lines += ["compute-sanitizer, one process per family and tool (`memcheck-graphs`: the graph-capture "
-                  "tests under memcheck with the caching allocator on):", "",
-                  "| family | tool | ERROR SUMMARY | passed | failed | skipped | errors | status |",
-                  "|---|---|---|---|---|---|---|---|"]
-        for r in recs:
-            sums = error_summaries(r["log"])
-            summary = f"{sum(sums)} errors" if sums else "none printed"
-            c = junit_counts(r["xml"])
-            lines.append(f"| {r['family']} | {r['tool']} | {summary} | {counts_cell(c)} | "
-                         f"{status(r['rc'])} |")
-    else:
-        reports = bench_reports(out_dir)
-        lines += ["The runner's tables are in the .md / .json beside this file (`torch` eager and `inductor` "
-                  "peers).", "", "| family | rows | error rows | time share | status |", "|---|---|---|---|---|"]
-        for r in recs:
-            rows = [x for x in reports if x.get("family") == r["family"]]
-            errs = sum(1 for x in rows if x.get("error") or not x.get("baselines"))
-            lines.append(f"| {r['family']} | {len(rows)} | {errs} | {r['share'] or '-'} s | {status(r['rc'])} |")
-    return lines + ["", f"<!-- /stage:{stage} -->"]
-
-
-def bench_reports(out_dir):
+def bench_rows(out_dir, family=None):
+    """The runner's rows in out_dir's .json reports (the session's own record left out)."""
     rows = []
-    for name in sorted(os.listdir(out_dir)):
-        if name.endswith(".json"):
-            try:
-                with open(os.path.join(out_dir, name)) as f:
-                    data = json.load(f)
-                rows += data.get("rows", []) if isinstance(data, dict) else []
-            except (OSError, ValueError):
-                continue
+    for name in sorted(os.listdir(out_dir)) if os.path.isdir(out_dir) else []:
+        if not name.endswith(".json") or name.endswith("-session.json"):
+            continue
+        try:
+            with open(os.path.join(out_dir, name)) as f:
+                data = json.load(f)
+        except (OSError, ValueError):
+            continue
+        if isinstance(data, dict):
+            rows += [r for r in data.get("rows", []) if family is None or r.get("family") == family]
     return rows
 
 
-def environment(dry_run):
-    import torch
-
-    env = {"torch": torch.__version__, "cuda": torch.version.cuda, "date": datetime.date.today().isoformat()}
-    if not dry_run and torch.cuda.is_available():
-        env["device"] = torch.cuda.get_device_name()
-        env["capability"] = "%d.%d" % torch.cuda.get_device_capability()
-        try:
-            env["driver"] = subprocess.check_output(
-                ["nvidia-smi", "--query-gpu=driver_version", "--format=csv,noheader"], text=True).split()[0]
-        except Exception:  # noqa: BLE001
-            env["driver"] = "unknown"
-        env["slug"] = re.sub(r"[^A-Za-z0-9._-]+", "-", env["device"])
-    else:
-        env.update(device="CPU (dry run: every stage's plumbing, no GPU)", capability="-", driver="-", slug="cpu-dryrun")
-    try:
-        env["commit"] = subprocess.check_output(["git", "rev-parse", "--short", "HEAD"], text=True,
-                                                stderr=subprocess.DEVNULL).strip()
-    except Exception:  # noqa: BLE001
-        env["commit"] = "unknown"
-    return env
+def status_word(status):
+    return {"cut": "CUT", "failed": "FAILED", "errors": "ERRORS", "running": "CUT (stopped while running)"}.get(
+        status, status)
 
 
-def parse_sections(text):
-    found = {}
-    for st in STAGES:
-        m = re.search(rf"<!-- stage:{st} -->.*?<!-- /stage:{st} -->", text, re.S)
-        if m:
-            found[st] = m.group(0).splitlines()
-    return found
+def test_table(rec):
+    """{test file: {outcome: n, 'not run': n}} from the record's tests and selection."""
+    table = {}
+    tests = rec.get("tests", {})
+    for nodeid in set(rec.get("selected", [])) | set(tests):
+        fam = nodeid.split("::")[0].replace("tests/test_", "").replace(".py", "")
+        row = table.setdefault(fam, dict.fromkeys(OUTCOMES + ("not run",), 0))
+        outcome = tests.get(nodeid, ["not run"])[0]
+        row[outcome] = row.get(outcome, 0) + 1
+    return table
 
 
-def write(records, out_dir, previous_dir=None, dry_run=False, env=None):
-    env = env or environment(dry_run)
-    name = f"{env['slug']}-{env['date']}-tests.md"
-    sections = {}
-    for d in (previous_dir, out_dir):  # the committed file, then this call's (newer) file
-        if d and os.path.exists(os.path.join(d, name)):
-            with open(os.path.join(d, name)) as f:
-                sections.update(parse_sections(f.read()))
-    by_stage = {}
-    for r in records:
-        by_stage.setdefault(r["stage"], []).append(r)
-    for st, recs in by_stage.items():
-        sections[st] = section(st, recs, out_dir)
-    head = [f"# myops GPU session — {env['device']} — {env['date']}", "",
-            f"- device: {env['device']}, compute capability {env['capability']}, driver {env['driver']}",
-            f"- torch {env['torch']} (CUDA {env['cuda']}); commit {env['commit']}",
-            "- written by benchmarks/gpu_session.sh (benchmarks/gpu_results.py); CUT: the run was stopped by "
-            "its time share, its counts are what ran before", ""]
-    body = [line for st in STAGES if st in sections for line in sections[st] + [""]]
-    path = os.path.join(out_dir, name)
-    with open(path, "w") as f:
-        f.write("\n".join(head + body).rstrip() + "\n")
-    return path
+def part_outcomes(rec, out_dir):
+    """{part: (outcome, detail)} for each part that has units."""
+    units = rec.get("units", {})
+    res = {}
+    if "tests" in units:
+        u = units["tests"]
+        totals = dict.fromkeys(OUTCOMES + ("not run",), 0)
+        for row in test_table(rec).values():
+            for k, v in row.items():
+                totals[k] += v
+        bad = totals["failed"] + totals["error"]
+        if u.get("status") in ("cut", "running", "not started") or totals["not run"]:
+            word = status_word(u.get("status")) if u.get("status") != "done" else "CUT"
+        elif bad:
+            word = "FAILED"
+        else:
+            word = "done"
+        res["tests"] = (word, ", ".join(f"{v} {k}" for k, v in totals.items()))
+    for part in ("sanitize", "bench"):
+        us = {k: v for k, v in units.items() if v.get("part") == part}
+        if not us:
+            continue
+        st = [v.get("status") for v in us.values()]
+        if any(s in ("cut", "running", "not started") for s in st):
+            word = "CUT"
+        elif any(s == "errors" for s in st):
+            word = "ERRORS"
+        elif any(s not in ("done", "no tests") for s in st):
+            word = "FAILED"
+        else:
+            word = "done"
+        counts = {}
+        for s in st:
+            counts[status_word(s)] = counts.get(status_word(s), 0) + 1
+        detail = f"{len(us)} units: " + ", ".join(f"{n} {k}" for k, n in sorted(counts.items()))
+        if part == "sanitize":
+            errs = sum(v.get("errors") or 0 for v in us.values())
+            detail += f"; ERROR SUMMARY total {errs} errors"
+        else:
+            rows = sum(v.get("rows") or 0 for v in us.values())
+            detail += f"; {rows} rows, {sum(v.get('error_rows') or 0 for v in us.values())} error rows"
+        res[part] = (word, detail)
+    return res
+
+
+def render(rec, out_dir):
+    env = rec["env"]
+    lines = [f"# myops GPU session — {env['device']} — {env['date']}", "",
+             f"- device: {env['device']}, compute capability {env.get('capability') or '-'}, driver "
+             f"{env.get('driver')}, {env.get('cores')} cores",
+             f"- torch {env['torch']} (CUDA {env['torch_cuda']}, git {str(env.get('torch_git'))[:12]}, wheel "
+             f"{env.get('torch_dist')}), Python {env['python']}; myops commit {env.get('commit')}, sources "
+             f"{env.get('source_hash')} (`benchmarks/gpu_build.py`'s hash)",
+             f"- pytest-xdist: {'yes' if env.get('xdist') else 'no (tests ran serially)'}; pytest-timeout: "
+             f"{'yes' if env.get('pytest_timeout') else 'no'}; compute-sanitizer: {env.get('sanitizer')}"]
+    for k, call in enumerate(rec.get("calls", []), 1):
+        b = call.get("build", {})
+        lines.append(f"- call {k}: `{call['kind']}`{' (dry run)' if call.get('dry_run') else ''}, started "
+                     f"{call['started']}, budget {call['budget']} s, ran {call.get('seconds', '?')} s"
+                     f"{'' if call.get('outcome') == 'ended' else ' (' + call.get('outcome', 'STOPPED before its end') + ')'}; "
+                     f"build: {b.get('action', 'not reached')}")
+        if b.get("reasons"):
+            lines.append(f"  - archive {b.get('verdict')}: " + "; ".join(b["reasons"]))
+        if b.get("built_for"):
+            bf = b["built_for"]
+            lines.append(f"  - archive built {bf.get('built')} for torch {bf.get('torch')} (CUDA {bf.get('torch_cuda')}), "
+                         f"Python {bf.get('python')}, sources {bf.get('source_hash')} (commit {bf.get('commit')})")
+    outcomes = part_outcomes(rec, out_dir)
+    lines += ["", "## Parts", "", "| part | outcome | detail |", "|---|---|---|"]
+    for part in PARTS:
+        word, detail = outcomes.get(part, ("not run in this session", "-"))
+        lines.append(f"| {part} | {word} | {detail} |")
+    units = rec.get("units", {})
+    if "tests" in units:
+        lines += ["", "## tests", "", "CUDA tests (`pytest -m cuda`, every test file but the CPU emulation), the "
+                  "last outcome of each:", "",
+                  "| file | passed | failed | skipped | errors | not run |", "|---|---|---|---|---|---|"]
+        for fam, row in sorted(test_table(rec).items()):
+            lines.append(f"| {fam} | {row['passed']} | {row['failed']} | {row['skipped']} | {row['error']} | "
+                         f"{row['not run']} |")
+        bad = sorted(n for n, (o, _) in rec.get("tests", {}).items() if o in ("failed", "error"))
+        if bad:
+            lines += ["", f"Failed ({len(bad)}):", ""] + [f"- `{n}`" for n in bad[:60]]
+            if len(bad) > 60:
+                lines.append(f"- ... and {len(bad) - 60} more (the record has them all)")
+        if rec.get("changed"):
+            lines += ["", "Changed between calls:", ""] + [f"- `{n}`: {v}" for n, v in sorted(rec["changed"].items())]
+    san = {k: v for k, v in units.items() if v.get("part") == "sanitize"}
+    if san:
+        lines += ["", "## sanitize", "", "compute-sanitizer over benchmarks/gpu_sanitize_set.txt, one process per "
+                  "tool and test file, the caching allocator off (`graphs`: the `cuda_graph` tests, allocator on):", "",
+                  "| tool | tests | ERROR SUMMARY | passed | failed | skipped | errors | seconds | status | call |",
+                  "|---|---|---|---|---|---|---|---|---|---|"]
+        for uid, u in sorted(san.items()):
+            c = u.get("counts") or {}
+            errs = "-" if u.get("errors") is None else f"{u['errors']} errors"
+            lines.append(f"| {u.get('tool')} | {uid.split(':')[-1]} | {errs} | {c.get('passed', '-')} | "
+                         f"{c.get('failed', '-')} | {c.get('skipped', '-')} | {c.get('error', '-')} | "
+                         f"{u.get('seconds', '-')} | {status_word(u.get('status'))} | {u.get('call')} |")
+    bench = {k: v for k, v in units.items() if v.get("part") == "bench"}
+    if bench:
+        lines += ["", "## bench", "", "The headline cases of each family (`runner.py --headline`), `torch` eager and "
+                  "`inductor` peers; the tables are the runner's .md / .json beside this file:", "",
+                  "| family | rows | error rows | seconds | status | call |", "|---|---|---|---|---|---|"]
+        for uid, u in bench.items():
+            lines.append(f"| {uid[6:]} | {u.get('rows', '-')} | {u.get('error_rows', '-')} | {u.get('seconds', '-')} | "
+                         f"{status_word(u.get('status'))} | {u.get('call')} |")
+    return "\n".join(lines) + "\n"
 
 
 def main(argv=None):
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--records", required=True, help="the session's records (tab-separated)")
-    p.add_argument("--out", required=True, help="folder to write <gpu>-<date>-tests.md into")
-    p.add_argument("--previous", default=None, help="folder holding an earlier file of the same name")
-    p.add_argument("--dry-run", action="store_true")
+    p.add_argument("record")
+    p.add_argument("--out", default=None, help="folder to write the .md into (default: the record's)")
     args = p.parse_args(argv)
-    path = write(read_records(args.records), args.out, args.previous, args.dry_run)
+    with open(args.record) as f:
+        rec = json.load(f)
+    out = args.out or os.path.dirname(os.path.abspath(args.record))
+    path = os.path.join(out, f"{rec['env']['slug']}-{rec['env']['date']}-tests.md")
+    with open(path, "w") as f:
+        f.write(render(rec, out))
     print(f"wrote {path}")
-    with open(path) as f:
-        print(f.read())
     return 0
 
 
 if __name__ == "__main__":
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
     sys.exit(main())

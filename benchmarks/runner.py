@@ -59,6 +59,9 @@ class Case:
     # peers that time themselves (e.g. a program in another process): name -> call returning
     # seconds per run; called once each after the interleaved samples, reported after `torch`'s
     timed: Dict[str, Callable[[], float]] = dataclasses.field(default_factory=dict)
+    # one of the family's headline cases (its DESIGN.md §5 targets): --headline runs only these
+    # (the GPU session's bench part, benchmarks/gpu_session.py)
+    headline: bool = False
 
 
 # The second peer of every row: torch.compile (Inductor) of the same torch call as the first
@@ -247,16 +250,18 @@ def error_row(family, device, label, sub_label, e):
             "error": error_text(e), "baselines": {}}
 
 
-def run_family(family, device, quick, bw, ops=None):
+def run_family(family, device, quick, bw, ops=None, headline=False):
     """One row per case. A case that raises (a kernel that fails, a result that differs) becomes
     an error row and the family goes on: one failure never costs the other measurements. `ops`:
-    only the cases whose op (the row's first column) it names."""
+    only the cases whose op (the row's first column) it names; `headline`: only the headline cases."""
     mod = importlib.import_module(f"bench_{family}")
     rows = []
     try:
         cases = mod.cases(device, quick)
         if ops:
             cases = [c for c in cases if c.label in ops]
+        if headline:
+            cases = [c for c in cases if c.headline]
     except Exception as e:  # noqa: BLE001 - reported, not fatal
         rows.append(error_row(family, device, family, "(cases)", e))
         print(f"  {family}: ERROR building the cases: {rows[-1]['error']}", flush=True)
@@ -473,6 +478,8 @@ def main(argv=None):
                    help="only the cases of these ops (the table's first column, e.g. exp log 'gelu tanh')")
     p.add_argument("--no-inductor", action="store_true",
                    help="leave out the torch.compile (Inductor) peer (it compiles every case once)")
+    p.add_argument("--headline", action="store_true",
+                   help="only each family's headline cases (Case.headline: the ones its targets are read on)")
     p.add_argument("--append", action="store_true",
                    help="add to the report of the same device and date in --out, replacing the rows of "
                         "the families run now (one process per family, e.g. each under its own timeout)")
@@ -510,6 +517,7 @@ def main(argv=None):
             "commit": git_commit(),
             "copy_GBps": bw / 1e9,
             "quick": args.quick,
+            "headline": args.headline,
         }
         if device == "cpu":
             meta["cpu_model"] = cpu_model()
@@ -539,7 +547,7 @@ def main(argv=None):
             except ModuleNotFoundError:
                 print(f"  (no benchmarks for {fam} yet)")
                 continue
-            rows += run_family(fam, device, args.quick, bw, args.ops)
+            rows += run_family(fam, device, args.quick, bw, args.ops, args.headline)
             if stem:  # after every family: a run cut short keeps what it measured
                 write_report(stem, rows, meta)
         if not stem:

@@ -1,70 +1,228 @@
-"""The GPU session proven on the CPU (issue #25): benchmarks/gpu_session.sh --dry-run runs every
-stage against the CPU build, so that a lent GPU finds no plumbing bug; and the readers of the
-runner's and the results writer's output survive error rows, a failed Inductor peer and a cut."""
+"""The GPU session proven on the CPU (issues #25, #39): benchmarks/gpu_session.sh --dry-run runs
+every part against the CPU build, so that a lent GPU finds no plumbing bug: the archive check
+(missing, match, mismatch), a call cut in each part, `rerun` of what was cut, the -tests.md each
+call writes; and the readers of the runner's and the session's output survive error rows."""
 import json
 import os
+import re
+import shutil
 import subprocess
 import sys
-
-import pytest
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(ROOT, "benchmarks"))
 
+import gpu_build  # noqa: E402
+import gpu_pytest_plugin  # noqa: E402
 import gpu_results  # noqa: E402
 import runner  # noqa: E402
 
+# the smallest families: one test file (17 CUDA tests, 13 of them in the sanitizer's set) and one
+# runner family's headline cases without Inductor (compiling C++ on 2 cores takes minutes)
+SMALL = dict(GPU_SESSION_FAMILIES="roi_align", GPU_SESSION_BENCH="diagonal", SANITIZE_TOOLS="memcheck",
+             GPU_SESSION_BENCH_ARGS="--quick --no-inductor", GPU_SESSION_SANITIZE_WORKERS="2")
 
-def session(tmp_path, *args, **env):
-    out = tmp_path / "out"
-    out.mkdir(exist_ok=True)
-    e = dict(os.environ, OUT=str(out), PYTHON=sys.executable, GPU_SESSION_FAMILIES="diagonal",
-             GPU_SESSION_BENCH="diagonal", **env)
-    p = subprocess.run(["bash", os.path.join(ROOT, "benchmarks", "gpu_session.sh"), "--dry-run", *args],
-                       cwd=ROOT, env=e, capture_output=True, text=True, timeout=300)
-    return p, out
+
+def session(tmp_path, mode, out, **env):
+    out.mkdir(parents=True, exist_ok=True)
+    e = dict(os.environ, OUT=str(out), PYTHON=sys.executable, GPU_SESSION_STATE=str(tmp_path / "state"),
+             GPU_SESSION_ARCHIVE=str(tmp_path / "gpu-build"), GPU_SESSION_RESULTS=str(tmp_path / "results"),
+             **SMALL)
+    e.update(env)
+    p = subprocess.run(["bash", os.path.join(ROOT, "benchmarks", "gpu_session.sh"), "--dry-run", mode],
+                       cwd=ROOT, env=e, capture_output=True, text=True, timeout=600)
+    assert p.returncode == 0, p.stdout[-5000:] + p.stderr[-5000:]
+    return p.stdout, read_tests_md(out)
 
 
 def read_tests_md(out):
     [name] = [n for n in os.listdir(out) if n.endswith("-tests.md")]
-    assert name.startswith("cpu-dryrun-") and name.endswith("-tests.md")
+    assert re.fullmatch(r"cpu-dryrun-\d{4}-\d\d-\d\d-tests\.md", name)
+    assert os.path.exists(out / name.replace("-tests.md", "-session.json"))
     return (out / name).read_text()
 
 
-def test_dry_run_cuda_and_sanitize_stages(tmp_path):
-    p, out = session(tmp_path, "cuda", GPU_SESSION_SECONDS="200")
-    assert p.returncode == 0, p.stdout + p.stderr
-    # one tool: the plumbing is the same for each (the stage's default runs memcheck and initcheck)
-    p2, _ = session(tmp_path, "sanitize", GPU_SESSION_SECONDS="200", SANITIZE_TOOLS="memcheck")
-    assert p2.returncode == 0, p2.stdout + p2.stderr
-    md = read_tests_md(out)
-    # the second call kept the first call's section (read from the same folder) and added its own
-    assert "<!-- stage:cuda -->" in md and "<!-- stage:sanitize -->" in md
-    # every test of the family's `cuda` selection ran (skipped: no device), none passed on a CPU
-    cuda_row = next(line for line in md.splitlines() if line.startswith("| diagonal |"))
-    cells = [c.strip() for c in cuda_row.strip("|").split("|")]
-    assert cells[1] == "0" and cells[2] == "0" and int(cells[3]) > 0 and cells[6] == "ok", cuda_row
-    for tool in ("memcheck", "memcheck-graphs"):
-        assert f"| diagonal | {tool} | 0 errors |" in md
-    assert sorted(os.listdir(out)) == sorted(["session.log", os.path.basename(
-        [n for n in os.listdir(out) if n.endswith("-tests.md")][0])])
+def part_row(md, part):
+    """(outcome, detail) of the -tests.md's Parts table."""
+    line = next(x for x in md.splitlines() if x.startswith(f"| {part} |"))
+    cells = [c.strip() for c in line.strip("|").split("|")]
+    return cells[1], cells[2]
 
 
-def test_dry_run_bench_cut_and_file_limit(tmp_path):
-    (tmp_path / "out").mkdir()
-    for k in range(7):  # with the stage's own files, more than the device tool brings back
-        (tmp_path / "out" / f"filler{k}").write_text("x")
-    p, out = session(tmp_path, "bench", GPU_SESSION_SECONDS="14")
-    assert p.returncode == 3, p.stdout + p.stderr
-    assert "OVER THE DEVICE TOOL'S LIMITS" in p.stdout
-    md = read_tests_md(out)
-    assert "| diagonal |" in md and "CUT (time share)" in md, md
+def test_dry_run_archive_missing_match_cut_tests_and_rerun(tmp_path):
+    # no archive: the dry run's stand-in "builds" (packs the CPU build) and returns the archive
+    out, md = session(tmp_path, "all", tmp_path / "o1", GPU_SESSION_PARTS="")
+    assert "archive missing" in md and "built here" in md, md
+    assert (tmp_path / "o1" / gpu_build.NAME).exists()
+    assert "| tests | not run in this session |" in md
+    # the returned archive, carried as gpu-build/, matches the next call's stack and sources; the
+    # tests part hangs at its third test: the deadline cuts it
+    shutil.copytree(tmp_path / "o1", tmp_path / "gpu-build", ignore=lambda d, names: [
+        n for n in names if n != gpu_build.NAME])
+    shutil.rmtree(tmp_path / "state")  # a fresh machine: only the carried archive
+    out, md = session(tmp_path, "all", tmp_path / "o2", GPU_SESSION_PARTS="tests", GPU_SESSION_DRY_HANG="tests",
+                      GPU_SESSION_SECONDS="60")
+    assert "build: archive used" in md, md
+    assert part_row(md, "tests")[0] == "CUT", md
+    assert "| sanitize | not run in this session |" in md and "| bench | not run in this session |" in md
+    assert not (tmp_path / "o2" / gpu_build.NAME).exists()  # nothing built: no archive comes back
+    rec = json.loads(next((tmp_path / "o2").glob("*-session.json")).read_text())
+    assert rec["units"]["tests"]["status"] == "cut"
+    before = {n for n, (o, _) in rec["tests"].items()}
+    assert len(before) <= 2, before  # the third test hung
+    # rerun on the warm machine (the record kept in the state folder): the tests only
+    out, md = session(tmp_path, "rerun", tmp_path / "o3")
+    assert "rerun: tests: " in out and "bench: nothing to do" in out and "sanitize: nothing to do" in out, out
+    word, detail = part_row(md, "tests")
+    assert word == "done" and detail == "0 passed, 0 failed, 17 skipped, 0 error, 0 not run", md
+    assert "call 1: `all`" in md and "call 2: `rerun`" in md
+    rec = json.loads(next((tmp_path / "o3").glob("*-session.json")).read_text())
+    assert all(call == 2 for n, (o, call) in rec["tests"].items() if n not in before)
 
 
-def test_unknown_stage_is_refused():
-    p = subprocess.run(["bash", os.path.join(ROOT, "benchmarks", "gpu_session.sh"), "tests"],
+def test_dry_run_archive_mismatch_cut_sanitize_and_bench_then_rerun(tmp_path):
+    # an archive built for another torch: the call builds (the stand-in) and says why
+    lib = tmp_path / "lib"
+    shutil.copytree(os.path.join(ROOT, "python", "myops"), lib / "myops", ignore=shutil.ignore_patterns("__pycache__"))
+    gpu_build.pack(str(lib), str(tmp_path / "gpu-build"), allow_cpu=True, override={"torch": "2.11.0+cu130"})
+    out, md = session(tmp_path, "all", tmp_path / "o1", GPU_SESSION_PARTS="sanitize bench",
+                      GPU_SESSION_DRY_HANG="sanitize bench", GPU_SESSION_SECONDS="85", GPU_SESSION_BENCH_SECONDS="20")
+    assert "archive mismatch: torch: archive '2.11.0+cu130'" in md and "built here" in md, md
+    assert (tmp_path / "o1" / gpu_build.NAME).exists()
+    assert part_row(md, "sanitize")[0] == "CUT" and part_row(md, "bench")[0] == "CUT", md
+    assert "| tests | not run in this session |" in md
+    # the bench part began once the sanitizer's units had ended (cut): timings run alone
+    rec = json.loads(next((tmp_path / "o1").glob("*-session.json")).read_text())
+    assert rec["units"]["bench:diagonal"]["status"] == "cut"
+    # rerun on a fresh machine (README: the returned record into benchmarks/results/, the returned
+    # archive into gpu-build/): only the cut units run
+    shutil.rmtree(tmp_path / "state")
+    (tmp_path / "results").mkdir()
+    for name in os.listdir(tmp_path / "o1"):
+        if name.endswith("-session.json"):
+            shutil.copy(tmp_path / "o1" / name, tmp_path / "results")
+        if name == gpu_build.NAME:
+            shutil.copy(tmp_path / "o1" / name, tmp_path / "gpu-build")
+    out, md = session(tmp_path, "rerun", tmp_path / "o2", GPU_SESSION_SECONDS="150")
+    assert f"continuing the record {tmp_path / 'results'}" in out, out
+    assert "archive used" in md.split("call 2:")[1], md
+    assert part_row(md, "sanitize")[0] == "done" and part_row(md, "bench")[0] == "done", md
+    assert "| memcheck | roi_align | 0 errors | 0 | 0 | 13 | 0 |" in md, md
+    assert re.search(r"\| diagonal \| [1-9]\d* \| 0 \| \d+ \| done \| 2 \|", md), md
+    # the runner's tables came back too, and the 8-file limit holds
+    assert any(n.startswith("cpu-") and n.endswith(".json") and "session" not in n for n in os.listdir(tmp_path / "o2"))
+    assert "$OUT: " in out and "OVER THE DEVICE TOOL'S LIMITS" not in out
+
+
+def test_rerun_without_a_record_and_out_over_the_device_tools_limit(tmp_path):
+    (tmp_path / "o").mkdir()
+    for k in range(8):  # with session.log, one file more than the device tool brings back
+        (tmp_path / "o" / f"filler{k}").write_text("x")
+    e = dict(os.environ, OUT=str(tmp_path / "o"), PYTHON=sys.executable, GPU_SESSION_STATE=str(tmp_path / "s"),
+             GPU_SESSION_RESULTS=str(tmp_path / "r"))
+    p = subprocess.run(["bash", os.path.join(ROOT, "benchmarks", "gpu_session.sh"), "--dry-run", "rerun"],
+                       cwd=ROOT, env=e, capture_output=True, text=True, timeout=300)
+    assert "rerun: no record of an earlier call" in p.stdout, p.stdout + p.stderr
+    assert p.returncode == 3 and "OVER THE DEVICE TOOL'S LIMITS" in p.stdout, p.stdout + p.stderr
+
+
+def test_unknown_mode_is_refused():
+    p = subprocess.run(["bash", os.path.join(ROOT, "benchmarks", "gpu_session.sh"), "cuda"],
                        cwd=ROOT, capture_output=True, text=True, timeout=60)
-    assert p.returncode == 2 and "unknown stage 'tests'" in p.stdout
+    assert p.returncode == 2 and "usage: gpu_session.sh [--dry-run] all|rerun" in p.stdout
+
+
+def test_default_budget_fits_the_call():
+    """`all` must end inside the device call's 540 s: its budget, plus the grace a cut unit gets
+    (pytest writes its report) and the start of Python, stays under it."""
+    import gpu_session
+
+    s = open(os.path.join(ROOT, "benchmarks", "gpu_session.py")).read()
+    budget = int(re.search(r'"GPU_SESSION_SECONDS", (\d+) if mode == "all"', s).group(1))
+    assert budget + gpu_session.GRACE + 10 <= 540
+    readme = open(os.path.join(ROOT, "benchmarks", "README.md")).read()
+    assert "timeout_s=540" in readme and 'carry=["gpu-build"]' in readme
+
+
+def test_archive_check_reasons(tmp_path):
+    fp = {"python": "3.12", "torch": "2.11.0+cu130", "torch_cuda": "13.0", "torch_git": "70d99e99", "capability": "9.0"}
+    m = dict(fp, cuda_archs="9.0", source_hash="abc", commit="c")
+    m.pop("capability")
+    assert gpu_build.compare(m, fp, "abc") == []
+    assert gpu_build.compare(dict(m, cuda_archs="9.0+PTX"), fp, "abc") == []
+    for key, other in [("python", "3.11"), ("torch", "2.11.0"), ("torch_cuda", "12.8"), ("torch_git", "1234")]:
+        [reason] = gpu_build.compare(dict(m, **{key: other}), fp, "abc")
+        assert reason.startswith(f"{key}: archive {other!r}")
+    [reason] = gpu_build.compare(m, dict(fp, capability="10.0"), "abc")
+    assert "compute capability 10.0" in reason
+    [reason] = gpu_build.compare(m, fp, "def")
+    assert reason.startswith("sources: archive built from abc")
+    assert gpu_build.check(str(tmp_path / "none"))[0] == "missing"
+
+
+def test_source_hash_follows_the_sources(tmp_path):
+    for top in gpu_build.SOURCES:
+        src = os.path.join(ROOT, top)
+        (shutil.copytree if os.path.isdir(src) else shutil.copy)(src, tmp_path / top)
+    h = gpu_build.source_hash(str(tmp_path))
+    (tmp_path / "csrc" / "x.o").write_text("object")  # build outputs do not travel: not hashed
+    assert gpu_build.source_hash(str(tmp_path)) == h
+    with open(tmp_path / "csrc" / "myops.cpp", "a") as f:
+        f.write("\n")
+    assert gpu_build.source_hash(str(tmp_path)) != h
+
+
+def test_sanitize_set_matches_cuda_tests():
+    """Every line of benchmarks/gpu_sanitize_set.txt selects a CUDA test (a renamed test cannot
+    silently leave the set), and every test file with CUDA tests has a line or a `# not here:`
+    line with its reason."""
+    p = subprocess.run([sys.executable, "-m", "pytest", "--collect-only", "-q", "-p", "no:cacheprovider", "-m", "cuda",
+                        "tests", "--ignore=tests/test_cuda_emulation.py"], cwd=ROOT, capture_output=True, text=True,
+                       timeout=600)
+    ids = [x for x in p.stdout.splitlines() if "::" in x]
+    assert len(ids) > 100, p.stdout[-3000:]
+    path = os.path.join(ROOT, "benchmarks", "gpu_sanitize_set.txt")
+    patterns = gpu_pytest_plugin.read_patterns(path)
+    for pat in patterns:
+        r = gpu_pytest_plugin.pattern_regex(pat)
+        assert any(r.match(i) for i in ids), f"{pat} selects no CUDA test"
+    exempt = re.findall(r"^# not here: (\S+)", open(path).read(), re.M)
+    files = {i.split("::")[0] for i in ids}
+    covered = {p.split("::")[0] for p in patterns} | set(exempt)
+    assert files <= covered, f"CUDA tests of {sorted(files - covered)} are not in the sanitizer's set"
+
+
+def test_pattern_and_record(tmp_path):
+    r = gpu_pytest_plugin.pattern_regex("tests/test_nonzero.py::test_x[(1,)-*-cuda]")
+    assert r.match("tests/test_nonzero.py::test_x[(1,)-torch.bool-cuda]")
+    assert not r.match("tests/test_nonzero.py::test_x[(1,)-torch.bool-cpu]")
+    assert not r.match("tests/test_nonzero.py::test_x[(12)-torch.bool-cuda]")  # ( , [ are literal
+    rec = tmp_path / "r"
+    rec.write_text("failed\ta\npassed\tb\npassed\ta\nerror\tc\nskipped\td\n")
+    assert gpu_pytest_plugin.read_record(str(rec)) == {"a": "passed", "b": "passed", "c": "error", "d": "skipped"}
+    assert gpu_results.record_counts(str(rec)) == {"passed": 2, "failed": 0, "skipped": 1, "error": 1}
+
+
+def test_render_statuses():
+    rec = {"env": {"device": "GPU X", "date": "2026-11-27", "slug": "GPU-X", "torch": "2.11.0+cu130", "torch_cuda": "13.0",
+                   "python": "3.12", "capability": "9.0"},
+           "calls": [{"kind": "all", "started": "t", "budget": 520, "seconds": 540, "build": {"action": "archive used"}}],
+           "selected": ["tests/test_a.py::x", "tests/test_a.py::y", "tests/test_b.py::z"],
+           "tests": {"tests/test_a.py::x": ["passed", 1], "tests/test_a.py::y": ["failed", 1]},
+           "changed": {},
+           "units": {"tests": {"part": "tests", "status": "done", "call": 1},
+                     "sanitize:memcheck:a": {"part": "sanitize", "tool": "memcheck", "status": "errors", "errors": 4,
+                                             "call": 1},
+                     "sanitize:initcheck:a": {"part": "sanitize", "tool": "initcheck", "status": "running", "call": 1},
+                     "bench:nms": {"part": "bench", "status": "not started", "call": 1}}}
+    md = gpu_results.render(rec, "/nonexistent")
+    assert "STOPPED before its end" in md  # the call never wrote its last record
+    assert part_row(md, "tests") == ("CUT", "1 passed, 1 failed, 0 skipped, 0 error, 1 not run")
+    assert part_row(md, "sanitize")[0] == "CUT" and "4 errors" in part_row(md, "sanitize")[1]
+    assert part_row(md, "bench")[0] == "CUT"
+    assert "| b | 0 | 0 | 0 | 0 | 1 |" in md and "- `tests/test_a.py::y`" in md
+    rec["units"]["sanitize:initcheck:a"]["status"] = "done"
+    assert part_row(gpu_results.render(rec, "/x"), "sanitize")[0] == "ERRORS"
 
 
 def error_and_ok_rows():
@@ -90,48 +248,22 @@ def test_runner_readers_survive_error_rows(tmp_path):
     path = tmp_path / "cpu-isa.json"
     path.write_text(json.dumps({"meta": dict(meta, cpu_isa="avx2"), "rows": rows}))
     assert "| diagonal | diagonal | [8,8] | 2.00x |" in runner.side_by_side([str(path)])
+    # the session's bench reader: the runner's rows by family, its own record left out
+    (tmp_path / "GPU-X-2026-11-24-session.json").write_text(json.dumps({"rows": rows}))
+    assert len(gpu_results.bench_rows(str(tmp_path), "diagonal")) == 2
+    assert len(gpu_results.bench_rows(str(tmp_path))) == 3
 
 
-def test_results_writer_error_rows_and_cut(tmp_path):
-    (tmp_path / "cpu-2026-11-24.json").write_text(json.dumps({"meta": {}, "rows": error_and_ok_rows()}))
-    log = tmp_path / "san.log"
-    log.write_text("========= ERROR SUMMARY: 3 errors\n========= ERROR SUMMARY: 1 error\n")
-    recs = [
-        {"stage": "bench", "family": "diagonal", "tool": "runner", "rc": 0, "share": "10", "log": "", "xml": ""},
-        {"stage": "bench", "family": "nms", "tool": "runner", "rc": 124, "share": "10", "log": "", "xml": ""},
-        {"stage": "sanitize", "family": "nonzero", "tool": "memcheck", "rc": 99, "share": "10", "log": str(log),
-         "xml": str(tmp_path / "missing.xml")},
-        {"stage": "cuda", "family": "nonzero", "tool": "pytest", "rc": 124, "share": "10", "log": "",
-         "xml": str(tmp_path / "missing.xml")},
-    ]
-    env = {"torch": "t", "cuda": "13.0", "date": "2026-11-24", "device": "GPU X", "capability": "9.0",
-           "driver": "1", "slug": "GPU-X", "commit": "c"}
-    path = gpu_results.write(recs, str(tmp_path), None, env=env)
-    md = open(path).read()
-    assert os.path.basename(path) == "GPU-X-2026-11-24-tests.md"
-    assert "| diagonal | 2 | 1 | 10 s | ok |" in md  # one case row and one error row
-    assert "| nms | 1 | 1 | 10 s | CUT (time share) |" in md
-    assert "| nonzero | memcheck | 4 errors | - | - | - | - | SANITIZER ERRORS |" in md
-    assert "| nonzero | - | - | - | - | 10 s | CUT (time share), no report |" in md
-    # a later stage's call replaces only its own section
-    again = gpu_results.write(recs[:1], str(tmp_path), None, env=env)
-    md2 = open(again).read()
-    assert "SANITIZER ERRORS" in md2 and "| nms |" not in md2
-
-
-@pytest.mark.parametrize("junit, expected", [
-    ('<testsuites><testsuite><testcase/><testcase><skipped/></testcase><testcase><failure/></testcase>'
-     '<testcase><error/></testcase></testsuite></testsuites>', (1, 1, 1, 1)),
-    ("<testsuites><testsuite", None),  # a report cut while being written
-])
-def test_junit_counts(tmp_path, junit, expected):
-    path = tmp_path / "r.xml"
-    path.write_text(junit)
-    assert gpu_results.junit_counts(str(path)) == expected
+def test_every_family_marks_headline_cases():
+    """The session's bench part runs `runner.py --headline`: every family marks the cases its
+    targets are read on (Case.headline)."""
+    for fam in runner.FAMILIES:
+        src = open(os.path.join(ROOT, "benchmarks", f"bench_{fam}.py")).read()
+        assert "headline=" in src, f"bench_{fam}.py marks no headline case"
 
 
 def test_every_graph_capture_is_marked():
-    """The sanitizer stage runs `cuda_graph` tests apart (the no-caching allocator's cudaFree is
+    """The sanitizer part runs `cuda_graph` tests apart (the no-caching allocator's cudaFree is
     forbidden inside a capture): every test that captures a CUDA graph must carry the marker."""
     import ast
 
