@@ -31,8 +31,8 @@ OUTPUTS = ("num_detections", "boxes", "scores", "classes", "anchors")
 
 
 class TinyDetector(nn.Module):
-    def __init__(self, num_classes: int = 3, width: int = 16, image_size: int = 64, *, score_threshold: float = 0.3,
-                 iou_threshold: float = 0.5, max_detections: int = 20, pre_nms_top_k: int = 100):
+    def __init__(self, num_classes: int = 3, width: int = 16, image_size: int = 64, *, score_threshold: float = 0.2,
+                 iou_threshold: float = 0.5, max_detections: int = 64, pre_nms_top_k: int = 100):
         super().__init__()
         self.stem = nn.Sequential(
             nn.Conv2d(3, width, 3, 2, 1), nn.ReLU(),
@@ -41,7 +41,10 @@ class TinyDetector(nn.Module):
         )
         self.down = nn.Sequential(nn.Conv2d(width, width, 3, 2, 1), nn.ReLU())  # stride 16
         self.head = nn.Conv2d(width, 4 + num_classes, 1)  # shared by both levels
-        nn.init.constant_(self.head.bias[4:], -1.0)  # a class prior: most scores below the threshold
+        # random weights that still give spread scores (torch's default init leaves every score
+        # within 0.01 of sigmoid(bias)) and a class prior: most scores below the threshold
+        nn.init.normal_(self.head.weight, std=2.0)
+        nn.init.constant_(self.head.bias[4:], -1.0)
         self.strides = (8, 16)
         # the locations' centers and strides, [A, 2] and [A, 1] (A = 8*8 + 4*4 at 64x64)
         centers, strides = [], []

@@ -177,7 +177,7 @@ def test_docstring_example():
     n, b, s, c, a = myops.multiclass_nms_static(boxes, scores, score_threshold=0.5, iou_threshold=0.5,
                                                 max_detections=4)
     assert n.tolist() == [3] and c.tolist() == [[0, 1, 1, -1]] and a.tolist() == [[0, 1, 2, -1]]
-    assert s.tolist() == pytest.approx([[0.9, 0.7, 0.6, 0.0]])
+    assert s[0].tolist() == pytest.approx([0.9, 0.7, 0.6, 0.0])
 
 
 @settings(max_examples=60, deadline=None)
