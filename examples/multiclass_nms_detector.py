@@ -17,7 +17,6 @@ tests/test_multiclass_nms.py (``test_example_aoti_from_cpp``) runs the same step
 """
 import argparse
 import os
-import shutil
 import subprocess
 import sys
 
@@ -93,9 +92,13 @@ def build_program(workdir: str) -> str:
     prefix = torch.utils.cmake_prefix_path + ";" + myops.cmake_prefix_path
     configure = ["cmake", "-S", os.path.join(here, "cpp"), "-B", build, "-DCMAKE_BUILD_TYPE=Release",
                  f"-DCMAKE_PREFIX_PATH={prefix}"]
-    nvcc = shutil.which("nvcc")
-    if torch.version.cuda is not None and nvcc:  # a CUDA torch's CMake config looks for the toolkit
-        configure.append(f"-DCUDAToolkit_ROOT={os.path.dirname(os.path.dirname(os.path.realpath(nvcc)))}")
+    # a CUDA build of torch: its CMake config needs the toolkit (tests/test_cpp.py finds it)
+    sys.path.insert(0, os.path.join(os.path.dirname(here), "tests"))
+    try:
+        from test_cpp import _cuda_cmake_args
+    finally:
+        sys.path.pop(0)
+    configure += _cuda_cmake_args()
     for cmd in (configure,
                 ["cmake", "--build", build, "--target", "myops_detect", "-j", os.environ.get("MAX_JOBS", "2")]):
         subprocess.run(cmd, check=True)
