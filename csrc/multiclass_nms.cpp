@@ -18,8 +18,9 @@
 //    the CPU): nonzero, a sort of the candidates, myops::nms / batched_nms (torchvision's path
 //    by the real count, exactly as the reference), images in parallel;
 //  * the padded form (every other device) has no data-dependent shape and never reads a device
-//    value: one stable sort of the masked scores ([N, A*C]) puts the candidates first, in order,
-//    then per image batched_nms_static over M = min(pre_nms_top_k, A*C) rows, the rows past the
+//    value: one stable sort of the masked scores ([N, P], P = A*C, or A without multi_label)
+//    puts the candidates first, in order, then per image batched_nms_static over
+//    M = min(pre_nms_top_k, P) rows, the rows past the
 //    count at -inf (visited after every real one), torchvision's path picked without a sync (the
 //    shifted boxes or the plain ones, torch.where on the real count, as myops.detection does).
 //    `_multiclass_nms_static_padded` runs this form on any device (the tests run it on the CPU).
