@@ -3,6 +3,7 @@
 #             then a detector exported and run from C++: benchmarks/demo.py --no-deploy skips it)
 # make bench  set everything up and run every benchmark family on every device present
 # make deploy-check  every detector exported, compiled and run from C++ (slow; CI runs one)
+#                    and the multiclass_nms_static example
 # make package-check  sdist -> wheel (CUDA when it can be built; FORCE_CPU=1: CPU), repaired and
 #                     checked -> fresh venv -> smoke test + C++ test (.ci/check_package)
 # make wheel  the release files in dist/: the sdist and the default variant's wheel (CUDA 13.0
@@ -54,9 +55,10 @@ bench: $(STAMP)
 build: $(STAMP)
 
 # every torchvision detector through every deployment path (eager parity, export, compile,
-# AOTInductor from C++): too slow for CI, which runs fasterrcnn_resnet50_fpn only
+# AOTInductor from C++): too slow for CI, which runs fasterrcnn_resnet50_fpn only; and the
+# multiclass_nms_static example detector through AOTInductor from C++
 deploy-check: $(STAMP)
-	MYOPS_SLOW=1 $(PY) -m pytest tests/test_detection.py -q
+	MYOPS_SLOW=1 $(PY) -m pytest tests/test_detection.py tests/test_multiclass_nms.py -q
 
 package-check: $(DEPS)
 	.ci/check_package $(PY)

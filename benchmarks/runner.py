@@ -40,7 +40,8 @@ warnings.filterwarnings("ignore", category=FutureWarning, module=r"torch\._induc
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
-FAMILIES = ["nonzero", "elementwise", "max_pool2d_add", "diagonal", "latency", "detector", "nms", "deploy"]
+FAMILIES = ["nonzero", "elementwise", "max_pool2d_add", "diagonal", "latency", "detector", "nms", "postprocess",
+            "deploy"]
 
 
 @dataclasses.dataclass

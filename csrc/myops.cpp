@@ -97,6 +97,21 @@ TORCH_LIBRARY(myops, m) {
   m.def(
       "batched_nms_static(Tensor boxes, Tensor scores, Tensor idxs, float iou_threshold, *, "
       "SymInt size) -> (Tensor keep, Tensor count)");
+  // A detector's post-processing, padded to K = max_detections (csrc/multiclass_nms.cpp; the
+  // reference it equals: python/myops/ops.py): num_detections [N] int64, detection_boxes
+  // [N, K, 4], detection_scores [N, K], detection_classes / detection_anchors [N, K] int64;
+  // padding: boxes and scores 0, classes and anchors -1. No host sync on CUDA.
+  m.def(
+      "multiclass_nms_static(Tensor boxes, Tensor scores, *, float score_threshold, float iou_threshold, "
+      "int max_detections, int? pre_nms_top_k=None, bool class_agnostic=False, bool multi_label=True) -> "
+      "(Tensor num_detections, Tensor detection_boxes, Tensor detection_scores, Tensor detection_classes, "
+      "Tensor detection_anchors)");
+  // Test control: multiclass_nms_static's static-shape form (the one CUDA runs) on any device.
+  m.def(
+      "_multiclass_nms_static_padded(Tensor boxes, Tensor scores, *, float score_threshold, float iou_threshold, "
+      "int max_detections, int? pre_nms_top_k=None, bool class_agnostic=False, bool multi_label=True) -> "
+      "(Tensor num_detections, Tensor detection_boxes, Tensor detection_scores, Tensor detection_classes, "
+      "Tensor detection_anchors)");
   // Control op: torchvision.ops.batched_nms's path limit on a device (common/nms_common.h), for
   // python/myops/detection.py, which picks the same path without a sync.
   m.def("_batched_nms_vanilla_above(Device device) -> int", &myops::batched_nms_vanilla_above);

@@ -65,6 +65,16 @@ std::tuple<Tensor, Tensor> batched_nms_static(const Tensor& boxes, const Tensor&
              boxes, scores, idxs, iou_threshold, c10::SymInt(size));
 }
 
+using Detections = std::tuple<Tensor, Tensor, Tensor, Tensor, Tensor>;
+using MulticlassNms = Detections(const Tensor&, const Tensor&, double, double, int64_t, std::optional<int64_t>, bool,
+                                 bool);
+Detections multiclass_nms_static(const Tensor& boxes, const Tensor& scores, double score_threshold,
+                                 double iou_threshold, int64_t max_detections, std::optional<int64_t> pre_nms_top_k,
+                                 bool class_agnostic, bool multi_label) {
+  MYOPS_CALL(multiclass_nms_static, MulticlassNms, boxes, scores, score_threshold, iou_threshold, max_detections,
+             pre_nms_top_k, class_agnostic, multi_label);
+}
+
 Tensor roi_align_levels(at::TensorList features, const Tensor& rois, const Tensor& levels,
                         at::ArrayRef<double> spatial_scale, int64_t pooled_height, int64_t pooled_width,
                         int64_t sampling_ratio, bool aligned) {

@@ -88,6 +88,18 @@ int main(int argc, char** argv) {
   }
   check(raised, "myops::roi_align_levels: the backward of a result that requires grad raises");
 
+  // multiclass_nms_static: one image, 3 anchors, 2 classes; class 0's second box overlaps the first
+  const auto f32 = at::TensorOptions().dtype(at::kFloat);
+  const at::Tensor det_boxes = at::tensor(std::vector<double>{0, 0, 10, 10, 1, 1, 10, 10, 20, 20, 30, 30}, f32).view({1, 3, 4});
+  const at::Tensor det_scores = at::tensor(std::vector<double>{0.9, 0.1, 0.8, 0.7, 0.2, 0.6}, f32).view({1, 3, 2});
+  const auto [num, boxes_out, scores_out, classes_out, anchors_out] =
+      myops::multiclass_nms_static(det_boxes, det_scores, 0.5, 0.5, 4);
+  const at::Tensor expect_classes = at::tensor(std::vector<int64_t>{0, 1, 1, -1}).view({1, 4});
+  const at::Tensor expect_anchors = at::tensor(std::vector<int64_t>{0, 1, 2, -1}).view({1, 4});
+  check(num.item<int64_t>() == 3 && at::equal(classes_out, expect_classes) && at::equal(anchors_out, expect_anchors) &&
+            at::equal(boxes_out[0][3], at::zeros({4}, f32)),
+        "myops::multiclass_nms_static: 3 detections padded to 4");
+
   // autograd: the dispatcher records myops' backward
   at::Tensor leaf = at::randn({2, 3, 9, 9}).requires_grad_(true);
   myops::max_pool2d_add(leaf, at::zeros({1})).sum().backward();

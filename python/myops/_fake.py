@@ -143,6 +143,31 @@ def _batched_nms_static_fake(boxes, scores, idxs, iou_threshold, *, size):
     return boxes.new_empty((size,), dtype=torch.int64), boxes.new_empty((), dtype=torch.int64)
 
 
+@register_fake("myops::multiclass_nms_static")
+def _multiclass_nms_static_fake(boxes, scores, *, score_threshold, iou_threshold, max_detections,
+                                pre_nms_top_k=None, class_agnostic=False, multi_label=True):
+    op = "myops.multiclass_nms_static"
+    torch._check(scores.dim() == 3, lambda: f"{op}: argument 'scores' must be a 3-D [N, A, C] tensor, got {scores.dim()}-D")
+    torch._check(boxes.dim() in (3, 4),
+                 lambda: f"{op}: argument 'boxes' must be a 3-D [N, A, 4] or 4-D [N, A, C, 4] tensor, got {boxes.dim()}-D")
+    torch._check(boxes.shape[-1] == 4, lambda: f"{op}: argument 'boxes' must have 4 elements in its last dim, got {boxes.shape[-1]}")
+    n_a_c = 3 if boxes.dim() == 4 else 2
+    torch._check(list(boxes.shape[:n_a_c]) == list(scores.shape[:n_a_c]),
+                 lambda: f"{op}: arguments 'boxes' {list(boxes.shape)} and 'scores' {list(scores.shape)} must agree in "
+                 f"N, A{' and C' if n_a_c == 3 else ''} (boxes [N, A, 4] or [N, A, C, 4], scores [N, A, C])")
+    torch._check(boxes.dtype == scores.dtype,
+                 lambda: f"{op}: arguments 'boxes' and 'scores' must have the same dtype, got {boxes.dtype} and {scores.dtype}")
+    allowed = _NMS_DTYPES.get(boxes.device.type, _NMS_DTYPES["cuda"])
+    torch._check(boxes.dtype in allowed,
+                 lambda: f"{op}: argument 'boxes' must have dtype in {{{', '.join(str(d) for d in allowed)}}}, got {boxes.dtype}")
+    torch._check(max_detections >= 0, lambda: f"{op}: argument 'max_detections' must be >= 0, got {max_detections}")
+    torch._check(pre_nms_top_k is None or pre_nms_top_k >= 0,
+                 lambda: f"{op}: argument 'pre_nms_top_k' must be >= 0 or None, got {pre_nms_top_k}")
+    n, k = scores.shape[0], max_detections
+    return (boxes.new_empty((n,), dtype=torch.int64), boxes.new_empty((n, k, 4)), boxes.new_empty((n, k)),
+            boxes.new_empty((n, k), dtype=torch.int64), boxes.new_empty((n, k), dtype=torch.int64))
+
+
 # ---- roi_align_levels ------------------------------------------------------------------------
 
 _ROI_ALIGN_MAX_LEVELS = 8  # kMaxLevels in csrc/common/roi_align_common.h

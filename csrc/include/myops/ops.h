@@ -66,6 +66,14 @@ MYOPS_API std::tuple<Tensor, Tensor> batched_nms_static(const Tensor& boxes, con
                                                         const Tensor& idxs, double iou_threshold,
                                                         int64_t size);
 
+// A detector's post-processing (score filter, optional pre-NMS top-k, per-class or
+// class-agnostic NMS, top-K) padded to K = max_detections: (num_detections [N], boxes [N, K, 4],
+// scores [N, K], classes [N, K], anchors [N, K]); boxes [N, A, 4] or [N, A, C, 4], scores
+// [N, A, C]. Padding: boxes and scores 0, classes and anchors -1. No host sync on CUDA.
+MYOPS_API std::tuple<Tensor, Tensor, Tensor, Tensor, Tensor> multiclass_nms_static(
+    const Tensor& boxes, const Tensor& scores, double score_threshold, double iou_threshold, int64_t max_detections,
+    std::optional<int64_t> pre_nms_top_k = std::nullopt, bool class_agnostic = false, bool multi_label = true);
+
 // ---- multi-level RoIAlign ------------------------------------------------------------------
 
 // [K, C, pooled_height, pooled_width]: RoI k (rois [K, 5]: batch index, x1, y1, x2, y2, the
