@@ -1644,6 +1644,9 @@ def test_gradient_edges_like_torch(dtype):
         (gx,) = torch.autograd.grad(fm(t), t, g)
         assert gx.signbit().all(), gx  # -0.0
     d = torch.tensor([1.0, 2.0], dtype=dtype)
+    # no number form: torch's TypeError
+    for call in (lambda m: m.addcmul(1.0, x, x), lambda m: m.addcmul(x, 2, x), lambda m: m.addcmul(x, x, True)):
+        assert_like_torch(lambda: call(myops), lambda: call(torch))
     if dtype != torch.float16:  # float16: alpha 2^63 fails the forward's check (as torch's)
         for call in (lambda a, b: myops.add(a, b, alpha=2**63), lambda a, b: myops.sub(a, b, alpha=2**63),
                      lambda a, b: myops.add(2.0, b, alpha=2**63)):

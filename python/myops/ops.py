@@ -492,6 +492,9 @@ def addcmul(self: Tensor, tensor1: Tensor, tensor2: Tensor, *, value: Number = 1
         r = _fast.addcmul(self, tensor1, tensor2) if value is _ONE else _fast.addcmul(self, tensor1, tensor2, value)
         if r is not NotImplemented:
             return r
+    for name, v in (("self", self), ("tensor1", tensor1), ("tensor2", tensor2)):
+        if not isinstance(v, Tensor):  # torch's TypeError (no number form), not the schema's RuntimeError
+            raise TypeError(f"myops.addcmul: argument '{name}' must be a Tensor, got {type(v).__name__}")
     return _ops.addcmul.default(self, tensor1, tensor2, value=value)
 
 
