@@ -15,6 +15,8 @@
 #include <ATen/ops/gather.h>
 #include <ATen/ops/ge.h>
 #include <ATen/ops/log.h>
+#include <ATen/ops/logical_not.h>
+#include <ATen/ops/masked_fill.h>
 #include <ATen/ops/neg.h>
 #include <ATen/ops/pow.h>
 #include <ATen/ops/result_type.h>
@@ -123,21 +125,20 @@ Tensor reduce_like(const Tensor& grad, const Tensor& input) {
   return Meta::reduce_to(grad, input.sym_sizes(), input.scalar_type());
 }
 
-// grad * alpha, skipping the multiplication for alpha == 1
-Tensor scaled(const Tensor& grad, const c10::Scalar& alpha) {
-  if (!alpha.isBoolean() && alpha.equal(1)) return grad;
-  return ew::ops::mul_scalar().call(grad, alpha);
+// torch's maybe_multiply(t, s) (the alpha / value factor of add's, sub's and addcmul's
+// gradients): t itself when s is one, else t * s. Its test of "one" reads an integral s as an
+// int64, so an int alpha past int64 (2^63 <= alpha < 2^64, which c10 holds as uint64) raises
+// torch's overflow error there, in the backward, while the forward took it (as a double).
+Tensor scaled(const Tensor& t, const c10::Scalar& s) {
+  const bool one = s.isFloatingPoint() ? s.toDouble() == 1 : s.isIntegral(/*includeBool=*/true) && s.toLong() == 1;
+  return one ? t : ew::ops::mul_scalar().call(t, s);
 }
 
-// -grad * alpha (sub's gradient of `other`). grad * -alpha is the same bits (negation is exact
-// in every float type), one kernel instead of two, unless -alpha does not exist in alpha's own
-// type (an int alpha of -2^63, an unsigned one above 0): then torch's order, -grad first.
+// -grad * alpha (sub's gradient of `other`), in torch's order: the negation first, then
+// maybe_multiply. Not grad * -alpha: with an int alpha of 0 that gives +0 where torch's
+// (-grad) * 0 gives -0, and -alpha may not exist in alpha's type (-2^63, a uint64).
 Tensor negated_times(const Tensor& grad, const c10::Scalar& alpha) {
-  const bool neg_overflows =
-      alpha.isIntegral(/*includeBool=*/false) &&
-      (alpha.type() == c10::ScalarType::UInt64 ? alpha.toUInt64() != 0 : alpha.toLong() == std::numeric_limits<int64_t>::min());
-  if (neg_overflows) return ew::ops::mul_scalar().call(ew::ops::mul_scalar().call(grad, -1), alpha);
-  return ew::ops::mul_scalar().call(grad, -alpha);
+  return scaled(ew::ops::neg().call(grad), alpha);
 }
 
 // ---- unary ------------------------------------------------------------------------------------
@@ -465,6 +466,14 @@ Tensor div_autograd(const Tensor& self, const Tensor& other) {
   return with_autograd<DivFn>(ew::ops::div(), self, other);
 }
 
+// The pattern of torch's gradients for maximum / minimum and clamp with tensor bounds
+// (torch >= 2.14): kept = where(tie, grad / 2, grad), then the losing elements zeroed in place
+// (masked_fill_). The gradient has the where's layout (its condition's and grad's), and a
+// broadcast operand's gradient is summed in that order: a where that zeroes them instead would
+// take the layout of the losers' mask too, which can differ (another summation order: a float32
+// or float16 gradient 1 ulp off).
+Tensor zero_where(Tensor kept, const Tensor& loses) { return kept.masked_fill_(loses, 0); }
+
 // maximum / minimum: the gradient goes to the winner; ties split it in half, as PyTorch does.
 // PyTorch masks out the loser (not "keeps the winner"), so where either operand is NaN both
 // get the full gradient.
@@ -478,18 +487,17 @@ struct MinMaxFn : Function<MinMaxFn<kMax>> {
   static variable_list backward(AutogradContext* ctx, variable_list g) {
     auto saved = ctx->get_saved_variables();
     const auto &self = saved[0], &other = saved[1];
-    auto tie = at::eq(self, other);
     auto half = ew::ops::mul_scalar().call(g[0], 0.5);
-    auto z = scalar_of(0, g[0]);
-    auto kept = ew::ops::where().call(tie, half, g[0]);
+    auto kept = ew::ops::where().call(at::eq(self, other), half, g[0]);
+    const bool both = ctx->needs_input_grad(0) && ctx->needs_input_grad(1);
     Tensor gs, go;
     if (ctx->needs_input_grad(0)) {
       auto loses = kMax ? at::lt(self, other) : at::gt(self, other);
-      gs = reduce_like(ew::ops::where().call(loses, z, kept), self);
+      gs = reduce_like(zero_where(both ? kept.clone() : kept, loses), self);
     }
     if (ctx->needs_input_grad(1)) {
       auto loses = kMax ? at::gt(self, other) : at::lt(self, other);
-      go = reduce_like(ew::ops::where().call(loses, z, kept), other);
+      go = reduce_like(zero_where(kept, loses), other);
     }
     return {gs, go};
   }
@@ -627,10 +635,14 @@ struct AddcmulFn : Function<AddcmulFn> {
     const auto &t1 = saved[0], &t2 = saved[1];
     const auto value = ctx->saved_data["value"].toScalar();
     Tensor g0, g1, g2;
-    // torch's order: grad * (t2 * value), grad * (t1 * value)
+    // torch's order: grad * (t2 * value), grad * (t1 * value); a plain product, not
+    // maybe_multiply (an int value past int64 does not raise here), skipped for a value of 1
+    auto times_value = [&value](const Tensor& t) {
+      return !value.isBoolean() && value.equal(1) ? t : ew::ops::mul_scalar().call(t, value);
+    };
     if (ctx->needs_input_grad(0)) g0 = Meta::reduce(ctx, "self", g[0]);
-    if (ctx->needs_input_grad(1)) g1 = reduce_like(ew::ops::mul().call(g[0], scaled(t2, value)), t1);
-    if (ctx->needs_input_grad(2)) g2 = reduce_like(ew::ops::mul().call(g[0], scaled(t1, value)), t2);
+    if (ctx->needs_input_grad(1)) g1 = reduce_like(ew::ops::mul().call(g[0], times_value(t2)), t1);
+    if (ctx->needs_input_grad(2)) g2 = reduce_like(ew::ops::mul().call(g[0], times_value(t1)), t2);
     return {g0, g1, g2, Tensor()};
   }
 };
@@ -657,27 +669,31 @@ struct ClampFn : Function<ClampFn> {
   static variable_list backward(AutogradContext* ctx, variable_list g) {
     auto saved = ctx->get_saved_variables();
     const auto &self = saved[0], &lo = saved[1], &hi = saved[2];
-    auto z = scalar_of(0, g[0]);
     auto lo_lt_hi = at::lt(lo, hi);
     Tensor g0, g1, g2;
 #if MYOPS_TORCH_AT_LEAST(2, 14)
+    // torch's masks, in its order (the where conditions set the layout: zero_where)
     auto half = ew::ops::mul_scalar().call(g[0], 0.5);
+    auto lo_eq_hi = at::eq(lo, hi);
     if (ctx->needs_input_grad(0)) {
-      auto out = at::logical_or(at::lt(self, lo), at::gt(self, hi));
       auto tie = at::logical_and(at::logical_or(at::eq(self, lo), at::eq(self, hi)), lo_lt_hi);
-      g0 = reduce_like(ew::ops::where().call(out, z, ew::ops::where().call(tie, half, g[0])), self);
+      auto out = at::logical_or(at::lt(self, lo), at::gt(self, hi));
+      g0 = reduce_like(zero_where(ew::ops::where().call(tie, half, g[0]), out), self);
     }
     if (ctx->needs_input_grad(1)) {
-      auto wins = at::logical_and(at::lt(self, lo), at::le(lo, hi));
-      auto tie = at::logical_and(at::eq(self, lo), lo_lt_hi);
-      g1 = reduce_like(ew::ops::where().call(wins, g[0], ew::ops::where().call(tie, half, z)), lo);
+      // min wins where self <= min < max (half of it at self == min) or self < min == max
+      auto wins = at::logical_or(at::logical_and(lo_lt_hi, at::le(self, lo)), at::logical_and(lo_eq_hi, at::lt(self, lo)));
+      g1 = reduce_like(zero_where(ew::ops::where().call(at::eq(self, lo), half, g[0]), at::logical_not(wins)), lo);
     }
     if (ctx->needs_input_grad(2)) {
-      auto wins = at::logical_or(at::logical_and(at::gt(self, hi), at::le(lo, hi)), at::gt(lo, hi));
+      // max wins where self >= max > min (half of it at self == max), max < min, or self > max == min
+      auto wins = at::logical_or(at::logical_or(at::logical_and(lo_lt_hi, at::ge(self, hi)), at::lt(hi, lo)),
+                                 at::logical_and(lo_eq_hi, at::gt(self, hi)));
       auto tie = at::logical_and(at::eq(self, hi), lo_lt_hi);
-      g2 = reduce_like(ew::ops::where().call(wins, g[0], ew::ops::where().call(tie, half, z)), hi);
+      g2 = reduce_like(zero_where(ew::ops::where().call(tie, half, g[0]), at::logical_not(wins)), hi);
     }
 #else
+    auto z = scalar_of(0, g[0]);
     if (ctx->needs_input_grad(0)) {
       auto in = at::logical_and(at::ge(self, lo), at::le(self, hi));
       g0 = reduce_like(ew::ops::where().call(in, g[0], z), self);

@@ -273,3 +273,177 @@ def check_gelu_edges(dtype):
                                              f"{want[edge].tolist()}") from None
                     ok = ~edge & ~want.isnan()
                     torch.testing.assert_close(got[ok], want[ok], rtol=tol[0], atol=tol[1], msg=lambda s: f"{where}: {s}")
+
+
+# ---- a Python number first, and the gradients' edge rules (issue #47) --------------------------
+
+# numbers at the edges torch converts them at: beside float16 / bfloat16 tensors a number first
+# must not be rounded to the storage type (-1.2748 * bf16 -104 is 133, not 132), ints past int64
+# (uint64 to c10) and past uint64 (torch: OverflowError)
+EDGE_NUMBERS = [-1.2747972618057282, 0.1, 1 / 3, -2.7, 289, 65519, 1e5, 3.0e38, 1e39, -2**63, 2**63 - 1, 2**63,
+                2**64 - 1, 2**64, -2**64, -2**63 + 1, 0, -0.0, math.inf, math.nan, True, False]
+
+
+def number_first_calls(s, c):
+    """(label, myops call, torch call), each a function of the tensor x, for every form that
+    takes a Python number s first, directly and through torch.ops.myops (c: where's condition).
+    The torch forms: Python's operators where they are the op (`s * x` is tensor.__rmul__: torch
+    takes the number in the opmath type; `s + x`, `s - x` are torch.add / torch.sub); torch.div
+    (Python's `s / x` is reciprocal(x) * s, another computation); maximum / minimum with a number
+    are clamp's."""
+    import myops
+
+    ops = torch.ops.myops
+    return [
+        ("mul", lambda x: myops.mul(s, x), lambda x: s * x),
+        ("ops.mul.ScalarSelf", lambda x: ops.mul.ScalarSelf(s, x), lambda x: s * x),
+        ("add", lambda x: myops.add(s, x), lambda x: s + x),
+        ("add alpha", lambda x: myops.add(s, x, alpha=-2.5), lambda x: torch.add(s, x, alpha=-2.5)),
+        ("ops.add.ScalarSelf", lambda x: ops.add.ScalarSelf(s, x, alpha=3), lambda x: torch.add(s, x, alpha=3)),
+        ("sub", lambda x: myops.sub(s, x), lambda x: s - x),
+        ("sub alpha", lambda x: myops.sub(s, x, alpha=0.3), lambda x: torch.sub(s, x, alpha=0.3)),
+        ("ops.sub.ScalarSelf", lambda x: ops.sub.ScalarSelf(s, x, alpha=-2), lambda x: torch.sub(s, x, alpha=-2)),
+        ("div", lambda x: myops.div(s, x), lambda x: torch.div(s, x)),
+        ("ops.div.ScalarSelf", lambda x: ops.div.ScalarSelf(s, x), lambda x: torch.div(s, x)),
+        ("where", lambda x: myops.where(c, s, x), lambda x: torch.where(c, s, x)),
+        ("ops.where.ScalarSelf", lambda x: ops.where.ScalarSelf(c, s, x), lambda x: torch.where(c, s, x)),
+        ("maximum", lambda x: myops.maximum(s, x), lambda x: torch.clamp(x, min=s)),
+        ("minimum", lambda x: myops.minimum(s, x), lambda x: torch.clamp(x, max=s)),
+    ]
+
+
+def check_like_torch_with_grad(label, fm, ft, x, g=None):
+    """fm(x) and ft(x), x requiring a gradient where its dtype can: the same exception type (in
+    the forward or the backward), or the same result (assert_same) and the same gradient of x
+    for the incoming gradient g (default: random, of the result's shape and dtype)."""
+    def leaf():
+        return x.detach().clone().requires_grad_(x.dtype.is_floating_point)
+
+    try:
+        assert_like_torch(lambda: fm(leaf()), lambda: ft(leaf()))
+    except AssertionError as e:
+        raise AssertionError(f"{label}: {e}") from None
+    t = leaf()
+    out, err = outcome(lambda: ft(t))
+    if err is not None or not out.requires_grad:
+        return
+    if g is None:
+        g = torch.randn(out.shape, generator=torch.Generator().manual_seed(out.numel())).to(out.dtype)
+    want, e_err = outcome(lambda: torch.autograd.grad(out, t, g)[0])
+    t = leaf()
+    got, a_err = outcome(lambda: torch.autograd.grad(fm(t), t, g)[0])
+    if e_err is not None:
+        assert a_err is not None and type(a_err) is type(e_err), (
+            f"{label}: torch's backward raised {type(e_err).__name__} ({e_err}); myops': {a_err!r}")
+        return
+    assert a_err is None, f"{label}: myops' backward raised {a_err!r}"
+    try:
+        # NaN with any payload where torch has NaN: torch's formulas run its vector and scalar
+        # loops, whose NaN payloads differ
+        assert_same(got, want, bitwise=False)
+        assert_bits_nan_anywhere(got, want)
+    except AssertionError as e:
+        raise AssertionError(f"{label}, gradient: {e}") from None
+
+
+def number_first_tensors(dtype, device="cpu", seed=47):
+    """A 0-d tensor, a vector past one vector length (-104, ±0, inf, NaN first), a transposed
+    matrix: the tensors the number-first checks put beside a number."""
+    g = torch.Generator().manual_seed(seed)
+    v = (torch.randn(70, generator=g, dtype=torch.float64) * 100).to(dtype)
+    if dtype.is_floating_point:
+        v[:5] = torch.tensor([-104.0, 0.0, -0.0, math.inf, math.nan], dtype=torch.float64).to(dtype)
+    m = (torch.randn(5, 7, generator=g, dtype=torch.float64) * 100).to(dtype).t()
+    return [t.to(device) for t in (v[0].clone(), v, m)]
+
+
+def check_number_first(dtype, numbers=EDGE_NUMBERS, device="cpu"):
+    """Every number-first form (number_first_calls) on `numbers` beside tensors of `dtype`
+    (number_first_tensors): values, dtype, shape, strides, gradients and exception types as
+    torch's."""
+    for x in number_first_tensors(dtype, device):
+        c = torch.arange(x.numel(), device=device).view(x.shape) % 3 == 0
+        for s in numbers:
+            for label, fm, ft in number_first_calls(s, c):
+                if "sub" in label and (dtype == torch.bool or isinstance(s, bool)):
+                    continue
+                check_like_torch_with_grad(f"{label}({s!r}, {dtype} {tuple(x.shape)})", fm, ft, x)
+
+
+ALPHAS = [0, 0.0, -0.0, False, True, 1, 1.0, -1, 2, 0.5, -2**63, 2**63, 2**64 - 1, math.inf, math.nan]
+
+
+def check_gradient_edges(dtype):
+    """Gradients at torch's edges, for a float `dtype`:
+    - add / sub with alpha (ALPHAS): torch's maybe_multiply(±grad, alpha) (an int alpha of 0
+      gives sub's other -0; an int alpha past int64 raises in the backward), with a number first,
+      a broadcast one-element first operand, tensors on both sides, a number second;
+    - clamp with bounds of three dtypes (bool / dtype / float32 self, float32 min, dtype max) and
+      maximum / minimum, in layouts where the where's layout and the losers' differ: a broadcast
+      operand's gradient is summed in torch's order."""
+    import myops
+
+    gen = torch.Generator().manual_seed(4747)
+    x = (torch.randn(3, 7, generator=gen) * 4).round().to(dtype)
+    one = torch.tensor([2.0], dtype=dtype)
+    for alpha in ALPHAS:
+        for name, fm, ft in (("add", myops.add, torch.add), ("sub", myops.sub, torch.sub)):
+            for label, m, t, arg in (
+                    ("number first", lambda a: fm(1.5, a, alpha=alpha), lambda a: ft(1.5, a, alpha=alpha), x),
+                    ("one-element first, other", lambda a: fm(one, a, alpha=alpha), lambda a: ft(one, a, alpha=alpha), x),
+                    ("one-element first, self", lambda a: fm(a, x, alpha=alpha), lambda a: ft(a, x, alpha=alpha), one),
+                    ("tensors, other", lambda a: fm(x.t().t(), a, alpha=alpha), lambda a: ft(x.t().t(), a, alpha=alpha), x),
+                    ("number second", lambda a: fm(a, 1.5, alpha=alpha), lambda a: ft(a, 1.5, alpha=alpha), x)):
+                check_like_torch_with_grad(f"{name} alpha={alpha!r} {label} {dtype}", m, t, arg)
+    # clamp / maximum / minimum: ties (the bounds take values of self), broadcast and transposed
+    vals = torch.tensor([0.0, 1.0, -0.5, 0.5, 2.0, -1.0])
+
+    def pick(*shape, dt, t=False):
+        v = vals[torch.randint(0, 6, shape, generator=gen)]
+        v = torch.where(torch.rand(shape, generator=gen) < 0.5, v, torch.randn(shape, generator=gen))
+        v = v.to(dt)
+        return v.transpose(-1, -2).contiguous().transpose(-1, -2) if t else v
+
+    for self_dt in (torch.bool, dtype, torch.float32):
+        for s_shape, lo_shape, hi_shape, t in (((1,), (7,), (3, 5, 7), True), ((3, 5, 7), (7,), (3, 5, 1), False),
+                                               ((5, 1), (1, 7), (3, 5, 7), True), ((3, 5, 7), (5, 7), (3, 5, 7), True)):
+            s = pick(*s_shape, dt=torch.float32) > 0.3 if self_dt == torch.bool else pick(*s_shape, dt=self_dt)
+            lo = pick(*lo_shape, dt=torch.float32)
+            hi = pick(*hi_shape, dt=dtype, t=t)
+            where = f"clamp self {self_dt} {tuple(s.shape)}, min {tuple(lo.shape)}, max {dtype} {tuple(hi.shape)}"
+            for fm, ft in ((myops.clamp, torch.clamp),):
+                check_like_torch_with_grad(f"{where}: min", lambda a: fm(s, a, hi), lambda a: ft(s, a, hi), lo)
+                check_like_torch_with_grad(f"{where}: max", lambda a: fm(s, lo, a), lambda a: ft(s, lo, a), hi)
+                if self_dt != torch.bool:
+                    check_like_torch_with_grad(f"{where}: self", lambda a: fm(a, lo, hi), lambda a: ft(a, lo, hi), s)
+            for fm, ft in ((myops.maximum, torch.maximum), (myops.minimum, torch.minimum)):
+                if self_dt != torch.bool:
+                    check_like_torch_with_grad(f"{fm.__name__}({where}): other", lambda a: fm(s, a), lambda a: ft(s, a), hi)
+                    check_like_torch_with_grad(f"{fm.__name__}({where}): self", lambda a: fm(a, hi), lambda a: ft(a, hi), s)
+                check_like_torch_with_grad(f"clamp min only ({where})", lambda a: myops.clamp(s, min=a),
+                                           lambda a: torch.clamp(s, min=a), hi)
+
+
+def check_pool_number_other(device):
+    """max_pool2d_add with a Python number other at torch's edges, against F.max_pool2d(x) +
+    other: ints in [2^63, 2^64) (torch converts them once, to float or double: ties and sticky
+    bits of the float rounding), past int64 / uint64 (OverflowError), on every float dtype and
+    inputs large enough that the number's rounding shows; the wrong rank and a bad padding with
+    such a number (torch's pooling error first)."""
+    import torch.nn.functional as F
+
+    import myops
+
+    numbers = [2**63, 2**63 + 2**39, 2**63 + 2**39 + 1, 2**63 + 3 * 2**39, 2**64 - 1, 2**64 - 2**39, 2**64,
+               -2**63 - 1, 10**30, -2**63, 2**63 - 1, True, 1.0001]
+    g = torch.Generator().manual_seed(6)
+    for dtype in (torch.float32, torch.float64, torch.float16, torch.bfloat16):
+        for scale in (1.0, 2.0**41, 2.0**56):
+            x = (torch.randn(2, 3, 9, 9, generator=g) * scale).to(dtype).to(device)
+            for v in numbers:
+                assert_like_torch(lambda: myops.max_pool2d_add(x, v), lambda: F.max_pool2d(x, 3, 2, 1) + v)
+        for v in numbers:
+            for bad in (torch.randn(2, 3), torch.randn(1, 2, 3, 9, 9), torch.randn(3, 9, 9)):
+                bad = bad.to(dtype).to(device)
+                assert_like_torch(lambda: myops.max_pool2d_add(bad, v), lambda: F.max_pool2d(bad, 3, 2, 1) + v)
+                assert_like_torch(lambda: myops.max_pool2d_add(bad, v, 3, 2, 2), lambda: F.max_pool2d(bad, 3, 2, 2) + v)

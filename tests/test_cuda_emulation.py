@@ -277,6 +277,10 @@ def test_number_overloads(E, dtype, layout):
             check(E.div.Scalar(x, s), div_reference(x, b), meta_strides(lambda t: t / s, x))
         expected = torch.where(c, x, s)
         check(E.where.ScalarOther(c, x, s), expected, expected.stride())
+    # a number first is not rounded to a float16 / bfloat16 result first (issue #47: -1.2748 *
+    # bf16 -104 is 133; -2^63 * fp16 0 is -0)
+    for s in (-1.2747972618057282, -2**63, 2**63):
+        check(E.mul.ScalarSelf(s, x), reference(lambda t: t * s, x), meta_strides(lambda t: t * s, x))
 
 
 @pytest.mark.parametrize("op", ["gelu", "gelu_tanh", "silu", "sigmoid"])

@@ -7,9 +7,10 @@ import struct
 import pytest
 import torch
 import torch.nn.functional as F
+from hypothesis import given, settings, strategies as st
 
 import myops
-from helpers import DEVICES, FLOAT_DTYPES, assert_same, cuda_only, rand, with_layout
+from helpers import DEVICES, FLOAT_DTYPES, assert_like_torch, assert_same, cuda_only, rand, with_layout
 
 op = torch.ops.myops.max_pool2d_add.default
 
@@ -497,6 +498,10 @@ for dtype in [torch.float32, torch.float64, torch.float16, torch.bfloat16]:
             o = torch.randn(ref.shape[0], 1, ref.shape[2], ref.shape[3]).to(dtype)
             out = myops.max_pool2d_add(x, o, k, s, p, c)
             assert torch.equal(out, ref + o) and out.stride() == (ref + o).stride(), (dtype, cl, k, s, p, c)
+import sys
+sys.path.insert(0, sys.argv[1])
+from helpers import check_pool_number_other
+check_pool_number_other("cpu")
 print("ok")
 """
 
@@ -509,5 +514,44 @@ def test_cpu_baseline_build():
     import sys
 
     env = dict(os.environ, MYOPS_CPU_BASELINE="1")
-    res = subprocess.run([sys.executable, "-c", _BASELINE_SCRIPT], env=env, capture_output=True, text=True)
+    res = subprocess.run([sys.executable, "-c", _BASELINE_SCRIPT, os.path.dirname(__file__)], env=env,
+                         capture_output=True, text=True)
     assert res.returncode == 0 and res.stdout.strip() == "ok", res.stderr[-2000:]
+
+
+# ---- other a Python number at torch's edges (issue #47) ------------------------------------------
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_number_other_edges(device):
+    """other a Python int in [2^63, 2^64) (a uint64 to c10) is added as torch adds it (converted
+    once to float, or double for float64); past that, torch's OverflowError, but only after the
+    pooling's own errors (wrong rank, bad kernel / padding), as in F.max_pool2d(self) + other
+    (helpers.check_pool_number_other)."""
+    from helpers import check_pool_number_other
+
+    check_pool_number_other(device)
+    with pytest.raises(RuntimeError, match="3-D"):
+        myops.max_pool2d_add(torch.randn(2, 3, device=device), 2**64)
+    with pytest.raises(OverflowError):
+        myops.max_pool2d_add(torch.randn(1, 2, 5, 5, device=device), 2**64)
+    with pytest.raises(TypeError):
+        myops.max_pool2d_add([1.0, 2.0], 2**64)
+
+
+_POOL_NUMBERS = st.one_of(st.sampled_from([2**63, -2**63, 2**64, -2**64, 2**63 - 1, 2**64 - 1, -2**63 - 1,
+                                           2**63 + 2**39 + 1, 2**63 + 2**40, 2**63 + 2**39]),
+                          st.integers(-2**66, 2**66), st.floats(allow_nan=True, allow_infinity=True), st.booleans())
+
+
+@settings(max_examples=300, deadline=None, derandomize=True)
+@given(other=_POOL_NUMBERS, dtype=st.sampled_from(FLOAT_DTYPES), rank=st.integers(1, 5),
+       kernel=st.sampled_from([(3, 2, 1), (2, 2, 0), (7, 1, 0), (3, 2, 2)]), scale=st.sampled_from([1.0, 2.0**41]),
+       seed=st.integers(0, 2**16))
+def test_number_other_properties(other, dtype, rank, kernel, scale, seed):
+    """Hypothesis: a random Python number other (huge ints, floats, bools) on inputs of every rank
+    and pooling arguments that torch may refuse: torch's result, or its exception type first."""
+    g = torch.Generator().manual_seed(seed)
+    x = (torch.randn([2, 3, 6, 5, 4][5 - rank:], generator=g) * scale).to(dtype)
+    k, s, p = kernel
+    assert_like_torch(lambda: myops.max_pool2d_add(x, other, k, s, p), lambda: F.max_pool2d(x, k, s, p) + other)

@@ -263,9 +263,11 @@ struct Ops {
     return add_number("sub", true, other, "other", self, "self", /*number_first=*/true, alpha);
   }
 
-  // mul.Scalar / mul.ScalarSelf. A number first stays first: torch's CPU kernel rounds it to the
-  // result dtype (torch.mul(289, bf16) multiplies by 288), its CUDA kernel takes it in the opmath
-  // type on either side (binary: opmath_scalar)
+  // mul.Scalar / mul.ScalarSelf. A number first is taken as Python's `number * tensor` takes it
+  // (torch: tensor.__rmul__, mul with the number second): in the opmath type, never rounded to a
+  // float16 / bfloat16 result first (-1.2748 * bf16 -104 is 133, -2^63 * fp16 0 is -0), as
+  // torch's CUDA kernel takes a number on either side. (torch.mul(number, tensor) on the CPU
+  // rounds it first; the drop-in's mul.Tensor with a wrapped number first still does, as torch.)
   static at::Tensor mul_scalar(const at::Tensor& self, const c10::Scalar& other) {
     auto dt = number_dtype("mul", self, "self", other, "other");
     return with_number("mul", EwKind::Mul, self, other, false, dt, {});
@@ -273,7 +275,7 @@ struct Ops {
 
   static at::Tensor mul_scalar_self(const c10::Scalar& self, const at::Tensor& other) {
     auto dt = number_dtype("mul", other, "other", self, "self");
-    return with_number("mul", EwKind::Mul, other, self, true, dt, {});
+    return with_number("mul", EwKind::Mul, other, self, /*number_first=*/false, dt, {});
   }
 
   // div.Scalar / div.ScalarSelf: true division (an integral result is the default float dtype)

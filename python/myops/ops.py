@@ -596,6 +596,9 @@ def addcmul(self: Tensor, tensor1: Tensor, tensor2: Tensor, *, value: Number = 1
         r = _fast.addcmul(self, tensor1, tensor2) if value is _ONE else _fast.addcmul(self, tensor1, tensor2, value)
         if r is not NotImplemented:
             return r
+    for name, v in (("self", self), ("tensor1", tensor1), ("tensor2", tensor2)):
+        if not isinstance(v, Tensor):  # torch's TypeError (no number form), not the schema's RuntimeError
+            raise TypeError(f"myops.addcmul: argument '{name}' must be a Tensor, got {type(v).__name__}")
     return _ops.addcmul.default(self, tensor1, tensor2, value=value)
 
 
@@ -757,18 +760,51 @@ def max_pool2d_add(
         r = _fast.max_pool2d_add(self, other)
         if r is not NotImplemented:
             return r
+    k = _pool_pair(kernel_size, "kernel_size")
+    # stride None or [] (as torch.ops.aten.max_pool2d): stride = kernel_size
+    s = k if stride is None or (not isinstance(stride, int) and len(stride) == 0) else _pool_pair(stride, "stride")
+    p = _pool_pair(padding, "padding")
     if not isinstance(other, Tensor):
+        if not isinstance(self, Tensor):
+            raise TypeError(f"myops.max_pool2d_add: argument 'self' must be a Tensor, got {type(self).__name__}")
         if not isinstance(other, (bool, int, float)):
             raise TypeError(
                 f"myops.max_pool2d_add: argument 'other' must be a Tensor or a Python number, got {type(other).__name__}"
             )
-        # 0-d (the result keeps self's dtype) in the number's own precision, made on the device
-        # by a fill (torch.tensor would copy from the host: a sync, and no CUDA graph capture)
-        other = torch.full((), other, dtype=_natural(other), device=self.device)
-    k = _pool_pair(kernel_size, "kernel_size")
-    # stride None or [] (as torch.ops.aten.max_pool2d): stride = kernel_size
-    s = k if stride is None or (not isinstance(stride, int) and len(stride) == 0) else _pool_pair(stride, "stride")
-    return _ops.max_pool2d_add.default(self, other, k, s, _pool_pair(padding, "padding"), ceil_mode)
+        try:
+            other = _pool_number(other, self)
+        except OverflowError:
+            # torch's composition pools first: its errors (rank, dtype, sizes) come before the
+            # number's; with none, the number's own OverflowError
+            with torch.no_grad():
+                _ops.max_pool2d_add.default(self, torch.zeros((), dtype=torch.bool, device=self.device), k, s, p, ceil_mode)
+            raise
+    return _ops.max_pool2d_add.default(self, other, k, s, p, ceil_mode)
+
+
+def _float32_of(u: int) -> float:
+    """A non-negative int rounded once to float32 (to nearest, ties to even), as C++'s
+    static_cast<float> of a uint64 rounds it (not through double: no double rounding)."""
+    shift = u.bit_length() - 24
+    if shift <= 0:
+        return float(u)
+    q, r = divmod(u, 1 << shift)
+    if r > 1 << (shift - 1) or (r == 1 << (shift - 1) and q & 1):
+        q += 1
+    return float(q << shift)
+
+
+def _pool_number(v: Number, self: Tensor) -> Tensor:
+    """A Python number ``other`` as the 0-d tensor that gives ``pooled + v`` (the result keeps
+    self's floating dtype) in the number's own precision, made on the device by a fill
+    (torch.tensor would copy from the host: a sync, and no CUDA graph capture). An int in
+    [2^63, 2^64) (a uint64 to c10, a dtype the kernel does not take) is converted as torch's add
+    converts it: to double for a float64 self, to float for the others. Past int64 / uint64:
+    torch's OverflowError."""
+    dt = _natural(v)
+    if dt == torch.uint64 and v < 2**64:
+        v, dt = (float(v) if self.dtype == torch.float64 else _float32_of(v)), torch.float64
+    return torch.full((), v, dtype=dt, device=self.device)
 
 
 __all__ += ["max_pool2d_add"]
