@@ -12,6 +12,8 @@
 //   myops::_override_scope_enter(str[] ops) -> int      route `ops` in this thread; returns a token
 //   myops::_override_scope_exit(str[] ops, int token) -> ()   ends that scope (LIFO per thread)
 //   myops::_override_stats(bool this_thread=False) -> int[]   [routed, handed back] per op
+//   myops::_override_why() -> str[]                     the reasons a call is handed back
+//   myops::_override_stats_why(bool this_thread=False) -> int[]   handed back per op and reason
 //
 // No Python here: the override works in a process that has no interpreter.
 #include "common/aten_override.h"
@@ -48,8 +50,10 @@ constexpr OpInfo kOpTable[kNumOps] = {
     {"nms", true},
 };
 
-// kNms overrides torchvision::nms, on the backend's Autograd key (see Kernels::tv_nms); it is
-// registered only if torchvision's ops are loaded when the op is enabled.
+constexpr const char* kWhyNames[kNumWhy] = {"arguments", "refused"};
+
+// kNms overrides torchvision::nms (tv_nms below); it is registered only if torchvision's ops are
+// loaded when the op is enabled.
 bool torchvision_loaded() {
   return c10::Dispatcher::singleton().findSchema({"torchvision::nms", ""}).has_value();
 }
@@ -57,14 +61,14 @@ bool torchvision_loaded() {
 // Process-wide routing (enable) and the counters of every thread together.
 std::atomic<uint32_t> g_mask{0};
 std::atomic<uint64_t> g_routed[kNumOps];
-std::atomic<uint64_t> g_handed_back[kNumOps];
+std::atomic<uint64_t> g_handed_back[kNumOps][kNumWhy];
 
 // Per thread: the scoped routing (replace_torch_ops), the nesting flag and this thread's counters.
 struct ThreadState {
   uint32_t mask = 0;
   bool nested = false;
   uint64_t routed[kNumOps] = {};
-  uint64_t handed_back[kNumOps] = {};
+  uint64_t handed_back[kNumOps][kNumWhy] = {};
 };
 thread_local ThreadState t_state;
 
@@ -99,18 +103,24 @@ class DropOverrideWarning : public c10::WarningHandler {
   c10::WarningHandler* next_;
 };
 
+at::Tensor tv_nms(c10::DispatchKeySet ks, const at::Tensor& dets, const at::Tensor& scores, double iou_threshold);
+
 // Registers the kernels of every op in `mask` whose count goes 0 -> 1. Caller holds r.mu.
 void acquire_locked(Registry& r, uint32_t mask) {
   DropOverrideWarning drop(c10::WarningUtils::get_warning_handler());
   c10::WarningUtils::WarningHandlerGuard guard(&drop);
   for (int op = 0; op < kNumOps; ++op) {
     if (!(mask >> op & 1u) || r.refs[op]++ > 0) continue;
-    const bool tv = op == kNms;
-    if (tv && !torchvision_loaded()) continue;
+    if (op == kNms) {
+      if (!torchvision_loaded()) continue;
+      auto lib = std::make_unique<torch::Library>(torch::Library::IMPL, "torchvision", c10::DispatchKey::BackendSelect,
+                                                  __FILE__, __LINE__);
+      lib->impl("nms", TORCH_FN(tv_nms));
+      r.libs[op].push_back(std::move(lib));
+      continue;
+    }
     for (auto& [key, reg] : r.backends) {
-      const c10::DispatchKey k = tv ? c10::getAutogradKeyFromBackend(c10::toBackendComponent(key)) : key;
-      auto lib = std::make_unique<torch::Library>(torch::Library::IMPL, tv ? "torchvision" : "aten", k, __FILE__,
-                                                  __LINE__);
+      auto lib = std::make_unique<torch::Library>(torch::Library::IMPL, "aten", key, __FILE__, __LINE__);
       reg(*lib, static_cast<Op>(op));
       r.libs[op].push_back(std::move(lib));
     }
@@ -151,6 +161,33 @@ std::vector<std::string> names_of(uint32_t mask) {
     if (mask >> op & 1u) v.emplace_back(kOpTable[op].name);
   }
   return v;
+}
+
+// ---- torchvision::nms -------------------------------------------------------------------------
+//
+// One kernel for every backend, on the BackendSelect key: the last key above the backend's, which
+// every call reaches (grad mode, no_grad, inference_mode, which skips the Autograd keys, and
+// autocast, whose torchvision kernel casts to float and calls nms again), and below the Python,
+// Fake and Functionalize layers. torchvision's own CPU / CUDA kernel stays in place below it, so
+// the hand-back is a redispatch to it. Routed when the key below is a plain backend key on which
+// the drop-in's library has an nms kernel (CPU; CUDA in a CUDA build) and both tensors are plain
+// on that device; sparse, quantized, meta, ... calls are handed back.
+at::Tensor tv_nms(c10::DispatchKeySet ks, const at::Tensor& dets, const at::Tensor& scores, double iou_threshold) {
+  using Sig = at::Tensor(const at::Tensor&, const at::Tensor&, double);
+  static const auto torchvision_nms =
+      c10::Dispatcher::singleton().findSchemaOrThrow("torchvision::nms", "").typed<Sig>();
+  static const auto mine = c10::Dispatcher::singleton()
+                               .findSchemaOrThrow(C10_STRINGIZE(MYOPS_OVERRIDE_LIBRARY) "::nms", "")
+                               .typed<Sig>();
+  const c10::DispatchKeySet below =
+      ks & c10::DispatchKeySet(c10::DispatchKeySet::FULL_AFTER, c10::DispatchKey::BackendSelect);
+  const c10::DispatchKey key = below.highestPriorityTypeId();
+  const bool backend = key == c10::DispatchKey::CPU || key == c10::DispatchKey::CUDA;
+  const bool ok = backend && mine.hasKernelForDispatchKey(key) && plain(dets, dets.device().type()) &&
+                  plain(scores, dets.device().type());
+  return route(
+      kNms, ok, [&] { return mine.redispatch(c10::DispatchKeySet(key), dets, scores, iou_threshold); },
+      [&] { return torchvision_nms.redispatch(below, dets, scores, iou_threshold); });
 }
 
 // ---- the control ops --------------------------------------------------------------------------
@@ -208,17 +245,29 @@ void scope_exit(std::vector<std::string> ops, int64_t token) {
   release_locked(r, mask);
 }
 
+uint64_t handed_back(int op, int why, bool this_thread) {
+  return this_thread ? t_state.handed_back[op][why] : g_handed_back[op][why].load();
+}
+
 std::vector<int64_t> stats(bool this_thread) {
   std::vector<int64_t> v;
   v.reserve(2 * kNumOps);
   for (int op = 0; op < kNumOps; ++op) {
-    if (this_thread) {
-      v.push_back(static_cast<int64_t>(t_state.routed[op]));
-      v.push_back(static_cast<int64_t>(t_state.handed_back[op]));
-    } else {
-      v.push_back(static_cast<int64_t>(g_routed[op].load()));
-      v.push_back(static_cast<int64_t>(g_handed_back[op].load()));
-    }
+    v.push_back(static_cast<int64_t>(this_thread ? t_state.routed[op] : g_routed[op].load()));
+    uint64_t back = 0;
+    for (int why = 0; why < kNumWhy; ++why) back += handed_back(op, why, this_thread);
+    v.push_back(static_cast<int64_t>(back));
+  }
+  return v;
+}
+
+std::vector<std::string> why_names() { return {kWhyNames, kWhyNames + kNumWhy}; }
+
+std::vector<int64_t> stats_why(bool this_thread) {
+  std::vector<int64_t> v;
+  v.reserve(static_cast<size_t>(kNumOps) * kNumWhy);
+  for (int op = 0; op < kNumOps; ++op) {
+    for (int why = 0; why < kNumWhy; ++why) v.push_back(static_cast<int64_t>(handed_back(op, why, this_thread)));
   }
   return v;
 }
@@ -257,14 +306,14 @@ bool routing_on(Op op) {
   return !t.nested && ((g_mask.load(std::memory_order_relaxed) | t.mask) >> op & 1u);
 }
 
-void count(Op op, bool routed) {
+void count(Op op, bool routed, Why why) {
   auto& t = t_state;
   if (routed) {
     g_routed[op].fetch_add(1, std::memory_order_relaxed);
     ++t.routed[op];
   } else {
-    g_handed_back[op].fetch_add(1, std::memory_order_relaxed);
-    ++t.handed_back[op];
+    g_handed_back[op][why].fetch_add(1, std::memory_order_relaxed);
+    ++t.handed_back[op][why];
   }
 }
 
@@ -299,4 +348,6 @@ TORCH_LIBRARY_IMPL(MYOPS_OVERRIDE_LIBRARY, CompositeImplicitAutograd, m) {
   m.impl("_override_scope_enter", &ao::scope_enter);
   m.impl("_override_scope_exit", &ao::scope_exit);
   m.impl("_override_stats", &ao::stats);
+  m.impl("_override_why", &ao::why_names);
+  m.impl("_override_stats_why", &ao::stats_why);
 }

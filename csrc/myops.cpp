@@ -189,4 +189,6 @@ TORCH_LIBRARY(myops, m) {
   m.def("_override_scope_enter(str[] ops) -> int");
   m.def("_override_scope_exit(str[] ops, int token) -> ()");
   m.def("_override_stats(bool this_thread=False) -> int[]");
+  m.def("_override_why() -> str[]");
+  m.def("_override_stats_why(bool this_thread=False) -> int[]");
 }

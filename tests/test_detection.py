@@ -37,7 +37,12 @@ MODELS = {
     "fcos_resnet50_fpn": ("score_thresh", 0.1),
     "maskrcnn_resnet50_fpn": ("box_score_thresh", 0.05),
     "keypointrcnn_resnet50_fpn": ("box_score_thresh", 0.001),  # its random init scores low
+    "ssd300_vgg16": ("score_thresh", 0.0115),
+    "ssdlite320_mobilenet_v3_large": ("score_thresh", 0.03),  # trained-like (TRAINED_LIKE)
 }
+#: models whose transform resizes every image to one fixed size (300 x 300, 320 x 320): they take
+#: no min_size / max_size
+FIXED_SIZE = ("ssd300_vgg16", "ssdlite320_mobilenet_v3_large")
 #: outputs of myops' batched rewrites of torchvision's per-box loops: within TOL, not bit-exact
 BATCHED = ("masks", "keypoints", "keypoints_scores")
 SIZE = (320, 416)
@@ -53,7 +58,9 @@ MIN_DETECTIONS = 20
 #: threshold). Such a model gets trained-like statistics instead (_trained_like): its batch-norm
 #: statistics measured on seeded images (the activations stay ~1) and its class logits scaled
 #: (spread scores: 95-1,250 candidates above 0.1 on the test images, 56-100 detections).
-TRAINED_LIKE = {"fasterrcnn_mobilenet_v3_large_fpn": 16.0}
+#: SSDlite's mobilenet_v3 collapses alike (every score 1/91): its batch-norm statistics are enough
+#: (scores 0.01-0.18, 300 detections per test image), its logits are left as they are (scale 1).
+TRAINED_LIKE = {"fasterrcnn_mobilenet_v3_large_fpn": 16.0, "ssdlite320_mobilenet_v3_large": 1.0}
 
 
 def models():
@@ -77,8 +84,9 @@ def _trained_like(model, logit_scale):
     finally:
         for h in hooks:
             h.remove()
-    with torch.no_grad():
-        model.roi_heads.box_predictor.cls_score.weight.mul_(logit_scale)
+    if logit_scale != 1.0:
+        with torch.no_grad():
+            model.roi_heads.box_predictor.cls_score.weight.mul_(logit_scale)
 
 
 @functools.lru_cache(maxsize=2)
@@ -89,8 +97,9 @@ def build(name, seed=0):
     gen = torch.random.fork_rng()
     with gen:
         torch.manual_seed(seed)
+        sizes = {} if name in FIXED_SIZE else {"min_size": SIZE[0], "max_size": SIZE[1]}
         model = getattr(torchvision.models.detection, name)(
-            weights=None, weights_backbone=None, min_size=SIZE[0], max_size=SIZE[1], **{key: thresh})
+            weights=None, weights_backbone=None, **sizes, **{key: thresh})
         model.eval()
         if name in TRAINED_LIKE:
             _trained_like(model, TRAINED_LIKE[name])

@@ -139,6 +139,26 @@ def test_resnet_eval_and_train_step_identical(device):
     assert stats.total > 0, stats
 
 
+# SSD300's VGG16 costs ~30 GFLOP an image: slow (MYOPS_SLOW=1, make deploy-check); CI runs SSDlite
+@pytest.mark.parametrize("name", ["ssdlite320_mobilenet_v3_large",
+                                  pytest.param("ssd300_vgg16", marks=pytest.mark.slow)])
+def test_ssd_under_inference_mode_identical(name):
+    """SSD / SSDlite as a server runs them: eval, inside torch.inference_mode(). Their
+    postprocess (per-class score filter and topk, then batched_nms: one torchvision nms per class
+    above its box limit) runs on myops, nms included, with identical detections."""
+    torch.manual_seed(0)
+    model = getattr(torchvision.models.detection, name)(weights=None, weights_backbone=None).eval()
+    x = images("cpu")[:1]
+    with torch.inference_mode():
+        expected = model(x)
+        with myops.enable() as stats:
+            actual = model(x)
+    assert all(len(d["boxes"]) > 20 for d in expected)  # detections to compare
+    assert_identical(actual, expected)
+    assert stats.routed["nms"] > 0 and stats.routed["nonzero"] > 0 and stats.routed["add"] > 0, stats
+    assert stats.handed_back == {}, stats
+
+
 CHILD = textwrap.dedent(
     """
     import sys, torch, myops

@@ -281,7 +281,7 @@ def test_dropin_torchvision_nms(device):
 
 
 def test_dropin_torchvision_nms_under_tracing_hands_back():
-    # FakeTensors (torch.export) reach torchvision's own path below the Autograd key
+    # FakeTensors (torch.export) take torchvision's fake kernel, above the override (BackendSelect)
     class M(torch.nn.Module):
         def forward(self, b, s):
             return tv_ops.nms(b, s, 0.5)

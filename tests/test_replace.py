@@ -4,7 +4,11 @@ torch's own CPU/CUDA kernels of aten ops from C++ (csrc/aten_override.cpp).
 Every routed call must give torch's result bit for bit (values, dtype, shape, strides), every
 other call must reach torch's kernel, bad input must raise torch's own error, and disabling must
 leave torch's kernels exactly as they were."""
+import contextlib
 import itertools
+import os
+import subprocess
+import sys
 import threading
 
 import pytest
@@ -15,7 +19,7 @@ import torchvision  # noqa: F401  (loads torchvision::nms before the drop-in reg
 import myops
 from helpers import ALL_DTYPES, DEVICES, assert_same, cuda_only, outcome, rand, with_layout
 from myops._table import EW_OPS
-from myops.replace import ALL_OPS, DEFAULT_OPS
+from myops.replace import ALL_OPS, DEFAULT_OPS, HAND_BACK_REASONS
 
 # The op table's routable elementwise ops (its DROPIN column): the aten overload each stands in
 # for, and the ones off by default (not bit-exact: a few ulp from torch, DESIGN.md §2)
@@ -27,7 +31,7 @@ OVERLOADS = {
     "nonzero": "aten::nonzero",
     "nonzero_static": "aten::nonzero_static",
     **{op.fn: "aten::" + op.aten for op in _ROUTED},
-    "nms": "torchvision::nms",  # on the Autograd keys (see aten_override.h)
+    "nms": "torchvision::nms",  # on the BackendSelect key (see aten_override.cpp)
 }
 
 
@@ -458,7 +462,7 @@ def test_disable_restores_torch_kernels_exactly():
     myops.enable(ALL_OPS)
     during = dispatch_tables()
     for name in ALL_OPS:
-        key = "AutogradCPU:" if OVERLOADS[name].startswith("torchvision::") else "CPU:"
+        key = "BackendSelect:" if OVERLOADS[name].startswith("torchvision::") else "CPU:"
         cpu = [line for line in during[name].splitlines() if line.startswith(key)]
         assert len(cpu) == 1 and "aten_override.cpp" in cpu[0], (name, cpu)
     assert sorted(torch.ops.myops._override_registered()) == sorted(ALL_OPS)
@@ -653,3 +657,180 @@ def test_compile_fullgraph_under_enable(device):
         # Inductor's generated pointwise code is its own: same values as eager here
         torch.testing.assert_close(got[1], expected[1], rtol=0, atol=0)
         torch.testing.assert_close(got[2], expected[2], rtol=0, atol=0)
+
+
+# ---- every mode users run in: grad, no_grad, inference_mode, autocast ----------------------------
+# The aten routes sit on the backend keys and torchvision::nms's on BackendSelect, which every
+# mode reaches: inference_mode skips the Autograd keys, autocast runs its casts above (for nms,
+# torchvision's autocast kernel casts to float and calls nms again). Each routed op's first call
+# of CALLS runs in each mode, with and without routing: the same result, and the call counted as
+# routed.
+
+ONE_CALL = dict(reversed(CALLS))  # the first call of each op
+AUTOCAST_DTYPE = {"cpu": torch.bfloat16, "cuda": torch.float16}
+AUTOGRAD_MODES = ["grad", "no_grad", "inference_mode", "inference_tensors", "autocast"]
+
+
+def in_mode(mode, device):
+    if mode == "no_grad":
+        return torch.no_grad()
+    if mode in ("inference_mode", "inference_tensors"):
+        return torch.inference_mode()
+    if mode == "autocast":
+        return torch.autocast(device, dtype=AUTOCAST_DTYPE[device])
+    return contextlib.nullcontext()
+
+
+def assert_reasons_account(stats):
+    """Every call handed back is counted with its reason."""
+    reasons = stats.reasons
+    assert {n: sum(c.values()) for n, c in reasons.items()} == dict(stats.handed_back), stats
+    assert all(set(c) <= set(HAND_BACK_REASONS) for c in reasons.values()), stats
+
+
+def test_every_routed_op_is_in_the_mode_matrix():
+    assert set(ONE_CALL) == set(ALL_OPS)
+
+
+def _detach(out):
+    return tuple(t.detach() for t in out) if isinstance(out, tuple) else out.detach()
+
+
+@pytest.mark.parametrize("form", MODES)
+@pytest.mark.parametrize("mode", AUTOGRAD_MODES)
+@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("name", sorted(ONE_CALL))
+def test_routed_in_every_mode(form, mode, device, name):
+    call = ONE_CALL[name]
+    x, y = x4(device), x4(device)
+    if mode == "inference_tensors":
+        with torch.inference_mode():
+            x, y = x.clone(), y.clone()
+        assert x.is_inference()
+    if mode == "grad":
+        x.requires_grad_()
+    with in_mode(mode, device):
+        expected = call(x, y)
+    with routing(form, DEFAULT_OPS | {name}) as stats, in_mode(mode, device):
+        actual = call(x, y)
+    assert stats.routed[name] >= 1, stats
+    assert stats.handed_back == {} and stats.reasons == {}, stats
+    if name in APPROXIMATE:
+        torch.testing.assert_close(actual, expected, rtol=4e-7, atol=1e-6)
+    else:
+        assert_tree_same(_detach(actual), _detach(expected))
+    if mode == "grad" and isinstance(expected, torch.Tensor) and expected.requires_grad:
+        # gradients: ATen's formulas (their ops routed too), equal to torch's
+        assert actual.requires_grad and actual.grad_fn is not None
+        g = torch.randn_like(expected)
+        (want,) = torch.autograd.grad(expected, x, g)
+        with routing(form) as back:
+            (got,) = torch.autograd.grad(actual, x, g)
+        if name in APPROXIMATE:
+            torch.testing.assert_close(got, want, rtol=1e-5, atol=1e-6)
+        else:
+            assert_same(got, want)
+        assert_reasons_account(back)
+
+
+def yolo_like_nms(prediction, conf_thres=0.25, iou_thres=0.45, max_det=300, max_nms=30000, max_wh=7680):
+    """The post-processing of YOLOv8-style detectors, as Ultralytics' non_max_suppression runs it
+    (single label): prediction [N, 4 + classes, anchors] (xywh, class scores); per image the
+    candidates above the threshold, the best class of each, boxes offset by class, one
+    torchvision nms, at most max_det rows [x1, y1, x2, y2, score, class]."""
+    prediction = prediction.transpose(-1, -2)
+    nc = prediction.shape[-1] - 4
+    candidates = prediction[..., 4:4 + nc].amax(-1) > conf_thres
+    xy, wh = prediction[..., :2], prediction[..., 2:4]
+    boxes_all = torch.cat([xy - wh / 2, xy + wh / 2], -1)
+    output = []
+    for xi in range(prediction.shape[0]):
+        x = prediction[xi][candidates[xi]]
+        box = boxes_all[xi][candidates[xi]]
+        conf, j = x[:, 4:].max(1, keepdim=True)
+        det = torch.cat([box, conf, j.float()], 1)[conf.view(-1) > conf_thres]
+        if not det.shape[0]:
+            output.append(det)
+            continue
+        if det.shape[0] > max_nms:
+            det = det[det[:, 4].argsort(descending=True)[:max_nms]]
+        keep = torchvision.ops.nms(det[:, :4] + det[:, 5:6] * max_wh, det[:, 4], iou_thres)
+        output.append(det[keep[:max_det]])
+    return output
+
+
+@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("n", [1, 4])
+def test_yolo_like_postprocess_under_inference_mode(device, n):
+    """What a YOLO predictor runs: the model's raw output post-processed with torchvision's nms
+    inside torch.inference_mode(). nms is routed, once per image, and the detections are
+    identical."""
+    anchors, nc = 2100, 80
+    pred = torch.cat([torch.rand(n, 2, anchors, device=device) * 640, torch.rand(n, 2, anchors, device=device) * 60 + 4,
+                      torch.rand(n, nc, anchors, device=device) ** 4], 1)
+    with torch.inference_mode():
+        expected = yolo_like_nms(pred)
+        with myops.enable() as stats:
+            actual = yolo_like_nms(pred)
+    assert all(e.shape[0] > 10 for e in expected)  # the test has detections to compare
+    for a, e in zip(actual, expected, strict=True):
+        assert_same(a, e)
+    assert stats.routed["nms"] == n, stats
+    assert stats.routed["nonzero"] >= n, stats
+    assert stats.handed_back == {}, stats
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_autocast_pipeline(device):
+    """A reduced-precision pipeline under autocast: a convolution's half / bfloat16 output goes
+    through routed elementwise ops, then nms (torchvision's autocast kernel casts the boxes to
+    float, then calls the routed kernel)."""
+    dtype = AUTOCAST_DTYPE[device]
+    x = torch.randn(2, 8, 16, 16, device=device)
+    w = torch.randn(8, 8, 3, 3, device=device)
+
+    def run():
+        y = F.conv2d(x, w, padding=1)
+        assert y.dtype == dtype
+        z = torch.relu(y) * y + 1
+        boxes = _boxes(z.float()).to(dtype)
+        return z, torchvision.ops.nms(boxes, z.flatten()[:50], 0.5)
+
+    with torch.autocast(device, dtype=dtype), torch.inference_mode():
+        expected = run()
+        with myops.enable() as stats:
+            actual = run()
+    assert_tree_same(actual, expected)
+    assert stats.routed["nms"] == 1 and stats.routed["relu"] == 1 and stats.routed["mul"] == 1, stats
+    assert stats.handed_back == {}, stats
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_hand_backs_are_counted_with_their_reason(device):
+    """A call myops does not take is handed back to torch, counted with why."""
+    c = torch.randn(5, dtype=torch.complex64, device=device)
+    b, s = _boxes(x4(device)), torch.rand(50, device=device)
+    with torch.inference_mode(), myops.enable() as stats:
+        torch.add(c, c)  # complex: the arguments are not myops'
+        torch.add(torch.ones(3, device=device), torch.ones(3, device=device), alpha=0.5)  # float alpha
+        with pytest.raises(RuntimeError):  # boxes and scores of two dtypes: myops refuses, torchvision raises
+            torchvision.ops.nms(b, s.double(), 0.5)
+    assert stats.reasons == {"add": {"arguments": 2}, "nms": {"refused": 1}}, stats
+    assert stats.handed_back == {"add": 2, "nms": 1}, stats
+    assert_reasons_account(stats)
+
+
+def test_nms_routed_when_torchvision_is_imported_after_enable():
+    """enable() loads torchvision's ops before overriding nms, so a program that imports
+    torchvision later (as a detector package does) still gets nms routed."""
+    code = ("import sys, torch, myops\n"
+            "assert 'torchvision' not in sys.modules\n"
+            "myops.enable()\n"
+            "import torchvision\n"
+            "b = torch.rand(30, 4); b[:, 2:] += b[:, :2]\n"
+            "with torch.inference_mode():\n"
+            "    keep = torchvision.ops.nms(b, torch.rand(30), 0.5)\n"
+            "stats = myops.disable()\n"
+            "assert stats.routed['nms'] == 1, stats\n")
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(sys.path))
+    subprocess.run([sys.executable, "-c", code], check=True, env=env, timeout=300)

@@ -6,7 +6,9 @@
 // - Registration: one torch::Library per op and backend, created when the op is first enabled
 //   and destroyed when it is last disabled, which deregisters the kernels and restores torch's
 //   (csrc/aten_override.cpp). The kernels sit on the backend keys, below Autograd, so ATen's
-//   autograd formulas, autocast, functionalization and the Python key all stay torch's.
+//   autograd formulas, autocast, functionalization and the Python key all stay torch's, and
+//   every mode reaches them (inference_mode skips the Autograd keys, not the backend's).
+//   torchvision::nms has one kernel on BackendSelect, just above the backends (tv_nms).
 // - Routing: a call routes when its op is enabled process-wide (myops.enable) or in the calling
 //   thread's scope (myops.replace_torch_ops), and the arguments are ones the myops kernel takes
 //   (strided, real dtypes myops supports, devices, overload options); then the myops op runs,
@@ -14,7 +16,7 @@
 // - Hand-back: any other call goes to at::cpu::<op> / at::cuda::<op>, torch's kernel for that
 //   backend, which bypasses the dispatcher (calling at::<op> would re-enter the override). A
 //   myops kernel that refuses a call (c10::Error) also hands it back: torch then decides, and
-//   raises its own error for bad input.
+//   raises its own error for bad input. Each hand-back is counted with its reason (Why).
 //
 // This header is included by csrc/aten_override.cpp (CPU) and csrc/cuda/aten_override_cuda.cpp
 // (CUDA); each instantiates Kernels<Backend> with its backend's traits (key and torch kernels).
@@ -62,8 +64,15 @@ static_assert(kNumOps <= 32, "myops: the drop-in's op masks are 32 bits");
 // True when `op` routes for a call made now by this thread: enabled process-wide or in this
 // thread's scope, and the thread is not already inside a myops kernel the override called.
 bool routing_on(Op op);
-// Counts one call that reached the override while routing was on: routed or handed back.
-void count(Op op, bool routed);
+// Why a call that reached the override while routing was on went to torch's kernel (the
+// statistics count each reason; names: kWhyNames in aten_override.cpp).
+enum Why : int {
+  kArguments,  // arguments (dtype, device, layout, options) or a dispatch layer myops does not take
+  kRefused,    // the myops kernel raised for them: torch decides (and raises its own error)
+  kNumWhy
+};
+// Counts one call that reached the override while routing was on: routed, or handed back (why).
+void count(Op op, bool routed, Why why = kArguments);
 
 // Marks this thread as inside a myops kernel called by the override: aten calls that kernel
 // makes go straight to torch (no recursion, no counting).
@@ -141,7 +150,7 @@ inline auto route(Op op, bool supported, Mine&& mine, Theirs&& theirs) -> declty
       // the myops op refused the call: torch decides (and raises its own error if it is bad)
     }
   }
-  count(op, false);
+  count(op, false, supported ? kRefused : kArguments);
   return theirs();
 }
 
@@ -416,25 +425,6 @@ struct Kernels {
         [&] { return B::pow(self, exponent); });
   }
 
-  // ---- torchvision::nms ---------------------------------------------------------------------
-  //
-  // Registered on this backend's Autograd key (torchvision has no kernel there: nms is not
-  // differentiable), so torchvision's own CPU / CUDA kernel stays in place below it and the
-  // hand-back is a redispatch to it. Routed only when the next key below autograd is this
-  // backend itself: a FakeTensor, functionalization or a Python mode goes to torchvision's path.
-  static at::Tensor tv_nms(c10::DispatchKeySet ks, const at::Tensor& dets, const at::Tensor& scores,
-                           double iou_threshold) {
-    using Sig = at::Tensor(const at::Tensor&, const at::Tensor&, double);
-    static const auto torchvision_nms = c10::Dispatcher::singleton().findSchemaOrThrow("torchvision::nms", "").typed<Sig>();
-    const c10::DispatchKeySet below = ks & c10::after_autograd_keyset;
-    const c10::DispatchKeySet plain_keys =
-        below - c10::DispatchKeySet({c10::DispatchKey::ADInplaceOrView, c10::DispatchKey::BackendSelect});
-    const bool ok = plain_keys.highestPriorityTypeId() == B::key && on(dets) && on(scores);
-    return route(
-        kNms, ok, [&] { return MYOPS_OVERRIDE_CALL("nms", Sig, dets, scores, iou_threshold); },
-        [&] { return torchvision_nms.redispatch(below, dets, scores, iou_threshold); });
-  }
-
   // ---- registration -------------------------------------------------------------------------
 
   // The aten overloads of `op` (functional forms only: myops has no out= or in-place kernels,
@@ -447,7 +437,7 @@ struct Kernels {
   MYOPS_EW_IF_ROUTED(DROPIN)(case op_##FN : m.impl(MYOPS_EW_ATEN(DROPIN), TORCH_FN(FN)); break;)
       MYOPS_EW_OPS(MYOPS_OVERRIDE_REGISTER)
 #undef MYOPS_OVERRIDE_REGISTER
-      case kNms: m.impl("nms", TORCH_FN(tv_nms)); break;
+      case kNms: break;  // one kernel for every backend, on BackendSelect (aten_override.cpp)
       case kNumOps: break;
     }
   }

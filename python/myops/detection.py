@@ -26,6 +26,8 @@ heads)                                  ``Linear`` / ``Conv*d`` layers as ``myop
                                         ``detections_per_img``
 ``postprocess_detections`` (RetinaNet,  per level top ``topk_candidates`` of the masked scores,
 FCOS)                                   then the same NMS step
+``postprocess_detections`` (SSD,        per class top ``topk_candidates`` of the masked scores,
+SSDlite)                                then the same NMS step
 ``paste_masks_in_image``                one batched bilinear gather over all boxes
 ``heatmaps_to_keypoints``               one batched bicubic resample over all boxes
 ======================================  =========================================================
@@ -353,6 +355,7 @@ def heatmaps_to_keypoints(maps: Tensor, rois: Tensor, max_h: int, max_w: int) ->
 def _kind(model: nn.Module) -> str:
     from torchvision.models.detection import FCOS, RetinaNet
     from torchvision.models.detection.generalized_rcnn import GeneralizedRCNN
+    from torchvision.models.detection.ssd import SSD
 
     if isinstance(model, GeneralizedRCNN):
         return "rcnn"
@@ -360,7 +363,9 @@ def _kind(model: nn.Module) -> str:
         return "retinanet"
     if isinstance(model, FCOS):
         return "fcos"
-    raise TypeError(f"make_static: expected a torchvision R-CNN, RetinaNet or FCOS detector, got "
+    if isinstance(model, SSD):
+        return "ssd"
+    raise TypeError(f"make_static: expected a torchvision R-CNN, RetinaNet, FCOS or SSD detector, got "
                     f"{type(model).__name__}")
 
 
@@ -576,9 +581,38 @@ class StaticDetector(nn.Module):
         out["overflow"] = torch.zeros_like(out["count"], dtype=torch.bool)
         return self._finish(out, sizes, originals)
 
+    # -- SSD / SSDlite -------------------------------------------------------------------------
+    def _ssd(self, images: Tensor) -> Dict[str, Tensor]:
+        """``SSD.postprocess_detections``: per class (background excluded) the top
+        ``topk_candidates`` of the scores above ``score_thresh``, then one NMS over all classes."""
+        model = self.model
+        image_list, originals, features = self._features(images)
+        sizes = image_list.image_sizes
+        feats = list(features.values())
+        head = model.head(feats)
+        anchors = model.anchor_generator(image_list, feats)
+        pred_scores = F.softmax(head["cls_logits"], dim=-1)
+        fields: Dict[str, List[Tensor]] = {k: [] for k in ("boxes", "scores", "labels", "rows", "count")}
+        for i in range(len(anchors)):
+            boxes = _clip(model.box_coder.decode_single(head["bbox_regression"][i], anchors[i]), sizes[i])
+            scores = pred_scores[i][:, 1:].t()  # [classes - 1, anchors]: eager's per-class loop, batched
+            valid = scores > model.score_thresh
+            k = min(model.topk_candidates, scores.shape[1])
+            top, idx = torch.where(valid, scores, torch.full_like(scores, _NEG_INF)).topk(k, dim=1)
+            labels = torch.arange(1, scores.shape[0] + 1, device=idx.device)[:, None].expand_as(idx)
+            selected = _select(boxes[idx.reshape(-1)], scores.gather(1, idx).reshape(-1), labels.reshape(-1),
+                               valid.gather(1, idx).reshape(-1), model.nms_thresh, model.detections_per_img)
+            for name, value in zip(("boxes", "scores", "labels", "rows", "count"), selected):
+                fields[name].append(value)
+        out = {name: torch.stack(values) for name, values in fields.items()}
+        out["overflow"] = torch.zeros_like(out["count"], dtype=torch.bool)
+        return self._finish(out, sizes, originals)
+
     def forward(self, images: Tensor) -> Dict[str, Tensor]:
         """Detections for ``images [N, 3, H, W]`` (raw float images, as torchvision takes them)."""
-        return self._rcnn(images) if self.kind == "rcnn" else self._dense(images)
+        if self.kind == "rcnn":
+            return self._rcnn(images)
+        return self._ssd(images) if self.kind == "ssd" else self._dense(images)
 
 
 def make_static(model: nn.Module, *, max_candidates: int = 4096, portable: bool = False,

@@ -18,8 +18,11 @@ options), and hands every other call to torch's own kernel for that backend (``a
 ``at::cuda::nonzero``, ...): no Python runs per call, and every caller is covered: Python,
 TorchScript, C++ (LibTorch), ``torch.compile``'s fallback kernels and torch's own composite ops
 (``torch.where(cond)`` and ``torch.argwhere`` are ``aten::nonzero``). The kernels sit below
-Autograd, so gradients use ATen's formulas. Disabling destroys the registrations: torch's
-kernels are back exactly as before.
+Autograd, so gradients use ATen's formulas; ``torchvision::nms``'s sits on the BackendSelect key,
+just above the backend's. So every mode reaches them alike: grad mode, ``no_grad``,
+``inference_mode`` (which skips the Autograd keys; inference tensors too) and autocast (whose
+casts run first, then the routed op on the cast tensors). Disabling destroys the registrations:
+torch's kernels are back exactly as before.
 
 Only the functional overloads are overridden; in-place (``add_``, ``relu_``, ``+=``) and
 ``out=`` forms, ``div(rounding_mode=...)``, one-sided or scalar ``clamp`` and anything else
@@ -49,6 +52,7 @@ __all__ = [
     "RouteStats",
     "ALL_OPS",
     "DEFAULT_OPS",
+    "HAND_BACK_REASONS",
 ]
 
 _ops = torch.ops.myops
@@ -57,37 +61,56 @@ _ops = torch.ops.myops
 ALL_OPS = tuple(_ops._override_ops())
 #: The ops routed when none are named: those bit-identical to torch.
 DEFAULT_OPS = frozenset(_ops._override_defaults())
+#: Why a call is handed back to torch (:attr:`RouteStats.reasons`): ``"arguments"`` (its
+#: dtypes, devices, layouts, options or dispatch layer are ones the myops kernel does not compute
+#: as torch does), ``"refused"`` (the myops kernel raised for them: torch decides, and raises its
+#: own error for bad input).
+HAND_BACK_REASONS = tuple(_ops._override_why())
 
 
 def _names(only):
     if only is None:
-        return [n for n in ALL_OPS if n in DEFAULT_OPS]
-    if isinstance(only, str):
-        only = [only]
-    names = list(dict.fromkeys(only))
-    unknown = [n for n in names if n not in ALL_OPS]
-    if unknown:
-        raise ValueError(f"myops: unknown op(s) {unknown}; the ops that can be routed are {list(ALL_OPS)}")
+        names = [n for n in ALL_OPS if n in DEFAULT_OPS]
+    else:
+        if isinstance(only, str):
+            only = [only]
+        names = list(dict.fromkeys(only))
+        unknown = [n for n in names if n not in ALL_OPS]
+        if unknown:
+            raise ValueError(f"myops: unknown op(s) {unknown}; the ops that can be routed are {list(ALL_OPS)}")
+    if "nms" in names:
+        # torchvision::nms can only be overridden once torchvision's ops are loaded: load them now
+        # (a later `import torchvision` would otherwise meet torchvision's kernel, unrouted)
+        try:
+            import torchvision  # noqa: F401
+        except ImportError:
+            pass
     return names
 
 
 def _counts(this_thread):
     v = _ops._override_stats(this_thread)
+    w = _ops._override_stats_why(this_thread)
+    k = len(HAND_BACK_REASONS)
     routed = {n: v[2 * i] for i, n in enumerate(ALL_OPS)}
     handed_back = {n: v[2 * i + 1] for i, n in enumerate(ALL_OPS)}
-    return routed, handed_back
+    reasons = {(n, r): w[k * i + j] for i, n in enumerate(ALL_OPS) for j, r in enumerate(HAND_BACK_REASONS)}
+    return routed, handed_back, reasons
 
 
 def _diff(now, base):
-    return collections.Counter({n: now[n] - base[n] for n in ALL_OPS if now[n] != base[n]})
+    return collections.Counter({key: now[key] - base[key] for key in now if now[key] != base[key]})
 
 
 class RouteStats:
     """Per op (myops names, e.g. ``'nonzero'``, ``'add'``): the calls that reached the override
     while routing was on and ran on myops (``routed``) or went to torch's kernel
     (``handed_back``, also ``fallthrough``), counted in C++ since the routing began and frozen
-    when it ends. For :func:`enable` they are the calls of every thread; for
-    :func:`replace_torch_ops`, those of the thread that opened the block (read them there)."""
+    when it ends, and for each call handed back its reason (``reasons``, see
+    :data:`HAND_BACK_REASONS`). For :func:`enable` they are the calls of every thread; for
+    :func:`replace_torch_ops`, those of the thread that opened the block (read them there).
+    Every call of a routed op that reaches torch's kernel is in one of the two, in every mode:
+    grad mode, ``no_grad``, ``inference_mode`` and autocast."""
 
     def __init__(self, this_thread):
         self._this_thread = this_thread
@@ -102,7 +125,7 @@ class RouteStats:
             raise RuntimeError("myops: the RouteStats of an open replace_torch_ops() block count the calls "
                                "of the thread that opened it; read them in that thread")
         now = _counts(self._this_thread)
-        return _diff(now[0], self._base[0]), _diff(now[1], self._base[1])
+        return tuple(_diff(a, b) for a, b in zip(now, self._base))
 
     def _stop(self):
         if self._final is None:
@@ -118,6 +141,14 @@ class RouteStats:
 
     fallthrough = handed_back
 
+    @property
+    def reasons(self):
+        """The calls handed back, per op and reason: ``{"nms": Counter({"refused": 1}), ...}``."""
+        out = {}
+        for (name, why), n in self._now()[2].items():
+            out.setdefault(name, collections.Counter())[why] = n
+        return out
+
     def __getitem__(self, name):
         return self.routed[name]
 
@@ -126,8 +157,9 @@ class RouteStats:
         return sum(self.routed.values())
 
     def __repr__(self):
-        routed, back = self._now()
-        return f"RouteStats(routed={dict(routed)}, handed_back={dict(back)})"
+        routed, back, _ = self._now()
+        reasons = {n: dict(c) for n, c in self.reasons.items()}
+        return f"RouteStats(routed={dict(routed)}, handed_back={dict(back)}, reasons={reasons})"
 
 
 class _ProcessRouting(RouteStats):
