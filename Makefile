@@ -53,7 +53,7 @@ bench: $(STAMP)
 build: $(STAMP)
 
 # the speed-regression guard: torch / myops instruction counts per call under callgrind (not
-# time: it holds still on a loaded machine), each within 15 % of its committed baseline; ~3 min
+# time: it holds still on a loaded machine), each within 15 % of its committed baseline; ~4.5 min of CPU
 speed-guard: $(STAMP)
 	$(PY) tools/speed_guard.py
 

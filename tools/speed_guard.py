@@ -19,7 +19,7 @@ build, torch's AVX2 kernels and oneDNN's AVX2 JIT); one thread each (OMP_NUM_THR
     python tools/speed_guard.py --update     # measure and rewrite the baseline
     python tools/speed_guard.py --only gelu  # the cases whose name contains "gelu" (no --update)
 
-Exit status 1 on a regression, 2 when it cannot run (no valgrind / cc); ~2-3 minutes on 2 cores,
+Exit status 1 on a regression, 2 when it cannot run (no valgrind / cc); ~4.5 minutes of CPU,
 most of it importing torch under valgrind. ``make speed-guard`` runs it (CI: .ci/run).
 """
 import argparse
