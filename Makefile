@@ -2,6 +2,8 @@
 # make demo   set everything up and run the demo (myops vs torch, parity + speed, a detector,
 #             then a detector exported and run from C++: benchmarks/demo.py --no-deploy skips it)
 # make bench  set everything up and run every benchmark family on every device present
+# make speed-guard  instruction counts (callgrind) of every elementwise op and every family
+#                   against torch's, checked against tools/speed_guard.json (tools/speed_guard.py)
 # make deploy-check  every detector exported, compiled and run from C++ (slow; CI runs one)
 #                    and the multiclass_nms_static example
 # make package-check  sdist -> wheel (CUDA when it can be built; FORCE_CPU=1: CPU), repaired and
@@ -41,7 +43,7 @@ export MAX_JOBS ?= $(shell nproc 2>/dev/null || echo 2)
 SOURCES := setup.py $(shell find csrc cmake -type f 2>/dev/null)
 STAMP := build/.myops-built
 
-.PHONY: test demo bench build deps clean package-check sanitize deploy-check wheel gpu-prebuilt
+.PHONY: test demo bench build deps clean package-check sanitize deploy-check wheel gpu-prebuilt speed-guard
 
 test: $(STAMP)
 	$(PY) -m pytest tests -q
@@ -53,6 +55,11 @@ bench: $(STAMP)
 	$(PY) benchmarks/runner.py --out benchmarks/results
 
 build: $(STAMP)
+
+# the speed-regression guard: torch / myops instruction counts per call under callgrind (not
+# time: it holds still on a loaded machine), each within 15 % of its committed baseline; ~4.5 min of CPU
+speed-guard: $(STAMP)
+	$(PY) tools/speed_guard.py
 
 # every torchvision detector through every deployment path (eager parity, export, compile,
 # AOTInductor from C++): too slow for CI, which runs fasterrcnn_resnet50_fpn only; and the

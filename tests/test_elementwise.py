@@ -1,4 +1,6 @@
 """Parity of the elementwise ops (unary, binary, ternary) with PyTorch on every device."""
+import math
+
 import pytest
 import torch
 from hypothesis import given, settings, strategies as st
@@ -9,7 +11,7 @@ from myops._table import EW_OPS
 from helpers import (ALL_DTYPES, DEVICES, FLOAT_DTYPES, INT_DTYPES, LAYOUTS, assert_bits_nan_anywhere, assert_like_torch,
                      assert_same, check_add_alpha_scalar_tail, check_gelu_edges, check_gradient_edges,
                      check_like_torch_with_grad, check_number_first, check_signed_zero_ties, cuda_only,
-                     number_first_calls, outcome, rand, with_layout)
+                     gelu_edge_values, number_first_calls, outcome, rand, with_layout)
 
 ops = torch.ops.myops
 
@@ -452,6 +454,144 @@ def test_gelu_edges(dtype):
     # positive NaN, 2^127 and above inf; its own kernel (one element, stepped, oneDNN off, the
     # tanh form) gives inf at +inf. myops follows the path torch takes (OneDnnGeluEdges).
     check_gelu_edges(dtype)
+
+
+def torch_gelu_path(t):
+    """Which kernel torch's CPU gelu (erf form) runs on t, by torch's and oneDNN's own tests
+    (csrc/common/elementwise_ops.h, TorchCpuGelu): "jit" (oneDNN's JIT kernel: its edge values),
+    "ref" (oneDNN's reference kernel: contiguous to torch, but a stride of 0, which oneDNN calls
+    not dense) or "own" (torch's kernel). Whether oneDNN takes the dtype is probed on a fresh
+    1-D tensor, the one layout of its class."""
+    if not torch.backends.mkldnn.is_available() or not torch.backends.mkldnn.enabled:
+        return "own"
+    if not t.is_contiguous() or t.numel() <= 1:
+        return "own"
+    probe = torch.full((2,), math.inf, dtype=t.dtype)
+    if not F.gelu(probe).isnan().all():
+        return "own"
+    return "ref" if 0 in t.stride() else "jit"
+
+
+def safe_torch_gelu(t, path):
+    """torch's gelu of t without calling its oneDNN kernel on t's layout: torch's oneDNN gelu
+    crashes on some layouts it calls contiguous whose size-1 dims carry odd strides (a segfault
+    on as_strided(randn(4000), (1, 5, 1, 5, 19, 4), (0, 380, 7, 76, 4, 1)); issue 47), and
+    oneDNN's primitive cache hands a layout the kernel of an earlier one that differs only in a
+    size-1 dim's stride. So: oneDNN's JIT kernel on a 1-D contiguous copy ("jit"), else torch's
+    own kernel (oneDNN off) on t itself, whose edge values are oneDNN's reference kernel's
+    (outside NaN bits, which are not promised). The strides are torch's in either case (the
+    output is allocated before the path is chosen)."""
+    with torch.backends.mkldnn.flags(enabled=False):
+        own = F.gelu(t)
+    if path != "jit":
+        return own
+    flat = F.gelu(t.reshape(-1).clone())  # 1-D, stride 1: oneDNN's JIT kernel
+    return torch.empty_strided(own.shape, own.stride(), dtype=own.dtype).copy_(flat.view(own.shape))
+
+
+def check_gelu_layout(t, where):
+    """myops.gelu (directly and through the drop-in) on t against torch's path for t's layout:
+    bits at the edges, the suite's tolerance elsewhere, NaN where torch has NaN, torch's strides."""
+    path = torch_gelu_path(t)
+    want = safe_torch_gelu(t, path)
+    edge = (t.isinf() & (~want.isnan() | (path == "jit"))) | ((t.abs() >= 2.0 ** 127) & (path == "jit"))
+    tol = {torch.float32: (1e-5, 3e-6), torch.float16: (2 ** -10, 2e-6), torch.bfloat16: (2 ** -7, 2e-6)}[t.dtype]
+    for how in ("direct", "drop-in"):
+        if how == "direct":
+            got = myops.gelu(t)
+        else:
+            with myops.enable({"gelu"}):
+                got = F.gelu(t)
+        msg = f"{where} {t.dtype} {tuple(t.shape)} {t.stride()} ({path}, {how})"
+        assert got.stride() == want.stride(), f"{msg}: strides {got.stride()} != {want.stride()}"
+        assert torch.equal(got.isnan(), want.isnan()), f"{msg}: NaN positions differ"
+        try:
+            assert_same(got[edge], want[edge], check_stride=False)
+        except AssertionError as e:
+            raise AssertionError(f"{msg}: {e} at {t[edge].tolist()}: {got[edge].tolist()} vs "
+                                 f"{want[edge].tolist()}") from None
+        ok = ~edge & ~want.isnan()
+        torch.testing.assert_close(got[ok], want[ok], rtol=tol[0], atol=tol[1], msg=lambda s: f"{msg}: {s}")
+
+
+def gelu_layout_input(dtype, size, stride, seed):
+    """as_strided over random values with the edge values (helpers.gelu_edge_values) spread in."""
+    g = torch.Generator().manual_seed(seed)
+    span = 1 + sum((n - 1) * s for n, s in zip(size, stride))
+    base = (torch.randn(span + 3, generator=g, dtype=torch.float64) * 8).to(dtype)
+    edges = gelu_edge_values(dtype)
+    k = min(len(edges), base.numel())
+    base[torch.randperm(base.numel(), generator=g)[:k]] = edges[torch.randperm(len(edges), generator=g)[:k]]
+    return torch.as_strided(base, size, stride, 1)
+
+
+# hand-picked: size-1 dims with strides 0, 1, odd and large, beside ordinary layouts (the first is
+# issue 47's: contiguous to torch, whose gelu gives gelu(inf) = inf there)
+GELU_LAYOUTS = [
+    ((38, 1), (1, 0)), ((38, 1), (1, 1)), ((38, 1), (1, 7)), ((1, 38), (0, 1)), ((1, 38), (99, 1)),
+    ((2, 1, 19), (19, 0, 1)), ((2, 1, 19), (19, 3, 1)), ((1, 5, 1, 5, 19, 4), (0, 380, 7, 76, 4, 1)),
+    ((1, 5, 1, 5, 19, 4), (1900, 380, 380, 76, 4, 1)), ((1, 1, 40), (0, 0, 1)), ((1, 1, 40), (5, 3, 1)),
+    ((40,), (1,)), ((3, 1, 1, 7), (7, 0, 0, 1)), ((7, 3), (1, 7)), ((20,), (2,)), ((1, 1), (0, 0)),
+    ((2,), (1,)), ((2,), (0,)), ((1,), (0,)), ((5, 1, 33), (33, 1000, 1)),
+]
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16, torch.float16], ids=str)
+@pytest.mark.parametrize("onednn", [True, False], ids=["onednn", "no-onednn"])
+def test_gelu_onednn_layouts(dtype, onednn):
+    # issue 47: torch runs oneDNN's JIT kernel (NaN at +inf) only where its own test (contiguous,
+    # more than one element) and oneDNN's (no stride of 0, a size-1 dim's included) both hold;
+    # myops follows (TorchCpuGelu), directly and through the drop-in
+    with torch.backends.mkldnn.flags(enabled=onednn):
+        for i, (size, stride) in enumerate(GELU_LAYOUTS):
+            check_gelu_layout(gelu_layout_input(dtype, size, stride, i), "hand-picked")
+
+
+@st.composite
+def gelu_layouts(draw):
+    """Shapes of 1-6 dims; the size-1 dims get strides of 0, 1, odd or large; the rest are
+    contiguous, or stepped / transposed now and then."""
+    nd = draw(st.integers(1, 6))
+    size = [draw(st.sampled_from([1, 1, 2, 3, 5, 17])) for _ in range(nd)]
+    stride, acc = [0] * nd, 1
+    for d in reversed(range(nd)):
+        stride[d] = draw(st.sampled_from([0, 1, 3, 7, 1000])) if size[d] == 1 else acc
+        acc *= size[d]
+    if draw(st.booleans()) and nd > 1 and draw(st.integers(0, 3)) == 0:
+        d = draw(st.integers(0, nd - 2))
+        size[d], size[d + 1], stride[d], stride[d + 1] = size[d + 1], size[d], stride[d + 1], stride[d]
+    if draw(st.integers(0, 4)) == 0:
+        stride = [s * 2 for s in stride]
+    return tuple(size), tuple(stride)
+
+
+@settings(max_examples=150, deadline=None)
+@given(layout=gelu_layouts(), dtype=st.sampled_from([torch.float32, torch.bfloat16, torch.float16]),
+       seed=st.integers(0, 2 ** 31))
+def test_gelu_onednn_layouts_fuzz(layout, dtype, seed):
+    check_gelu_layout(gelu_layout_input(dtype, *layout, seed), "hypothesis")
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16, torch.float16, torch.float64], ids=str)
+def test_gelu_onednn_dims_limit(dtype):
+    # torch's oneDNN gelu takes at most 12 dims (oneDNN's limit): on more it raises RuntimeError
+    # ("dimensions are invalid"); myops too, where torch would run oneDNN. Elsewhere (oneDNN off,
+    # the tanh form, float64, one element, not contiguous) both compute.
+    x = torch.randn((2,) * 13).to(dtype)
+    cases = [("erf", lambda f, t: f(t)), ("tanh", lambda f, t: f(t, approximate="tanh"))]
+    for onednn in (True, False):
+        with torch.backends.mkldnn.flags(enabled=onednn):
+            for t in (x, x.transpose(0, 1), x[(0,) * 12][:1].reshape((1,) * 13)):
+                for _, call in cases:
+                    want, want_e = outcome(lambda: call(F.gelu, t))
+                    got, got_e = outcome(lambda: call(myops.gelu, t))
+                    where = (tuple(t.shape), t.stride(), onednn, got_e, want_e)
+                    if want_e is not None:
+                        assert type(got_e) is type(want_e), where
+                        assert "dimensions are invalid" in str(got_e), where
+                    else:
+                        assert got_e is None, where
+                        torch.testing.assert_close(got, want, equal_nan=True)
 
 
 # ---- ternary --------------------------------------------------------------------------------------

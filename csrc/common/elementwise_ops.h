@@ -29,16 +29,27 @@ namespace ew {
 struct EwParams {
   c10::Scalar alpha = 1;  // add/sub: alpha (sub passes -alpha); addcmul: value
   bool tanh = false;      // gelu approximate='tanh'
-  // gelu (erf form) where torch's CPU gelu runs oneDNN instead of its own kernel
-  // (torch_cpu_gelu_runs_onednn): its results at the edges of the range follow oneDNN's
+  // gelu (erf form) where torch's CPU gelu runs oneDNN's JIT kernel (TorchCpuGelu::OneDnnJit):
+  // its results at the edges of the range follow that kernel's
   bool onednn_gelu = false;
 };
 
-// Whether torch's CPU gelu (approximate='none') on `self` runs oneDNN's eltwise_gelu_erf rather
-// than its own kernel (ATen's Activation.cpp, use_mkldnn): oneDNN on, `self` contiguous with
-// more than one element, float32, or bfloat16 / float16 on a CPU oneDNN supports them on.
-// Defined with the CPU backend (cpu/elementwise.cpp).
-bool torch_cpu_gelu_runs_onednn(const at::Tensor& self);
+// Which kernel torch's CPU gelu (approximate='none') runs on `self`. ATen's Activation.cpp
+// (use_mkldnn) sends it to oneDNN's eltwise_gelu_erf when oneDNN is on and `self` is contiguous
+// (torch's test, which skips size-1 dims whatever their strides) with more than one element,
+// float32, or bfloat16 / float16 on a CPU oneDNN supports them on; else its own kernel (Own).
+// oneDNN then runs its JIT kernel only on memory it calls dense, and it calls any stride of 0
+// not dense, a size-1 dim's included (memory_desc_wrapper::is_dense / has_broadcast): there it
+// runs its reference kernel (OneDnnRef), whose edge values are torch's own kernel's.
+// Fresh-primitive behaviour: oneDNN's primitive cache treats two layouts that differ only in
+// size-1 dims' strides as the same, so in a process that ran one of them first torch reuses
+// that one's kernel for the other; myops cannot see that cache. Defined with the CPU backend
+// (cpu/elementwise.cpp).
+enum class TorchCpuGelu { Own, OneDnnJit, OneDnnRef };
+TorchCpuGelu torch_cpu_gelu_path(const at::Tensor& self);
+// oneDNN's memory descriptors hold at most this many dims (DNNL_MAX_NDIMS): torch's oneDNN gelu
+// on more raises RuntimeError("dimensions are invalid"), and myops' gelu with it
+constexpr int64_t kOneDnnMaxDims = 12;
 
 inline at::ScalarType default_float() { return c10::typeMetaToScalarType(c10::get_default_dtype()); }
 
@@ -80,7 +91,14 @@ struct Ops {
                 "myops.gelu: argument 'approximate' must be 'none' or 'tanh', got '", approximate, "'");
     EwParams prm;
     prm.tanh = approximate == "tanh";
-    if constexpr (B::kCpuRules) prm.onednn_gelu = !prm.tanh && torch_cpu_gelu_runs_onednn(self);
+    if constexpr (B::kCpuRules) {
+      const TorchCpuGelu path = prm.tanh ? TorchCpuGelu::Own : torch_cpu_gelu_path(self);
+      TORCH_CHECK(path == TorchCpuGelu::Own || self.dim() <= kOneDnnMaxDims,
+                  "myops.gelu: dimensions are invalid: torch's CPU gelu runs oneDNN on this input (contiguous ",
+                  self.scalar_type(), ", oneDNN on), which takes at most ", kOneDnnMaxDims, " dims, got ",
+                  self.dim());
+      prm.onednn_gelu = path == TorchCpuGelu::OneDnnJit;
+    }
     return unary("gelu", EwKind::Gelu, self, self.scalar_type(), prm);
   }
 

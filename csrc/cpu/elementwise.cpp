@@ -54,20 +54,18 @@ OneDnnReduced onednn_reduced() {
 }  // namespace
 
 namespace ew {
-bool torch_cpu_gelu_runs_onednn(const at::Tensor& self) {
-  if (!at::hasMKLDNN() || !at::globalContext().userEnabledMkldnn()) return false;
-  if (!self.is_contiguous() || self.numel() <= 1) return false;
+TorchCpuGelu torch_cpu_gelu_path(const at::Tensor& self) {
+  if (!at::hasMKLDNN() || !at::globalContext().userEnabledMkldnn()) return TorchCpuGelu::Own;
+  if (!self.is_contiguous() || self.numel() <= 1) return TorchCpuGelu::Own;
   static const OneDnnReduced reduced = onednn_reduced();
-  switch (self.scalar_type()) {
-    case at::kFloat:
-      return true;
-    case at::kBFloat16:
-      return reduced.bf16;
-    case at::kHalf:
-      return reduced.fp16;
-    default:
-      return false;
+  const at::ScalarType dt = self.scalar_type();
+  if (!(dt == at::kFloat || (dt == at::kBFloat16 && reduced.bf16) || (dt == at::kHalf && reduced.fp16))) {
+    return TorchCpuGelu::Own;
   }
+  for (const int64_t s : self.strides()) {
+    if (s == 0) return TorchCpuGelu::OneDnnRef;
+  }
+  return TorchCpuGelu::OneDnnJit;
 }
 }  // namespace ew
 

@@ -88,13 +88,15 @@ struct CpuKernel {
 template <>
 template <typename T>
 void CpuKernel<EwKind::Gelu>::run_dtype(const EwPlan& p, const EwParams& prm) {
-  if (prm.onednn_gelu) {
-    // oneDNN's results at the edges of the range (OneDnnGeluEdges)
-    const Gelu f{false};
-    CpuLoop<T, T>::run(p, OneDnnGeluEdges<InOpMath<T, Gelu>>{{f}}, VGelu{f});
-  } else {
-    run_same<T, 1>(p, Gelu{prm.tanh});
+  if constexpr (!std::is_same<T, double>::value) {
+    if (prm.onednn_gelu) {
+      // oneDNN's results at the edges of the range (OneDnnGeluEdges, OneDnnGeluWatch)
+      const Gelu f{false};
+      CpuLoop<T, T>::run(p, OneDnnGeluEdges<T, InOpMath<T, Gelu>>{{f}}, VGelu{f});
+      return;
+    }
   }
+  run_same<T, 1>(p, Gelu{prm.tanh});
 }
 
 template <>

@@ -323,13 +323,15 @@ struct CpuLoop {
         row(rest, st, n - hi, g.fused, vf, false);
       }
     } else if constexpr (kOneDnnGeluEdges<G>) {
-      constexpr int64_t kChunk = 2048;  // a multiple of every vector loop's step
+      // the edge lanes noted by the vector loop, fixed up per chunk where there are any
+      constexpr int64_t kChunk = 4096;  // a multiple of every vector loop's step
       for (int64_t i = 0; i < n; i += kChunk) {
         const int64_t m = std::min(kChunk, n - i);
         char* at[NARGS];
         for (int k = 0; k < NARGS; ++k) at[k] = ptr[k] + i * st[k] * int64_t(sizeof(Out));
-        row(at, st, m, g.g, vf, stream);
-        onednn_gelu_edges<Out>(at, st, m);
+        const OneDnnGeluWatch<Out, VF> watch{vf};
+        row(at, st, m, g, watch, stream);
+        if (C10_UNLIKELY(watch.seen)) onednn_gelu_edges<Out>(at, st, m);
       }
     } else {
       row(ptr, st, n, g, vf, stream);

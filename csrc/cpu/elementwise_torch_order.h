@@ -129,54 +129,111 @@ void add_scalar_tail_range(const int64_t* st, int64_t n, int64_t& lo, int64_t& h
 }
 
 // ---- gelu through oneDNN: its results at the edges of the range ------------------------------
-// Where torch's CPU gelu (erf form) runs oneDNN's eltwise_gelu_erf (torch_cpu_gelu_runs_onednn:
-// contiguous input of more than one element, float32 / bfloat16 / float16, oneDNN on), every
-// element gets oneDNN's formula, which differs from torch's own kernel (and from exact) at the
-// edges; measured the same at every ATEN_CPU_CAPABILITY (oneDNN picks its own code):
+// Where torch's CPU gelu (erf form) runs oneDNN's JIT eltwise_gelu_erf (torch_cpu_gelu_path:
+// TorchCpuGelu::OneDnnJit), every element gets oneDNN's formula, which differs from torch's own
+// kernel (and from exact) at the edges; measured the same at every ATEN_CPU_CAPABILITY (oneDNN
+// picks its own code):
 //   +inf -> NaN with the sign bit set, -inf -> NaN without it, x >= 2^127 -> +inf (float32 and
 //   bfloat16: it forms 2x), a NaN input -> that NaN quieted (sign and payload kept, bfloat16's too);
 // elsewhere it is within the stated bounds of torch's kernel, which myops' formula follows.
-// OneDnnGeluEdges runs the row in chunks and, in each, overwrites those edge elements (rare:
-// one branch-free max over the chunk's input bits finds whether there are any).
-template <class G>
+// OneDnnGeluEdges wraps the scalar functor (each element it computes is checked: tails, strided
+// rows); OneDnnGeluWatch wraps the vector one with one compare per vector (|x| >= 2^127 or NaN
+// in float, which holds the 16-bit inputs exactly) that only notes an edge lane, and the row's
+// chunk where it noted one is fixed up afterwards in the storage type (onednn_gelu_edges), so
+// that finite inputs pay the compare and nothing else. (The fix-up cannot be made in float: the
+// 16-bit conversions write every NaN as 0xffff.)
+template <typename T>
+struct OneDnnGeluBits {
+  using U = typename UIntOf<sizeof(T)>::type;
+  static constexpr bool kHalf = std::is_same<T, c10::Half>::value;
+  static constexpr U kSign = sizeof(T) == 4 ? U(0x80000000u) : U(0x8000);
+  static constexpr U kAbs = U(~kSign);
+  static constexpr U kInf = sizeof(T) == 4 ? U(0x7f800000) : kHalf ? U(0x7c00) : U(0x7f80);
+  static constexpr U kQuiet = sizeof(T) == 4 ? U(0x00400000) : kHalf ? U(0x0200) : U(0x0040);
+  static constexpr U kEdge = sizeof(T) == 4 ? U(0x7f000000) : kHalf ? kInf : U(0x7f00);  // 2^127 (half: inf)
+  // the same threshold in float (|x| >= it, or NaN: an edge)
+  static constexpr float kEdgeFloat = kHalf ? std::numeric_limits<float>::infinity() : 0x1p127f;
+  // oneDNN's result for input bits x into r; false where x is no edge (or -0 as computed)
+  static C10_ALWAYS_INLINE bool edge(U x, U& r) {
+    const U a = U(x & kAbs);
+    if (C10_LIKELY(a < kEdge) || (x & kSign && a < kInf)) return false;
+    if (a > kInf) {
+      r = U(x | kQuiet);
+    } else if (x == kInf) {
+      r = U(kSign | kInf | kQuiet);
+    } else if (x == U(kSign | kInf)) {
+      r = U(kInf | kQuiet);
+    } else {
+      r = kInf;
+    }
+    return true;
+  }
+};
+
+template <typename T, class G>
 struct OneDnnGeluEdges {
-  G g;
+  G g;  // InOpMath<T, Gelu>
+  C10_ALWAYS_INLINE T operator()(T x) const {
+    if constexpr (sizeof(T) == 4 || sizeof(T) == 2) {
+      using B = OneDnnGeluBits<T>;
+      typename B::U bits, r;
+      std::memcpy(&bits, &x, sizeof(T));
+      if (C10_UNLIKELY(B::edge(bits, r))) {
+        T y;
+        std::memcpy(&y, &r, sizeof(T));
+        return y;
+      }
+    }
+    return g(x);
+  }
 };
 template <class G>
 constexpr bool kOneDnnGeluEdges = false;
-template <class G>
-constexpr bool kOneDnnGeluEdges<OneDnnGeluEdges<G>> = true;
+template <typename T, class G>
+constexpr bool kOneDnnGeluEdges<OneDnnGeluEdges<T, G>> = true;
 
+// Whether a vector of floats holds a lane with |x| >= edge or NaN.
+template <class V>
+C10_ALWAYS_INLINE bool any_lane_at_least(const V& x, float edge) {
+  static_assert(std::is_same<V, Vectorized<float>>::value, "a vector of floats");
+#if defined(CPU_CAPABILITY_AVX512)
+  return _mm512_cmp_ps_mask(_mm512_abs_ps(x), _mm512_set1_ps(edge), _CMP_NLT_UQ) != 0;
+#elif defined(CPU_CAPABILITY_AVX2)
+  const __m256 a = _mm256_andnot_ps(_mm256_set1_ps(-0.0f), x);
+  return _mm256_movemask_ps(_mm256_cmp_ps(a, _mm256_set1_ps(edge), _CMP_NLT_UQ)) != 0;
+#else
+  bool any = false;
+  for (int k = 0; k < V::size(); ++k) any |= !(std::abs(x[k]) < edge);
+  return any;
+#endif
+}
+
+// The vector functor VF (VGelu) on a row of storage type T, noting whether any lane was an edge.
+// Thread-private: one per chunk.
+template <typename T, class VF>
+struct OneDnnGeluWatch {
+  const VF& vf;
+  mutable bool seen = false;
+  static constexpr bool kHwBf16Rounding = HwBf16Rounding<VF>::value;
+  template <class V>
+  C10_ALWAYS_INLINE V operator()(V x) const {
+    if (C10_UNLIKELY(any_lane_at_least(x, OneDnnGeluBits<T>::kEdgeFloat))) seen = true;
+    return vf(x);
+  }
+};
+
+// Overwrites oneDNN's edge elements of a row (n elements, strides st: output, input).
 template <typename T>
 void onednn_gelu_edges(char* const* ptr, const int64_t* st, int64_t n) {
   if constexpr (sizeof(T) == 4 || sizeof(T) == 2) {
-    using U = typename UIntOf<sizeof(T)>::type;
-    constexpr bool kHalf = std::is_same<T, c10::Half>::value;
-    constexpr U kSign = sizeof(T) == 4 ? U(0x80000000u) : U(0x8000);
-    constexpr U kAbs = U(~kSign);
-    constexpr U kInf = sizeof(T) == 4 ? U(0x7f800000) : kHalf ? U(0x7c00) : U(0x7f80);
-    constexpr U kQuiet = sizeof(T) == 4 ? U(0x00400000) : kHalf ? U(0x0200) : U(0x0040);
-    constexpr U kEdge = sizeof(T) == 4 ? U(0x7f000000) : kHalf ? kInf : U(0x7f00);  // 2^127 (half: inf)
+    using B = OneDnnGeluBits<T>;
+    using U = typename B::U;
     const U* in = reinterpret_cast<const U*>(ptr[1]);
     U* out = reinterpret_cast<U*>(ptr[0]);
     const int64_t si = st[1], so = st[0];
-    U top = 0;
-    for (int64_t i = 0; i < n; ++i) top = std::max<U>(top, U(in[i * si] & kAbs));
-    if (top < kEdge) return;
     for (int64_t i = 0; i < n; ++i) {
-      const U x = in[i * si];
-      if (U(x & kAbs) < kEdge || (x & kSign && U(x & kAbs) < kInf)) continue;  // not an edge; or -0 as computed
       U r;
-      if (U(x & kAbs) > kInf) {
-        r = U(x | kQuiet);
-      } else if (x == kInf) {
-        r = U(kSign | kInf | kQuiet);
-      } else if (x == U(kSign | kInf)) {
-        r = U(kInf | kQuiet);
-      } else {
-        r = kInf;
-      }
-      out[i * so] = r;
+      if (B::edge(in[i * si], r)) out[i * so] = r;
     }
   } else {
     (void)ptr, (void)st, (void)n;
