@@ -846,7 +846,7 @@ TORCH_LIBRARY_IMPL(myops, Autograd, m) {
   // (a model's Parameters require grad, and torch.export / AOTInductor call the ops with them,
   // grad mode on); a result computed from an input that requires grad gets a grad_fn whose
   // backward raises "derivative for myops::<op> is not implemented".
-  for (const char* op : {"roi_align_levels", "linear_bounded", "conv_bounded"}) {
+  for (const char* op : {"roi_align_levels", "linear_bounded", "conv_bounded", "heatmaps_to_keypoints", "paste_masks"}) {
     m.impl(op, torch::autograd::autogradNotImplementedFallback());
   }
   using namespace myops;
