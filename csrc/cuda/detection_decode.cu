@@ -16,11 +16,11 @@
 #include <ATen/core/Tensor.h>
 #include <ATen/ops/empty.h>
 #include <c10/cuda/CUDAException.h>
-#include <math_constants.h>
 #include <torch/library.h>
 
 #include <cmath>
 #include <cstdint>
+#include <limits>
 #include <tuple>
 #include <vector>
 
@@ -87,7 +87,7 @@ keypoints_kernel(const T* maps, const T* rois, const int64_t* count, int64_t R, 
   const T width = decode::roi_extent(roi[0], roi[2]), height = decode::roi_extent(roi[1], roi[3]);
   if (!(isfinite(width) && isfinite(height))) {  // the CPU raises; no host sync here: NaN
     if (threadIdx.x == 0) {
-      p[0] = p[1] = p[2] = scores[blockIdx.x] = CUDART_NAN_F;
+      p[0] = p[1] = p[2] = scores[blockIdx.x] = std::numeric_limits<float>::quiet_NaN();
     }
     return;
   }
@@ -117,7 +117,7 @@ keypoints_kernel(const T* maps, const T* rois, const int64_t* count, int64_t R, 
   best_v[threadIdx.x] = bv;
   best_i[threadIdx.x] = bi;
   MYOPS_BARRIER();
-  for (int s = blockDim.x / 2; s > 0; s /= 2) {
+  for (unsigned s = blockDim.x / 2; s > 0; s /= 2) {
     if (threadIdx.x < s) {
       const T v = best_v[threadIdx.x + s];
       const int64_t i = best_i[threadIdx.x + s];
