@@ -137,24 +137,24 @@ def detect_program():
     return os.path.join(build, "myops_detect")
 
 
-def package_path(device, x):
+def package_path(device, x, name=MODEL):
     """The cache file of the package for this model, device and input shape."""
     from myops import detection
 
     with open(detection.__file__, "rb") as f:
         code = hashlib.sha1(f.read()).hexdigest()[:10]
     shape = "x".join(map(str, x.shape))
-    return os.path.join(CACHE, f"{MODEL}-{device}-{shape}-torch{torch.__version__}-detection{code}.pt2")
+    return os.path.join(CACHE, f"{name}-{device}-{shape}-torch{torch.__version__}-detection{code}.pt2")
 
 
-def aoti_package(model, x, log=print):
+def aoti_package(model, x, log=print, name=MODEL):
     """The AOTInductor package of make_static(model, portable=True) for inputs shaped like `x`
     (torch.export, then aoti_compile_and_package), from the cache when it is there."""
     from torch._inductor import aoti_compile_and_package
 
     from myops import detection
 
-    path = package_path(x.device.type, x)
+    path = package_path(x.device.type, x, name)
     if os.path.exists(path):
         log(f"  AOTInductor package (cached): {os.path.relpath(path, ROOT)}")
         return path
@@ -255,6 +255,151 @@ def cases(device, quick):
     return out
 
 
+# ---- every model's cost: time and peak memory, each form in its own process --------------------
+#
+# The runner's family above times one model in one process; a form's peak memory (RSS) needs a
+# process of its own. `--cost` runs, for every model and image size asked, each form in a fresh
+# process (build the model, one untimed forward, then RUNS timed ones: the minimum; the peak RSS
+# of the process, which holds the model alike for every form), the forms one after another per
+# round (eager, static, ... then again: a drift of the shared machine lands on both), and writes
+# the table with ratios: eager ÷ form for time (>= 1/1.05 is the bar) and form ÷ eager for the
+# peak RSS (the bar: <= 1.2x eager's + 1 GB).
+#
+#     python benchmarks/bench_deploy.py --cost --sizes 320x416 --batches 1 4 --out benchmarks/results
+#     python benchmarks/bench_deploy.py --cost --models maskrcnn_resnet50_fpn --sizes 800x1088
+#     python benchmarks/bench_deploy.py --cost --forms eager static compile aoti   # minutes per model
+
+FORMS = ("eager", "static", "compile", "aoti")
+RUNS = 3
+
+
+def cost_model(name, h, w):
+    """The model for the cost table: at the tests' size (320x416) tests/test_detection.py's own
+    (its thresholds); at any other size torchvision's defaults (the transform's 800 / 1333) with
+    the tests' threshold, R-CNNs at box_score_thresh=0.05 (the issue's setting)."""
+    import torchvision
+
+    td, _ = tests()
+    if (h, w) == td.SIZE:
+        return td.build(name)
+    key, thresh = td.MODELS[name]
+    if key == "box_score_thresh":
+        thresh = 0.05
+    gen = torch.random.fork_rng()
+    with gen:
+        torch.manual_seed(0)
+        model = getattr(torchvision.models.detection, name)(weights=None, weights_backbone=None, **{key: thresh})
+    model.eval()
+    if name in td.TRAINED_LIKE:
+        td._trained_like(model, td.TRAINED_LIKE[name])
+    return model
+
+
+def cost_one(name, h, w, batch, form, runs=RUNS, threads=2):
+    """One form of one model in this process: {'seconds': [...], 'maxrss': bytes, 'count': ...}."""
+    import resource
+    import time
+
+    from myops import detection
+
+    torch.set_num_threads(threads)
+    model = cost_model(name, h, w)
+    gen = torch.random.fork_rng()
+    with gen:
+        torch.manual_seed(1)
+        x = torch.rand(batch, 3, h, w)
+    extra = {}
+    if form == "eager":
+        fn = lambda: eager(model, x)  # noqa: E731
+    elif form == "static":
+        static = detection.make_static(model)
+        fn = lambda: static(x)  # noqa: E731
+    elif form == "compile":
+        static = detection.make_static(model)
+        compiled = torch.compile(static, fullgraph=True, dynamic=False)
+        fn = lambda: compiled(x)  # noqa: E731
+    elif form == "aoti":
+        package = aoti_package(model, x, log=lambda *a: None, name=name)
+        program = detect_program()
+        with torch.no_grad():
+            keys = list(detection.make_static(model)(x))
+        before = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
+        _, seconds = run_from_cpp(program, package, x, keys, repeats=runs)
+        child = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
+        return {"seconds": [seconds], "maxrss": max(child, before) * 1024, "note": "median of the C++ runs"}
+    else:
+        raise ValueError(form)
+    with torch.no_grad():
+        out = fn()
+        seconds = []
+        for _ in range(runs):
+            t = time.perf_counter()
+            out = fn()
+            seconds.append(time.perf_counter() - t)
+    count = [len(d["boxes"]) for d in out] if isinstance(out, list) else out["count"].tolist()
+    extra["count"] = count
+    return {"seconds": seconds, "maxrss": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024, **extra}
+
+
+def cost_table(models, sizes, batches, forms, rounds=2, threads=2, log=print):
+    """Runs cost_one for each (model, size, batch, form) in its own process, `rounds` times with
+    the forms in turn; per cell the minimum time and the largest peak RSS."""
+    import json
+
+    rows = []
+    for name in models:
+        for h, w in sizes:
+            for batch in batches:
+                cell = {f: {"seconds": [], "maxrss": 0, "error": None} for f in forms}
+                for _ in range(rounds):
+                    for form in forms:
+                        if cell[form]["error"]:
+                            continue
+                        cmd = [sys.executable, os.path.abspath(__file__), "--cost-one", name, f"{h}x{w}", str(batch),
+                               form, "--threads", str(threads)]
+                        r = subprocess.run(cmd, capture_output=True, text=True)
+                        line = [ln for ln in r.stdout.splitlines() if ln.startswith("COST ")]
+                        if r.returncode != 0 or not line:
+                            cell[form]["error"] = (r.stdout + r.stderr).strip().splitlines()[-1:] or ["failed"]
+                            continue
+                        got = json.loads(line[-1][5:])
+                        cell[form]["seconds"] += got["seconds"]
+                        cell[form]["maxrss"] = max(cell[form]["maxrss"], got["maxrss"])
+                        cell[form]["count"] = got.get("count")
+                row = {"model": name, "size": f"{h}x{w}", "batch": batch, "cells": cell}
+                rows.append(row)
+                log(format_row(row, forms))
+    return rows
+
+
+def format_row(row, forms):
+    cell = row["cells"]
+    ref = cell.get("eager")
+    parts = [row["model"], row["size"], str(row["batch"])]
+    for f in forms:
+        c = cell[f]
+        if c["error"] or not c["seconds"]:
+            parts += ["ERROR " + " ".join(c["error"] or [])[:60], "", "", ""]
+            continue
+        t, rss = min(c["seconds"]), c["maxrss"] / 2**30
+        parts += [f"{t:.3f} s", f"{rss:.2f} GB"]
+        if f != "eager" and ref and ref["seconds"] and not ref["error"]:
+            tr, rr = min(ref["seconds"]) / t, c["maxrss"] / ref["maxrss"]
+            ok = tr >= 1 / (1 + MAX_OVERHEAD) and c["maxrss"] <= 1.2 * ref["maxrss"] + 2**30
+            parts += [f"{tr:.2f}x", f"{rr:.2f}x" + ("" if ok else " **over**")]
+        else:
+            parts += ["", ""]
+    return "| " + " | ".join(parts) + " |"
+
+
+def table_header(forms):
+    cols = ["model", "image", "batch"]
+    for f in forms:
+        cols += [f"{f} time", f"{f} peak RSS"] + ([f"eager ÷ {f} (time)", f"{f} ÷ eager (RSS)"] if f != "eager" else
+                                                 ["", ""])
+    return "| " + " | ".join(cols) + " |\n|" + "---|" * len(cols)
+
+
 # ---- where the static form spends its time -----------------------------------------------------
 
 
@@ -296,10 +441,45 @@ if __name__ == "__main__":
     p.add_argument("--profile", action="store_true", help="where the static form's time goes, against eager")
     p.add_argument("--batch", type=int, default=1)
     p.add_argument("--device", default="cpu")
+    p.add_argument("--cost", action="store_true", help="every model's time and peak RSS per form (processes)")
+    p.add_argument("--cost-one", nargs=4, metavar=("MODEL", "HxW", "BATCH", "FORM"), help=argparse.SUPPRESS)
+    p.add_argument("--models", nargs="*", default=None, help="default: the seven of tests/test_detection.py")
+    p.add_argument("--sizes", nargs="*", default=["320x416", "800x1088"])
+    p.add_argument("--batches", nargs="*", type=int, default=[1, 4])
+    p.add_argument("--forms", nargs="*", default=["eager", "static", "compile", "aoti"], choices=FORMS)
+    p.add_argument("--rounds", type=int, default=2)
+    p.add_argument("--threads", type=int, default=2)
+    p.add_argument("--out", default=None, help="a folder: the table goes to cpu-<date>-deploy-cost.md there")
     args = p.parse_args()
     import myops  # noqa: F401
 
     if args.profile:
         profile(args.batch, args.device)
+    elif args.cost_one:
+        import json
+
+        name, hw, batch, form = args.cost_one
+        h, w = map(int, hw.split("x"))
+        print("COST " + json.dumps(cost_one(name, h, w, int(batch), form, threads=args.threads)))
+    elif args.cost:
+        import datetime
+
+        td, _ = tests()
+        models = args.models or list(td.MODELS)
+        sizes = [tuple(map(int, s.split("x"))) for s in args.sizes]
+        commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True,
+                                text=True).stdout.strip()
+        head = (f"deploy cost: {datetime.date.today()}, commit {commit}, CPU, {args.threads} threads, "
+                f"torch {torch.__version__}; time: the minimum of {RUNS} runs x {args.rounds} rounds (each form in "
+                f"its own process, the forms in turn); peak RSS of that process")
+        print(head)
+        print(table_header(args.forms))
+        rows = cost_table(models, sizes, args.batches, args.forms, args.rounds, args.threads)
+        if args.out:
+            path = os.path.join(args.out, f"cpu-{datetime.date.today()}-deploy-cost.md")
+            with open(path, "a") as f:
+                f.write(head + "\n\n" + table_header(args.forms) + "\n")
+                f.write("\n".join(format_row(r, args.forms) for r in rows) + "\n\n")
+            print("->", path)
     else:
         p.print_help()

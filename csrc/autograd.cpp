@@ -862,7 +862,8 @@ TORCH_LIBRARY_IMPL(myops, Autograd, m) {
   // (a model's Parameters require grad, and torch.export / AOTInductor call the ops with them,
   // grad mode on); a result computed from an input that requires grad gets a grad_fn whose
   // backward raises "derivative for myops::<op> is not implemented".
-  for (const char* op : {"roi_align_levels", "linear_bounded", "conv_bounded", "multiclass_nms_static"}) {
+  for (const char* op : {"roi_align_levels", "linear_bounded", "conv_bounded", "multiclass_nms_static",
+                         "heatmaps_to_keypoints", "paste_masks"}) {
     m.impl(op, torch::autograd::autogradNotImplementedFallback());
   }
   using namespace myops;

@@ -125,6 +125,19 @@ TORCH_LIBRARY(myops, m) {
       "roi_align_levels(Tensor[] features, Tensor rois, Tensor levels, float[] spatial_scale, "
       "int pooled_height, int pooled_width, int sampling_ratio=-1, bool aligned=False) -> Tensor");
 
+  // ---- per-detection decoding over the real rows (torchvision's loops, inference only) ------
+  // heatmaps_to_keypoints: maps [R, K, H, W] (float, double), rois [R, 4] (x1, y1, x2, y2, the
+  // maps' dtype), count 0-d int64 on the maps' device (clamped to [0, R]) -> keypoints
+  // [R, K, 3] (x, y, 1) and scores [R, K], float32: rows < count ==
+  // torchvision.models.detection.roi_heads.heatmaps_to_keypoints(maps[:count], rois[:count]),
+  // the rest 0.
+  m.def("heatmaps_to_keypoints(Tensor maps, Tensor rois, Tensor count) -> (Tensor, Tensor)");
+  // paste_masks: masks [N, D, S, S'] (already padded: float, double), boxes int64 [N, D, 4] (the
+  // expanded integer boxes), count int64 [N], image_size [h0, w0, h1, w1, ...] -> [N, D, H, W]
+  // (H, W: the largest image), row d < count[n] == torchvision's paste_mask_in_image(masks[n, d],
+  // boxes[n, d], h_n, w_n) at the top left of the canvas, every other pixel 0.
+  m.def("paste_masks(Tensor masks, Tensor boxes, Tensor count, int[] image_size) -> Tensor");
+
   // ---- layers over the first `count` rows (inference only) ---------------------------------
   // out[:count] = the layer on input[:count] (rows = dim 0), the rows at or past count 0;
   // count: 0-d int64 on the input's device, clamped to [0, R]; out is contiguous.

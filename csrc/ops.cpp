@@ -84,6 +84,14 @@ Tensor roi_align_levels(at::TensorList features, const Tensor& rois, const Tenso
              features, rois, levels, spatial_scale, pooled_height, pooled_width, sampling_ratio, aligned);
 }
 
+std::tuple<Tensor, Tensor> heatmaps_to_keypoints(const Tensor& maps, const Tensor& rois, const Tensor& count) {
+  MYOPS_CALL(heatmaps_to_keypoints, Pair(const Tensor&, const Tensor&, const Tensor&), maps, rois, count);
+}
+Tensor paste_masks(const Tensor& masks, const Tensor& boxes, const Tensor& count, at::IntArrayRef image_size) {
+  MYOPS_CALL(paste_masks, Tensor(const Tensor&, const Tensor&, const Tensor&, at::IntArrayRef), masks, boxes, count,
+             image_size);
+}
+
 Tensor linear_bounded(const Tensor& input, const Tensor& weight, const std::optional<Tensor>& bias,
                       const Tensor& count) {
   MYOPS_CALL(linear_bounded, Tensor(const Tensor&, const Tensor&, const std::optional<Tensor>&, const Tensor&), input,

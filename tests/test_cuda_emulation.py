@@ -964,3 +964,44 @@ def test_bounded_layers(E, count):
         exp[real:] = 0
         got = E.conv_bounded(x, w, None, [2, 2], [1, 0], [1, 1], transposed, [1, 0] if transposed else [0, 0], 2, c)
         check(got, exp)
+
+
+# ---- heatmaps_to_keypoints (a block per RoI and keypoint), paste_masks (grid-stride) -------------
+# The kernels compute torch's CUDA resampling (upsample_bicubic2d / upsample_bilinear2d) per
+# position, without storing the map; the host compiler contracts nothing, torch's CPU kernels may
+# (FMA): the argmax positions equal torchvision's CPU result, the values within rounding.
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
+def test_heatmaps_to_keypoints(E, dtype):
+    pytest.importorskip("torchvision")
+    from test_detection_decode import make_rois, reference_keypoints
+
+    r, k = 11, 5
+    maps = torch.randn(r, k, 56, 56, dtype=dtype)
+    rois = make_rois(r, dtype)
+    maps[8:] = math.nan  # padding: not read
+    xy, sc = E.heatmaps_to_keypoints(maps, rois, torch.tensor(8))
+    ref_xy, ref_sc = reference_keypoints(maps, rois, 8)
+    torch.testing.assert_close(xy, ref_xy, rtol=0, atol=0)
+    torch.testing.assert_close(sc, ref_sc, rtol=1e-6, atol=1e-6)
+
+
+def test_paste_masks(E):
+    pytest.importorskip("torchvision")
+    from test_detection_decode import make_boxes
+    from torchvision.models.detection.roi_heads import paste_masks_in_image
+
+    from myops import detection
+
+    sizes, d = [(40, 31), (23, 50)], 6
+    masks = torch.rand(2, d, 1, 28, 28)
+    boxes = torch.stack([make_boxes(d, h, w) for h, w in sizes])
+    counts = [6, 2]
+    masks[1, 2:] = math.nan
+    padded, ib = detection._expanded(masks, boxes, 1)
+    got = E.paste_masks(padded, ib, torch.tensor(counts), [v for hw in sizes for v in hw])
+    for i, ((h, w), c) in enumerate(zip(sizes, counts)):
+        ref = torch.zeros(d, 40, 50)
+        ref[:c, :h, :w] = paste_masks_in_image(masks[i, :c], boxes[i, :c], (h, w))[:, 0]
+        torch.testing.assert_close(got[i], ref, rtol=0, atol=1e-6)

@@ -19,8 +19,6 @@ import subprocess
 import pytest
 import torch
 import torchvision
-from hypothesis import given, settings
-from hypothesis import strategies as st
 
 from helpers import cuda_graph, cuda_only
 from myops import detection
@@ -43,14 +41,8 @@ MODELS = {
 #: models whose transform resizes every image to one fixed size (300 x 300, 320 x 320): they take
 #: no min_size / max_size
 FIXED_SIZE = ("ssd300_vgg16", "ssdlite320_mobilenet_v3_large")
-#: outputs of myops' batched rewrites of torchvision's per-box loops: within TOL, not bit-exact
-BATCHED = ("masks", "keypoints", "keypoints_scores")
 SIZE = (320, 416)
 TOL = 1e-4
-#: ... plus this relative part for the BATCHED outputs: keypoint scores are heatmap logits (~10)
-#: resampled by a bicubic matrix product where torchvision calls F.interpolate, another summation
-#: order (measured: 1.6e-4 absolute, 1.5e-5 relative, at 10 of ~1,700 values)
-BATCHED_RTOL = 3e-5
 MIN_DETECTIONS = 20
 #: model -> classifier weight scale, for models whose random init gives every box the same score:
 #: mobilenet_v3's activations shrink ~10x a block (1e-8 at the FPN), so every RoI's features are
@@ -131,8 +123,8 @@ MAX_TIE_ROWS = 2
 
 def assert_matches(ref, out, exact=True, min_detections=MIN_DETECTIONS):
     """Static outputs ``out`` (padded) equal eager's list of dicts ``ref``: the same count and
-    labels, boxes/scores/masks/keypoints within TOL (bit-identical when ``exact``, except the
-    BATCHED outputs), padding rows zero (labels -1).
+    labels, boxes/scores/masks/keypoints within TOL (bit-identical when ``exact``), padding rows
+    zero (labels -1).
 
     One exception, torchvision's own: it orders candidates of exactly equal score with an
     unstable sort (``Tensor.sort``), whose order depends on the whole array, and eager's array
@@ -157,11 +149,10 @@ def assert_matches(ref, out, exact=True, min_detections=MIN_DETECTIONS):
         for k in r:
             assert g[k].dtype == r[k].dtype and g[k].shape == r[k].shape, (k, g[k].shape, r[k].shape)
             a, b = (g[k], r[k]) if k in ("scores", "labels") else (g[k][~tie], r[k][~tie])
-            if (exact and k not in BATCHED) or not r[k].is_floating_point():
+            if exact or not r[k].is_floating_point():
                 torch.testing.assert_close(a, b, rtol=0, atol=0, msg=lambda m, i=i, k=k: f"image {i} {k}: {m}")
             else:
-                rtol = BATCHED_RTOL if k in BATCHED else 0
-                torch.testing.assert_close(a, b, rtol=rtol, atol=TOL, msg=lambda m, i=i, k=k: f"image {i} {k}: {m}")
+                torch.testing.assert_close(a, b, rtol=0, atol=TOL, msg=lambda m, i=i, k=k: f"image {i} {k}: {m}")
         c = int(out["count"][i])
         assert (out["labels"][i, c:] == -1).all() and (out["scores"][i, c:] == 0).all()
         assert (out["boxes"][i, c:] == 0).all()
@@ -282,45 +273,6 @@ def test_nms_step_takes_torchvision_path(real):
     # the same scores in the same order
     assert sorted(got.tolist()) == sorted(ref.tolist())
     assert torch.equal(scores[got], scores[ref])
-
-
-# ---- the batched rewrites of torchvision's per-box loops --------------------------------------
-
-
-@settings(max_examples=25, deadline=None)
-@given(n=st.integers(0, 6), m=st.sampled_from([7, 14, 28]), h=st.integers(1, 60), w=st.integers(1, 60),
-       seed=st.integers(0, 2**31 - 1))
-def test_paste_masks_matches_torchvision(n, m, h, w, seed):
-    from torchvision.models.detection.roi_heads import paste_masks_in_image
-
-    g = torch.Generator().manual_seed(seed)
-    masks = torch.rand(n, 1, m, m, generator=g)
-    # detections are clipped to the image (torchvision's own paste fails on a box outside it)
-    size = torch.tensor([w, h], dtype=torch.float32)
-    xy = torch.rand(n, 2, generator=g) * size
-    boxes = torch.cat([xy, torch.minimum(xy + torch.rand(n, 2, generator=g) * size, size)], dim=1)
-    ref = paste_masks_in_image(masks, boxes, (h, w))
-    got = detection.paste_masks(masks, boxes, (h, w))
-    assert got.shape == ref.shape and got.dtype == ref.dtype
-    # the interpolation weights may round differently (FMA): within a few ulp of [0, 1] values
-    torch.testing.assert_close(got, ref, rtol=0, atol=1e-5)
-
-
-@settings(max_examples=15, deadline=None)
-@given(n=st.integers(0, 4), k=st.integers(1, 5), seed=st.integers(0, 2**31 - 1),
-       dtype=st.sampled_from([torch.float32, torch.float64]))
-def test_heatmaps_to_keypoints_matches_torchvision(n, k, seed, dtype):
-    from torchvision.models.detection.roi_heads import heatmaps_to_keypoints
-
-    g = torch.Generator().manual_seed(seed)
-    maps = torch.randn(n, k, 56, 56, generator=g, dtype=dtype)
-    xy = torch.rand(n, 2, generator=g, dtype=dtype) * 100
-    boxes = torch.cat([xy, xy + torch.rand(n, 2, generator=g, dtype=dtype) * 120 + 0.2], dim=1).clamp(max=200)
-    ref_xy, ref_scores = heatmaps_to_keypoints(maps, boxes)
-    got_xy, got_scores = detection.heatmaps_to_keypoints(maps, boxes, 200, 200)
-    assert got_xy.dtype == ref_xy.dtype and got_scores.dtype == ref_scores.dtype  # float32 always
-    torch.testing.assert_close(got_xy, ref_xy, rtol=0, atol=1e-4)
-    torch.testing.assert_close(got_scores, ref_scores, rtol=1e-5, atol=1e-5)
 
 
 # ---- bad input -------------------------------------------------------------------------------

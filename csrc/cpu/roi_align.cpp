@@ -14,9 +14,6 @@
 #include <ATen/Parallel.h>
 #include <ATen/core/Tensor.h>
 #include <ATen/ops/empty.h>
-#include <c10/core/CPUAllocator.h>
-#include <c10/util/accumulate.h>
-#include <sys/mman.h>
 #include <torch/library.h>
 
 #include <algorithm>
@@ -26,6 +23,7 @@
 
 #include "common/checks.h"
 #include "common/roi_align_common.h"
+#include "cpu/zeroed_output.h"
 
 // torchvision's kernel rounds every product and sum on its own (x86-64's baseline has no FMA);
 // a build with FMA enabled must not contract them. After the includes: it applies to this
@@ -126,42 +124,6 @@ bool check_indices(const T* rois, const int64_t* levels, int64_t K, int64_t L, i
   return padding;
 }
 
-// Outputs from this size on, with padded RoIs, are fresh anonymous pages (mmap): the OS hands
-// them out zeroed, on first touch, so the padding's zeros cost nothing (a static detector pads
-// 1000 RoIs per image, ~50 MB, of which a few hundred are real; zeroing freshly mapped memory
-// there cost as much as pooling the real RoIs). Smaller outputs, and a failed mmap, take
-// at::empty and write the zeros.
-constexpr size_t kZeroedPagesFrom = size_t(4) << 20;
-
-// The mapping behind such an output, unmapped when its storage lets go of it.
-struct ZeroedPages {
-  void* p;
-  size_t bytes;
-  static void release(void* ctx) {
-    auto* z = static_cast<ZeroedPages*>(ctx);
-    munmap(z->p, z->bytes);
-    delete z;
-  }
-};
-
-// [K, C, PH, PW] contiguous; *zeroed: whether every element already reads 0. The storage is
-// resizable as at::empty's is (resize_ moves it to the CPU allocator's memory, then unmaps).
-at::Tensor new_output(at::IntArrayRef sizes, const at::TensorOptions& options, bool padding, bool* zeroed) {
-  const size_t bytes = static_cast<size_t>(c10::multiply_integers(sizes)) * c10::elementSize(options.dtype().toScalarType());
-  *zeroed = false;
-  if (padding && bytes >= kZeroedPagesFrom) {
-    void* p = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-    if (p != MAP_FAILED) {
-      *zeroed = true;
-      c10::DataPtr data(p, new ZeroedPages{p, bytes}, &ZeroedPages::release, c10::Device(c10::kCPU));
-      c10::Storage storage(c10::Storage::use_byte_size_t(), bytes, std::move(data), c10::GetCPUAllocator(),
-                           /*resizable=*/true);
-      return at::empty({0}, options).set_(std::move(storage), 0, sizes);
-    }
-  }
-  return at::empty(sizes, options.memory_format(at::MemoryFormat::Contiguous));
-}
-
 at::Tensor roi_align_levels_cpu(at::TensorList features, const at::Tensor& rois, const at::Tensor& levels,
                                 at::ArrayRef<double> spatial_scale, int64_t pooled_height, int64_t pooled_width,
                                 int64_t sampling_ratio, bool aligned) {
@@ -176,7 +138,7 @@ at::Tensor roi_align_levels_cpu(at::TensorList features, const at::Tensor& rois,
                             static_cast<int64_t>(features.size()), N);
   });
   bool zeroed = false;
-  at::Tensor out = new_output({K, C, pooled_height, pooled_width}, f0.options(), padding, &zeroed);
+  at::Tensor out = zeroed_output({K, C, pooled_height, pooled_width}, f0.options(), padding, &zeroed);
   if (out.numel() == 0) return out;
   const std::vector<at::Tensor> feats = roi_align::contiguous_features(features);
   const int sr = sampling_ratio < 0 ? 0 : static_cast<int>(sampling_ratio);

@@ -209,6 +209,59 @@ def _roi_align_levels_fake(features, rois, levels, spatial_scale, pooled_height,
     return f0.new_empty((rois.shape[0], f0.shape[1], pooled_height, pooled_width))
 
 
+# ---- heatmaps_to_keypoints / paste_masks (common/detection_decode.h) -------------------------
+
+def _decode_count(op, count, dim, ref, ref_name):
+    torch._check(count.dtype == torch.int64, lambda: f"myops.{op}: argument 'count' must have dtype int64, got "
+                 f"{count.dtype}")
+    torch._check_value(count.dim() == dim, lambda: f"myops.{op}: argument 'count' must be a {dim}-D tensor, got "
+                       f"shape {list(count.shape)}")
+    torch._check(count.device == ref.device, lambda: f"myops.{op}: expected all tensors on the same device, got "
+                 f"'{ref_name}' on {ref.device} and 'count' on {count.device}")
+
+
+@register_fake("myops::heatmaps_to_keypoints")
+def _heatmaps_to_keypoints_fake(maps, rois, count):
+    op = "heatmaps_to_keypoints"
+    torch._check_value(maps.dim() == 4, lambda: f"myops.{op}: argument 'maps' must be a 4-D [R, K, H, W] tensor, "
+                       f"got shape {list(maps.shape)}")
+    _ew_dtype(maps, (torch.float32, torch.float64), op, "maps")
+    torch._check_value(rois.dim() == 2 and rois.shape[0] == maps.shape[0] and rois.shape[1] == 4,
+                       lambda: f"myops.{op}: argument 'rois' must be a [{maps.shape[0]}, 4] tensor (maps' R), got "
+                       f"shape {list(rois.shape)}")
+    torch._check(rois.dtype == maps.dtype, lambda: f"myops.{op}: argument 'rois' must have the dtype of 'maps' "
+                 f"({maps.dtype}), got {rois.dtype}")
+    _ew_device(op, [maps, rois], ["maps", "rois"])
+    _decode_count(op, count, 0, maps, "maps")
+    r, k = maps.shape[:2]
+    return maps.new_empty((r, k, 3), dtype=torch.float32), maps.new_empty((r, k), dtype=torch.float32)
+
+
+@register_fake("myops::paste_masks")
+def _paste_masks_fake(masks, boxes, count, image_size):
+    op = "paste_masks"
+    torch._check_value(masks.dim() == 4, lambda: f"myops.{op}: argument 'masks' must be a 4-D [N, D, S, S] tensor, "
+                       f"got shape {list(masks.shape)}")
+    _ew_dtype(masks, (torch.float32, torch.float64), op, "masks")
+    n, d = masks.shape[:2]
+    torch._check_value(boxes.dim() == 3 and boxes.shape[0] == n and boxes.shape[1] == d and boxes.shape[2] == 4,
+                       lambda: f"myops.{op}: argument 'boxes' must be a [{n}, {d}, 4] tensor, got shape "
+                       f"{list(boxes.shape)}")
+    torch._check(boxes.dtype == torch.int64, lambda: f"myops.{op}: argument 'boxes' must have dtype int64, got "
+                 f"{boxes.dtype}")
+    _ew_device(op, [masks, boxes], ["masks", "boxes"])
+    _decode_count(op, count, 1, masks, "masks")
+    torch._check_value(count.shape[0] == n, lambda: f"myops.{op}: argument 'count' must have {n} elements (one per "
+                       f"image), got {count.shape[0]}")
+    torch._check_value(len(image_size) == 2 * n, lambda: f"myops.{op}: argument 'image_size' must hold (height, "
+                       f"width) for each of the {n} images, got {len(image_size)} values")
+    torch._check_value(all(v >= 0 for v in image_size), lambda: f"myops.{op}: argument 'image_size' must be >= 0, "
+                       f"got {list(image_size)}")
+    h = max(image_size[0::2], default=0)
+    w = max(image_size[1::2], default=0)
+    return masks.new_empty((n, d, h, w))
+
+
 # ---- linear_bounded / conv_bounded (common/bounded_layers.h) --------------------------------
 
 def _bounded(op, input, count, dims_ok, expected, layer):

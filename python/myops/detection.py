@@ -28,8 +28,12 @@ heads)                                  ``Linear`` / ``Conv*d`` layers as ``myop
 FCOS)                                   then the same NMS step
 ``postprocess_detections`` (SSD,        per class top ``topk_candidates`` of the masked scores,
 SSDlite)                                then the same NMS step
-``paste_masks_in_image``                one batched bilinear gather over all boxes
-``heatmaps_to_keypoints``               one batched bicubic resample over all boxes
+``paste_masks_in_image``                one ``myops.paste_masks`` call over every image's real
+                                        detections (torchvision's resize and copy per box; the
+                                        padding rows and the pixels outside a box not written)
+``heatmaps_to_keypoints``               one ``myops.heatmaps_to_keypoints`` call over the real
+                                        detections (each heatmap resampled to its box's own size,
+                                        as torchvision does; the padding rows not read)
 ======================================  =========================================================
 
 The static module's ``forward(images)`` takes one ``[N, 3, H, W]`` float tensor of raw images
@@ -243,109 +247,36 @@ def _bounded_twin(module: nn.Module, rows: _Rows) -> nn.Module:
 
 
 # ---------------------------------------------------------------------------------------------
-# Mask pasting and keypoint decoding, batched over boxes.
+# Mask pasting and keypoint decoding over the real detections only.
 # ---------------------------------------------------------------------------------------------
 
-def _linear_taps(start: Tensor, length: Tensor, src_size: int, out_size: int):
-    """For image rows ``0..out_size-1`` and boxes starting at ``start`` with ``length`` rows
-    (``[B]`` int64): the two source taps and weights of ``F.interpolate(bilinear,
-    align_corners=False)`` from ``src_size`` to ``length``, and whether the row is inside the box.
-    """
-    pos = torch.arange(out_size, device=start.device)
-    d = pos[None, :] - start[:, None]                               # [B, out]
-    inside = (d >= 0) & (d < length[:, None])
-    scale = src_size / length.to(torch.float32)                     # [B]
-    src = (scale[:, None] * (d.to(torch.float32) + 0.5) - 0.5).clamp(min=0)
-    i0 = src.to(torch.int64).clamp(max=src_size - 1)
-    i1 = torch.where(i0 < src_size - 1, i0 + 1, i0)
-    w1 = src - i0.to(torch.float32)
-    w0 = 1.0 - w1
-    return i0, i1, w0, w1, inside
-
-
-def paste_masks(masks: Tensor, boxes: Tensor, image_shape: Tuple[int, int], padding: int = 1) -> Tensor:
-    """``torchvision.models.detection.roi_heads.paste_masks_in_image`` for ``masks [B, 1, M, M]``
-    and ``boxes [B, 4]`` at once: each output pixel inside its (expanded, integer) box gathers the
-    bilinear resample of the padded mask; the rest are zero."""
+def _expanded(masks: Tensor, boxes: Tensor, padding: int) -> Tuple[Tensor, Tensor]:
+    """torchvision's ``expand_masks`` / ``expand_boxes`` for ``masks [..., 1, M, M]`` and
+    ``boxes [..., 4]``: the padded masks ``[..., S, S]`` and the integer boxes."""
     from torchvision.models.detection.roi_heads import expand_boxes
 
     m = masks.shape[-1]
-    padded = F.pad(masks, (padding,) * 4)[:, 0]                     # [B, S, S]
-    s = padded.shape[-1]
-    ib = expand_boxes(boxes, float(m + 2 * padding) / m).to(torch.int64)
-    w = (ib[:, 2] - ib[:, 0] + 1).clamp(min=1)
-    h = (ib[:, 3] - ib[:, 1] + 1).clamp(min=1)
-    im_h, im_w = image_shape
-    y0, y1, wy0, wy1, iny = _linear_taps(ib[:, 1], h, s, im_h)      # [B, H]
-    x0, x1, wx0, wx1, inx = _linear_taps(ib[:, 0], w, s, im_w)      # [B, W]
-    b = torch.arange(padded.shape[0], device=masks.device)[:, None, None]
-
-    def tap(yi, xi):
-        return padded[b, yi[:, :, None], xi[:, None, :]]
-
-    val = wy0[:, :, None] * (wx0[:, None, :] * tap(y0, x0) + wx1[:, None, :] * tap(y0, x1)) + \
-        wy1[:, :, None] * (wx0[:, None, :] * tap(y1, x0) + wx1[:, None, :] * tap(y1, x1))
-    inside = iny[:, :, None] & inx[:, None, :]
-    return torch.where(inside, val, torch.zeros_like(val))[:, None]
+    lead = masks.shape[:-3]
+    padded = F.pad(masks.reshape(-1, 1, m, m), (padding,) * 4)[:, 0]
+    scale = float(m + 2 * padding) / m
+    ib = expand_boxes(boxes.reshape(-1, 4), scale).to(torch.int64)
+    return padded.reshape(*lead, *padded.shape[-2:]), ib.reshape(*lead, 4)
 
 
-def _cubic_weights(t: Tensor):
-    """PyTorch's bicubic convolution weights (A = -0.75) for fractional offsets ``t``."""
-    a = -0.75
-
-    def near(x):  # |x| <= 1
-        return ((a + 2) * x - (a + 3)) * x * x + 1
-
-    def far(x):  # 1 < |x| < 2
-        return ((a * x - 5 * a) * x + 8 * a) * x - 4 * a
-
-    return far(t + 1.0), near(t), near(1.0 - t), far(2.0 - t)
+def paste_masks(masks: Tensor, boxes: Tensor, image_shape: Tuple[int, int], padding: int = 1) -> Tensor:
+    """``torchvision.models.detection.roi_heads.paste_masks_in_image`` (``masks [B, 1, M, M]``,
+    ``boxes [B, 4]`` -> ``[B, 1, H, W]``) as one ``myops.paste_masks`` call: the same bits."""
+    padded, ib = _expanded(masks, boxes, padding)
+    count = torch.full((1,), masks.shape[0], dtype=torch.int64, device=masks.device)
+    out = torch.ops.myops.paste_masks(padded[None], ib[None], count, [int(image_shape[0]), int(image_shape[1])])
+    return out[0][:, None]
 
 
-def _cubic_matrix(length: Tensor, src_size: int, out_size: int, dtype: torch.dtype) -> Tensor:
-    """``[B, out_size, src_size]`` resampling matrices of ``F.interpolate(bicubic,
-    align_corners=False)`` from ``src_size`` to ``length[b]`` (rows past ``length`` are zero), in
-    ``dtype``, the heatmaps' (F.interpolate computes its source positions in the input's)."""
-    pos = torch.arange(out_size, device=length.device)
-    scale = src_size / length.to(dtype)
-    src = scale[:, None] * (pos[None, :].to(dtype) + 0.5) - 0.5   # [B, out]
-    fl = src.floor()
-    t = src - fl
-    i = fl.to(torch.int64)
-    mat = torch.zeros(length.shape[0], out_size, src_size, device=length.device, dtype=dtype)
-    for k, wk in enumerate(_cubic_weights(t)):
-        idx = (i - 1 + k).clamp(0, src_size - 1)
-        mat = mat.scatter_add(2, idx[:, :, None], wk[:, :, None])
-    rows = pos[None, :] < length[:, None]
-    return torch.where(rows[:, :, None], mat, torch.zeros_like(mat))
-
-
-def heatmaps_to_keypoints(maps: Tensor, rois: Tensor, max_h: int, max_w: int) -> Tuple[Tensor, Tensor]:
-    """``torchvision.models.detection.roi_heads.heatmaps_to_keypoints`` for all RoIs at once:
-    each heatmap is resampled (bicubic) to its box's ceil size inside a ``[max_h, max_w]`` canvas,
-    positions outside the box masked, and the argmax decoded as torchvision does."""
-    offset_x, offset_y = rois[:, 0], rois[:, 1]
-    widths = (rois[:, 2] - rois[:, 0]).clamp(min=1)
-    heights = (rois[:, 3] - rois[:, 1]).clamp(min=1)
-    wc = widths.ceil().to(torch.int64).clamp(max=max_w)
-    hc = heights.ceil().to(torch.int64).clamp(max=max_h)
-    k, mh, mw = maps.shape[1:]
-    ry = _cubic_matrix(hc, mh, max_h, maps.dtype)                   # [B, H, mh]
-    rx = _cubic_matrix(wc, mw, max_w, maps.dtype)                   # [B, W, mw]
-    roi_map = torch.matmul(torch.matmul(ry[:, None], maps), rx[:, None].transpose(-1, -2))
-    inside = (torch.arange(max_h, device=maps.device)[None, :, None] < hc[:, None, None]) & \
-        (torch.arange(max_w, device=maps.device)[None, None, :] < wc[:, None, None])
-    roi_map = torch.where(inside[:, None], roi_map, torch.full_like(roi_map, _NEG_INF))
-    flat = roi_map.reshape(roi_map.shape[0], k, max_h * max_w)
-    score, pos = flat.max(dim=2)
-    x_int = pos % max_w
-    y_int = pos // max_w
-    # float32 results whatever the boxes' dtype, as torchvision's (its per-box corrections and
-    # offsets are 0-d tensors, rounded to float32 before they meet the float32 positions)
-    x = (x_int.float() + 0.5) * (widths / wc.to(widths.dtype)).float()[:, None]
-    y = (y_int.float() + 0.5) * (heights / hc.to(heights.dtype)).float()[:, None]
-    xy = torch.stack([x + offset_x.float()[:, None], y + offset_y.float()[:, None], torch.ones_like(x)], dim=2)
-    return xy, score.float()
+def heatmaps_to_keypoints(maps: Tensor, rois: Tensor) -> Tuple[Tensor, Tensor]:
+    """``torchvision.models.detection.roi_heads.heatmaps_to_keypoints`` as one
+    ``myops.heatmaps_to_keypoints`` call over every RoI: the same bits."""
+    count = torch.tensor(maps.shape[0], dtype=torch.int64, device=maps.device)
+    return torch.ops.myops.heatmaps_to_keypoints(maps, rois, count)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -410,22 +341,19 @@ class StaticDetector(nn.Module):
         from torchvision.models.detection.transform import resize_boxes, resize_keypoints
 
         rows = out.pop("rows")
-        boxes, masks, keypoints = [], [], []
-        hmax, wmax = max(h for h, _ in originals), max(w for _, w in originals)
+        boxes, keypoints = [], []
         for i, (size, original) in enumerate(zip(sizes, originals)):
             b = torch.where(rows[i][:, None], resize_boxes(out["boxes"][i], size, original),
                             torch.zeros_like(out["boxes"][i]))
             boxes.append(b)
-            if "masks" in out:
-                m = paste_masks(out["masks"][i], b, original)
-                m = torch.where(rows[i][:, None, None, None], m, torch.zeros_like(m))
-                masks.append(F.pad(m, (0, wmax - original[1], 0, hmax - original[0])))
             if "keypoints" in out:
                 k = resize_keypoints(out["keypoints"][i], size, original)
                 keypoints.append(torch.where(rows[i][:, None, None], k, torch.zeros_like(k)))
         out["boxes"] = torch.stack(boxes)
-        if masks:
-            out["masks"] = torch.stack(masks)
+        if "masks" in out:  # every image's real rows in one call, on a canvas of the largest image
+            padded, ib = _expanded(out["masks"], out["boxes"], 1)
+            pasted = torch.ops.myops.paste_masks(padded, ib, out["count"], [v for hw in originals for v in hw])
+            out["masks"] = pasted[:, :, None]
         if keypoints:
             out["keypoints"] = torch.stack(keypoints)
         return out
@@ -527,8 +455,7 @@ class StaticDetector(nn.Module):
         if rh.has_keypoint():
             kf = _multiscale_roi_align(rh.keypoint_roi_pool, features, det_rois, sizes, count)
             maps = self._head("keypoint_predictor", self._head("keypoint_head", kf, count), count)
-            canvas = (max(h for h, _ in sizes), max(w for _, w in sizes))
-            xy, kscores = heatmaps_to_keypoints(maps, det_rois[:, 1:], *canvas)
+            xy, kscores = torch.ops.myops.heatmaps_to_keypoints(maps, det_rois[:, 1:], count)
             xy, kscores = xy[inverse], kscores[inverse]
             out["keypoints"] = xy.reshape(n, size, -1, 3)
             kscores = kscores.reshape(n, size, -1)

@@ -338,6 +338,36 @@ __all__ += ["roi_align_levels"]
 
 
 # =============================================================================================
+# per-detection decoding over the real rows: torchvision's loops as one op, padding not read
+# =============================================================================================
+
+def heatmaps_to_keypoints(maps: Tensor, rois: Tensor, count: Tensor) -> Tuple[Tensor, Tensor]:
+    """``torchvision.models.detection.roi_heads.heatmaps_to_keypoints`` on the first ``count``
+    RoIs: ``maps [R, K, H, W]`` (float32/64), ``rois [R, 4]`` (x1, y1, x2, y2, the maps' dtype),
+    ``count`` a 0-d int64 tensor on their device (clamped to ``[0, R]``) -> keypoints ``[R, K, 3]``
+    (x, y, 1) and scores ``[R, K]``, float32; the rows at or past ``count`` are 0 and not read.
+    Each heatmap is resampled (bicubic) to its RoI's own ceil size and its first maximum decoded,
+    as torchvision does: bit for bit on the CPU (torchvision's own resampling call, one RoI's map
+    at a time); on CUDA without storing the map (torch's CUDA bicubic arithmetic per position),
+    no host sync. Inference only."""
+    return _ops.heatmaps_to_keypoints.default(maps, rois, count)
+
+
+def paste_masks(masks: Tensor, boxes: Tensor, count: Tensor, image_size: Sequence[int]) -> Tensor:
+    """``torchvision.models.detection.roi_heads.paste_mask_in_image`` for each image ``n``'s first
+    ``count[n]`` rows: ``masks [N, D, S, S']`` (already padded, as torchvision's ``expand_masks``
+    gives them; float32/64), ``boxes`` int64 ``[N, D, 4]`` (``expand_boxes``'s integer boxes),
+    ``count`` int64 ``[N]``, ``image_size`` ``[h0, w0, h1, w1, ...]`` -> ``[N, D, H, W]`` on a
+    canvas of the largest image; every other pixel is 0 (on the CPU a large output's zeros are
+    fresh pages, never written). Bit for bit on the CPU; no host sync on CUDA. Inference only.
+    ``myops.detection.paste_masks`` takes torchvision's arguments."""
+    return _ops.paste_masks.default(masks, boxes, count, [int(v) for v in image_size])
+
+
+__all__ += ["heatmaps_to_keypoints", "paste_masks"]
+
+
+# =============================================================================================
 # layers over the first `count` rows: a padded batch whose padding costs no work
 # =============================================================================================
 

@@ -18,7 +18,8 @@ def _ops():
     import myops._table
 
     return (["nonzero", "nonzero_static", "nonzero_bounded", "nms", "batched_nms", "nms_static", "batched_nms_static",
-             "roi_align_levels", "linear_bounded", "conv_bounded"] + [op.qualname for op in myops._table.EW_OPS.values()] +
+             "roi_align_levels", "linear_bounded", "conv_bounded", "heatmaps_to_keypoints", "paste_masks"] +
+            [op.qualname for op in myops._table.EW_OPS.values()] +
             ["max_pool2d_add", "max_pool2d_add_backward", "diagonal", "diagonal_backward"] +
             # the drop-in's control ops (csrc/myops.cpp; dropin.cpp implements them for myops_emu)
             sorted(s.name.split("::", 1)[1] for s in torch._C._jit_get_all_schemas()

@@ -99,6 +99,21 @@ MYOPS_API Tensor conv_bounded(const Tensor& input, const Tensor& weight, const s
                               at::IntArrayRef stride, at::IntArrayRef padding, at::IntArrayRef dilation,
                               bool transposed, at::IntArrayRef output_padding, int64_t groups, const Tensor& count);
 
+// ---- per-detection decoding over the real rows (inference only: no gradient) ---------------
+
+// torchvision's roi_heads.heatmaps_to_keypoints on the first `count` RoIs (0-d int64 on maps'
+// device, clamped to [0, R]): maps [R, K, H, W] (float, double), rois [R, 4] (x1, y1, x2, y2, the
+// maps' dtype) -> keypoints [R, K, 3] (x, y, 1) and scores [R, K], float32, the rows at or past
+// count 0 (not read). On the CPU bit for bit. No host sync on CUDA.
+MYOPS_API std::tuple<Tensor, Tensor> heatmaps_to_keypoints(const Tensor& maps, const Tensor& rois,
+                                                           const Tensor& count);
+// torchvision's paste_mask_in_image for each image n's first count[n] rows: masks [N, D, S, S']
+// (already padded; float, double), boxes int64 [N, D, 4] (expanded integer boxes), count int64
+// [N], image_size {h0, w0, h1, w1, ...} -> [N, D, H, W] on a canvas of the largest image, every
+// other pixel 0. On the CPU bit for bit; no host sync on CUDA.
+MYOPS_API Tensor paste_masks(const Tensor& masks, const Tensor& boxes, const Tensor& count,
+                             at::IntArrayRef image_size);
+
 // ---- elementwise ---------------------------------------------------------------------------
 // One function per line of the op table (myops/op_table.h: the list of ops, each with its
 // schema), each equal to the torch function of the same name on the same arguments:
