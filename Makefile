@@ -12,6 +12,9 @@
 #             kernels, version 0.1.0, manylinux_2_28), repaired and checked (.ci/build_wheel).
 #             GPU code for RELEASE_CUDA_ARCHS unless TORCH_CUDA_ARCH_LIST says otherwise;
 #             FORCE_CPU=1 make wheel: the 0.1.0+cpu wheel
+# make release-check  for each Python of pyproject.toml's classifiers: the wheel built with it,
+#                     installed in a fresh venv, smoke + C++ test + a slice of the suite
+#                     (.ci/release_check; too slow for CI, which runs Python 3.11)
 #
 # PYTHON=python3 make test   use an existing interpreter that already has torch (no venv,
 #                            nothing downloaded): e.g. on a GPU machine.
@@ -43,7 +46,8 @@ export MAX_JOBS ?= $(shell nproc 2>/dev/null || echo 2)
 SOURCES := setup.py $(shell find csrc cmake -type f 2>/dev/null)
 STAMP := build/.myops-built
 
-.PHONY: test demo bench build deps clean package-check sanitize deploy-check wheel gpu-prebuilt speed-guard
+.PHONY: test demo bench build deps clean package-check sanitize deploy-check wheel gpu-prebuilt speed-guard \
+	release-check
 
 test: $(STAMP)
 	$(PY) -m pytest tests -q
@@ -79,6 +83,9 @@ RELEASE_CUDA_ARCHS ?= 9.0+PTX
 wheel: $(DEPS)
 	FORCE_CUDA=$${FORCE_CUDA:-1} TORCH_CUDA_ARCH_LIST="$${TORCH_CUDA_ARCH_LIST:-$(RELEASE_CUDA_ARCHS)}" \
 	  .ci/build_wheel $(PY) dist
+
+release-check:
+	.ci/release_check $(RELEASE_PYTHONS)
 
 deps: $(DEPS)
 

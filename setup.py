@@ -296,6 +296,13 @@ class BuildMyops(BuildExtension):
         self.copy_tree(os.path.join(ROOT, "cmake"), os.path.join(pkg_dir, "share", "cmake", "myops"))
 
     def build_extension(self, ext):
+        # A Python built with a shared libpython (pyenv's, for one) may put
+        # -Wl,-rpath,<its lib directory> into the link command (sysconfig's LDSHARED): a wheel
+        # must not carry the builder's absolute path. Every RUNPATH of ours is set below.
+        for attr in ("linker_so", "linker_so_cxx"):
+            cmd = getattr(self.compiler, attr, None)
+            if cmd:
+                setattr(self.compiler, attr, [a for a in cmd if not a.startswith("-Wl,-rpath,/")])
         if ext.name == LIB_NAME:
             runpath = torch_runpath()
             if self.in_tree:

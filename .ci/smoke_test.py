@@ -5,6 +5,7 @@ license, py.typed) and the C++ package files.
 """
 import importlib.metadata as md
 import os
+import re
 import sys
 
 import torch
@@ -62,10 +63,17 @@ assert dist.metadata.get("License-Expression") == "BSD-3-Clause", dist.metadata.
 # what an index page shows: the README as Markdown, the Pythons tested, links, classifiers
 meta = dist.metadata
 assert meta["Description-Content-Type"] == "text/markdown" and "## Installing" in meta.get_payload()
-assert sorted(meta["Requires-Python"].split(",")) == ["<3.13", ">=3.11"], meta["Requires-Python"]
+# the Pythons: the checkout's pyproject.toml (the one list), as the wheel states them, and this one
+with open(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "pyproject.toml")) as f:
+    project = f.read()
+requires = re.search(r'^requires-python = "(.*)"$', project, re.M).group(1)
+assert sorted(meta["Requires-Python"].split(",")) == sorted(requires.split(",")), meta["Requires-Python"]
 assert {u.split(",")[0] for u in meta.get_all("Project-URL")} >= {"Homepage", "Source", "Issues", "Changelog"}
 classifiers = meta.get_all("Classifier")
-for c in ("Programming Language :: Python :: 3.11", "Operating System :: POSIX :: Linux", "Environment :: GPU :: NVIDIA CUDA :: 13"):
+pythons = re.findall(r'"(Programming Language :: Python :: 3\.\d+)"', project)
+this_python = f"Programming Language :: Python :: {sys.version_info.major}.{sys.version_info.minor}"
+assert this_python in pythons, (this_python, pythons)
+for c in pythons + ["Operating System :: POSIX :: Linux", "Environment :: GPU :: NVIDIA CUDA :: 13"]:
     assert c in classifiers, (c, classifiers)
 # the wheel's tag: manylinux, as torch's own wheels
 tags = [line.split(": ", 1)[1] for line in dist.read_text("WHEEL").splitlines() if line.startswith("Tag: ")]

@@ -220,3 +220,38 @@ def test_emulation_switch_lives_in_the_seam_headers():
                     users.add(os.path.relpath(path, root))
     assert users - EMULATION_SEAM == set(), f"MYOPS_CUDA_EMULATION tested outside the seam headers: {sorted(users - EMULATION_SEAM)}"
     assert {"csrc/cuda/glue.h", "csrc/cuda/launch.h"} <= users, users  # the scan reads the tree
+
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def _pyproject():
+    with open(os.path.join(ROOT, "pyproject.toml")) as f:
+        return f.read()
+
+
+def test_requires_python_admits_exactly_the_classified_pythons():
+    """The classifiers list the Pythons a wheel is built and tested for (`make release-check`
+    reads them); requires-python admits exactly that range."""
+    text = _pyproject()
+    minors = sorted(int(m) for m in re.findall(r'"Programming Language :: Python :: 3\.(\d+)"', text))
+    assert minors and minors == list(range(minors[0], minors[-1] + 1)), minors
+    spec = re.search(r'^requires-python = "(.*)"$', text, re.M).group(1)
+    assert spec == f">=3.{minors[0]},<3.{minors[-1] + 1}", spec
+    assert minors[0] <= sys.version_info.minor <= minors[-1], "the suite runs under a Python the package refuses"
+
+
+def test_sources_parse_on_the_oldest_supported_python():
+    """No syntax newer than the oldest Python requires-python admits, in the package, the tests,
+    the benchmarks and the tools: ruff reads that bound from pyproject.toml (its syntax errors
+    name the Python a construct needs). The stdlib calls are checked by running the suite under
+    each Python (`make release-check`)."""
+    try:
+        import ruff  # noqa: F401
+    except ImportError:
+        if os.environ.get("CI"):
+            raise
+        pytest.skip("ruff is not installed (requirements-dev.txt has it)")
+    r = subprocess.run([sys.executable, "-m", "ruff", "check", "--no-cache", "--select", "E9", "--quiet", ROOT],
+                       capture_output=True, text=True)
+    assert r.returncode == 0, r.stdout + r.stderr
