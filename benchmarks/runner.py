@@ -60,7 +60,7 @@ class Case:
     # peers that time themselves (e.g. a program in another process): name -> call returning
     # seconds per run; called once each after the interleaved samples, reported after `torch`'s
     timed: Dict[str, Callable[[], float]] = dataclasses.field(default_factory=dict)
-    # one of the family's headline cases (its DESIGN.md §5 targets): --headline runs only these
+    # one of the family's headline cases (the cases its speed targets are read from): --headline runs only these
     # (the GPU session's bench part, benchmarks/gpu_session.py)
     headline: bool = False
 

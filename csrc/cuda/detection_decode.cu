@@ -31,11 +31,7 @@
 namespace myops {
 namespace {
 
-#if defined(MYOPS_CUDA_EMULATION)
-using std::ceil;
-using std::floor;
-using std::isfinite;
-#endif
+using namespace device_math;  // ceil, floor, isfinite (cuda/launch.h)
 
 constexpr int kThreads = barrier_block_threads(256);
 constexpr int kPasteThreads = 256;
