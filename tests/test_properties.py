@@ -298,6 +298,10 @@ def test_binary(data, name, dts, form, alpha):
         a_, b_ = a, b
     if name in ("add", "sub") and alpha != 1:
         check(lambda: fm(a_, b_, alpha=alpha), lambda: ft(a_, b_, alpha=alpha))
+    elif name == "mul" and not isinstance(a_, torch.Tensor):
+        # a number first is taken as `number * tensor` takes it (in float), not as torch.mul's
+        # CPU kernel does (the number rounded to a 16-bit tensor's dtype first): README
+        check(lambda: fm(a_, b_), lambda: ft(b_, a_))
     else:
         check(lambda: fm(a_, b_), lambda: ft(a_, b_))
 
