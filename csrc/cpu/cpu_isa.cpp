@@ -81,4 +81,9 @@ CpuIsa cpu_isa() {
   return isa;
 }
 
+bool cpu_isa_forced() {
+  const char* env = std::getenv("MYOPS_CPU_ISA");
+  return (env != nullptr && *env != '\0') || std::getenv("MYOPS_CPU_BASELINE") != nullptr;
+}
+
 }  // namespace myops

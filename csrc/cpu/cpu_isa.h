@@ -24,6 +24,7 @@ enum class CpuIsa {
 };
 
 CpuIsa cpu_isa();              // the build in use (throws for a bad MYOPS_CPU_ISA)
+bool cpu_isa_forced();         // whether MYOPS_CPU_ISA (or MYOPS_CPU_BASELINE) chose it
 const char* cpu_isa_name(CpuIsa isa);
 
 }  // namespace myops

@@ -73,9 +73,55 @@ namespace {
 
 std::string cpu_isa_op() { return cpu_isa_name(cpu_isa()); }
 
-// What the AVX-512 build covers: every op but cast and where, on the floating dtypes.
-bool in_avx512_build(ew::EwKind kind, at::ScalarType dt) {
-  return kind != ew::EwKind::Cast && kind != ew::EwKind::Where && at::isFloatingType(dt);
+// Whether this CPU runs a 512-bit instruction as two 256-bit halves: AMD's Zen 4 (family 19h,
+// the only one of that family with AVX-512). Later AMD families and Intel's AVX-512 cores have
+// full-width units.
+bool half_width_avx512() {
+#if (defined(__x86_64__) || defined(__i386__)) && defined(__GNUC__)
+  unsigned a = 0, b = 0, c = 0, d = 0;
+  if (!__get_cpuid(0, &a, &b, &c, &d)) return false;
+  const bool amd = b == 0x68747541 && d == 0x69746e65 && c == 0x444d4163;  // "AuthenticAMD"
+  if (!amd || !__get_cpuid(1, &a, &b, &c, &d)) return false;
+  const unsigned family = ((a >> 8) & 0xf) + (((a >> 8) & 0xf) == 0xf ? ((a >> 20) & 0xff) : 0);
+  return family == 0x19;
+#else
+  return false;
+#endif
+}
+
+// The kinds whose math the AVX-512 build computes differently (its own exp / log / erf / pow
+// and the hardware bfloat16 rounding), not merely twice as wide.
+bool avx512_math(ew::EwKind kind) {
+  switch (kind) {
+    case ew::EwKind::Gelu:
+    case ew::EwKind::Silu:
+    case ew::EwKind::Sigmoid:
+    case ew::EwKind::Exp:
+    case ew::EwKind::Log:
+    case ew::EwKind::Tanh:
+    case ew::EwKind::Pow:
+      return true;
+    default:
+      return false;
+  }
+}
+
+// What the AVX-512 build covers: every op but cast and where, on the floating dtypes. On a
+// half-width core, left to its default (MYOPS_CPU_ISA unset), only the kinds of avx512_math and
+// the streamed outputs (float / double, kStreamBytes and up, not compute_bound_kind) take it; the rest run the AVX2
+// build, the one torch itself runs for them (torch registers its AVX-512 kernels for a few ops
+// only). Measured on an EPYC (Zen 4) VM, one thread, torch 2.14.1, torch time / myops time (the
+// AVX-512 build, the AVX2 build): add / sub / mul / div / maximum / minimum float32 at 2^20
+// (0.88-0.93x, 0.99-1.02x), mul of x[1:] float32 at 2^22 (0.83x, 0.98x), sqrt / rsqrt bfloat16
+// (0.82-0.87x, 1.01-1.02x), abs / neg float16 at 2^22 (0.92x, 0.98-1.02x); but gelu bfloat16
+// (1.19x, 0.64x), pow (1.8x, 0.54x), relu float32 at 2^22, streamed (1.04x, 0.93x).
+// A forced build (MYOPS_CPU_ISA) runs every op it covers, to be tested or timed whole.
+bool in_avx512_build(ew::EwKind kind, const ew::EwPlan& p) {
+  if (kind == ew::EwKind::Cast || kind == ew::EwKind::Where || !at::isFloatingType(p.dtype)) return false;
+  static const bool choose = half_width_avx512() && !cpu_isa_forced();
+  const bool streamed = (p.dtype == at::kFloat || p.dtype == at::kDouble) && !compute_bound_kind(kind) &&
+                        p.numel * int64_t(c10::elementSize(p.dtype)) >= kStreamBytes;
+  return !choose || avx512_math(kind) || streamed;
 }
 
 struct CpuBackend {
@@ -84,7 +130,7 @@ struct CpuBackend {
 
   static void run(ew::EwKind kind, const ew::EwPlan& p, const ew::EwParams& prm) {
     const CpuIsa isa = cpu_isa();
-    if (isa >= CpuIsa::Avx512 && in_avx512_build(kind, p.dtype)) {
+    if (isa >= CpuIsa::Avx512 && in_avx512_build(kind, p)) {
       ew::run_cpu_avx512(kind, p, prm);
     } else if (isa >= CpuIsa::Avx2) {
       ew::run_cpu_avx2(kind, p, prm);

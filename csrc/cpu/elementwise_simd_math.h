@@ -72,7 +72,9 @@ template <class VF, typename T>
 constexpr bool kHasRow16 = HasRow16<VF, T>::value;
 
 // A vector functor with kComputeBound = true never takes the streamed stores
-// (cpu/elementwise_store.h): they pay off for memory-bound ops only.
+// (cpu/elementwise_store.h): they pay off for memory-bound ops only. The compute-bound kinds:
+// pow and rsqrt (their functors, below, say why); elementwise.cpp reads the same list.
+constexpr bool compute_bound_kind(ew::EwKind kind) { return kind == ew::EwKind::Pow || kind == ew::EwKind::Rsqrt; }
 template <class VF, class = void>
 struct NeverStream : std::false_type {};
 template <class VF>
@@ -679,7 +681,9 @@ MYOPS_VEC_UNARY(Neg, x.neg(), template <typename T> using Row16 = Sign16<true>;)
 MYOPS_VEC_UNARY(Exp, v_exp(x), )
 MYOPS_VEC_UNARY(Log, v_log(x), )
 MYOPS_VEC_UNARY(Sqrt, v_sqrt(x), )
-MYOPS_VEC_UNARY(Rsqrt, v_rsqrt(x), )
+// rsqrt is compute-bound (a square root and a division, or their refinements, per element):
+// float32 at 2^22 ran 0.92x torch with streamed stores in both SIMD builds (an EPYC, Zen 4)
+MYOPS_VEC_UNARY(Rsqrt, v_rsqrt(x), static constexpr bool kComputeBound = compute_bound_kind(ew::EwKind::Rsqrt);)
 MYOPS_VEC_UNARY(Tanh, v_tanh(x), )
 #undef MYOPS_VEC_UNARY
 
@@ -798,7 +802,7 @@ MYOPS_VEC_BINARY(Minimum, at::vec::minimum(a, b), )
 // pow is compute-bound (float32: v_pow_f ~1.2 ns an element in the AVX-512 build, SLEEF's powf16
 // ~2.4 ns in the others: far from memory-bound): its streamed float32 rows at 2^22 ran 0.72x torch
 // (SLEEF, 15.0 against 10.8 ms, reused pages), plain 1.0x
-MYOPS_VEC_BINARY(Pow, v_pow(a, b), static constexpr bool kComputeBound = true;)
+MYOPS_VEC_BINARY(Pow, v_pow(a, b), static constexpr bool kComputeBound = compute_bound_kind(ew::EwKind::Pow);)
 #undef MYOPS_VEC_BINARY
 
 struct VClamp {
