@@ -13,10 +13,12 @@
 """
 import contextlib
 import doctest
+import linecache
 import os
 import tempfile
 import time
 import traceback
+import warnings
 from pathlib import Path
 
 from docutils import nodes
@@ -91,9 +93,13 @@ def _run_examples(app, doctree):
                     _run_doctest(code, node, docname)
                 elif node.get("language") == "python" and not code.lstrip().startswith(NOT_RUN):
                     _stats["blocks"] += 1
+                    name = f"<docs/{docname}.md: example at line {node.line}>"
+                    # the source is known by name: inspect (torch.jit.script) can read it
+                    linecache.cache[name] = (len(code), None, code.splitlines(True), name)
                     try:
-                        with contextlib.redirect_stdout(quiet):
-                            exec(compile(code, f"<{docname}: example at line {node.line}>", "exec"), ns)
+                        with contextlib.redirect_stdout(quiet), warnings.catch_warnings():
+                            warnings.simplefilter("ignore", FutureWarning)  # torch.jit's deprecation
+                            exec(compile(code, name, "exec"), ns)
                     except Exception:
                         logger.warning(f"example failed:\n{code}\n{traceback.format_exc(limit=-3)}",
                                        location=node)
