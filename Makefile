@@ -96,7 +96,7 @@ $(VENV)/.deps-installed: requirements-dev.txt
 	touch $@
 
 # The build's whole log goes to build/build.log (the compilers' warnings included: ptxas reports
-# spills there), and tools/check_spills.py fails on a spill the README does not list.
+# spills there), and tools/check_spills.py fails on a spill docs/design.md does not list.
 $(STAMP): $(DEPS) $(SOURCES)
 	mkdir -p build
 	$(PY) -m pip install -v --no-build-isolation --no-deps -e . > build/build.log 2>&1 \
