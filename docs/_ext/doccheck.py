@@ -19,6 +19,9 @@ from typing import Dict, List, Set
 DOCS = Path(__file__).resolve().parent.parent
 ROOT = DOCS.parent
 
+# a python block whose first line starts with this is shown, not run (it says why)
+NOT_RUN = "# not run"
+
 # the directive that gives one op's entry in the op reference
 OP_DIRECTIVE = re.compile(r"^```\{myops-op\}\s+(\S+)", re.M)
 AUTODOC_DIRECTIVE = re.compile(r"^```\{auto(?:function|class|data)\}\s+(\S+)", re.M)
@@ -68,11 +71,11 @@ def documented_api() -> Set[str]:
 
 
 # A path in the tree, as the docs write it: starts with one of the repository's top folders
-# (or is one of its top files) and has no spaces. A path after "<commit>:" (git show's form)
+# (after "../" for a page's relative link) and has no spaces. A path after "<commit>:" (git show's form)
 # names a file in git history, not in the tree, and is not checked.
 _TOP = ("csrc", "python", "tests", "benchmarks", "examples", "tools", "cmake", "docs", ".ci")
 PATH = re.compile(
-    r"(?<![\w./:-])((?:" + "|".join(re.escape(t) for t in _TOP) + r")/[\w./*<>{}-]*[\w*>}/])"
+    r"(?<![\w./:-])((?:\.\./)*(?:" + "|".join(re.escape(t) for t in _TOP) + r")/[\w./*<>{}-]*[\w*>}/])"
 )
 
 
@@ -95,9 +98,10 @@ def missing_paths(files=None) -> Dict[str, List[str]]:
     out = {}
     for f in files:
         text = f.read_text()
-        bad = sorted(p for p in cited_paths(text) if not (ROOT / p).exists())
+        # "../x" is relative to the page (a docs page's link or image), anything else to the root
+        bad = sorted(p for p in cited_paths(text) if not ((f.parent if p.startswith("../") else ROOT) / p).exists())
         if bad:
-            out[str(f.relative_to(ROOT))] = bad
+            out[str(f.relative_to(ROOT)) if f.is_relative_to(ROOT) else str(f)] = bad
     return out
 
 

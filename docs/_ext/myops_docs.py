@@ -28,7 +28,7 @@ from sphinx.util.docutils import SphinxDirective, SphinxRole
 import doccheck
 
 logger = logging.getLogger(__name__)
-NOT_RUN = "# not run"
+NOT_RUN = doccheck.NOT_RUN
 _stats = {"blocks": 0, "doctests": 0, "seconds": 0.0}
 _ops_cache = {}
 
