@@ -37,7 +37,7 @@ html_static_path = ["_static"]
 html_css_files = ["myops.css"]
 html_theme_options = {
     "description": "Fast, bit-exact PyTorch operators",
-    "page_width": "1280px",
+    "page_width": "1180px",
     "sidebar_width": "240px",
     "fixed_sidebar": True,
     "show_relbars": True,

@@ -5,7 +5,7 @@ the same rules while the site builds.
 - every ``torch.ops.myops`` op has an entry in the op reference (a ``{myops-op} NAME`` directive
   in docs/ops/);
 - every public function and class of ``myops`` and ``myops.detection`` is documented by autodoc
-  (an ``{autofunction}`` / ``{autoclass}`` directive naming it);
+  (an ``.. autofunction::`` / ``.. autoclass::`` in an ``{eval-rst}`` block);
 - every repository path named in README.md or docs/ exists;
 - no file cites the design notes of the sessions that wrote myops (``NOTES_FILE``), which this
   repository does not have: the rules are written in docs/.
@@ -24,7 +24,8 @@ NOT_RUN = "# not run"
 
 # the directive that gives one op's entry in the op reference
 OP_DIRECTIVE = re.compile(r"^```\{myops-op\}\s+(\S+)", re.M)
-AUTODOC_DIRECTIVE = re.compile(r"^```\{auto(?:function|class|data)\}\s+(\S+)", re.M)
+# autodoc's directives, in an {eval-rst} block (MyST would read their output as Markdown)
+AUTODOC_DIRECTIVE = re.compile(r"^\.\. auto(?:function|class|data):: (\S+)", re.M)
 
 
 def doc_files() -> List[Path]:
@@ -85,6 +86,8 @@ def cited_paths(text: str) -> Set[str]:
     out = set()
     for m in PATH.finditer(text):
         p = m.group(1).rstrip("/.")
+        if p.endswith(">") and "<" not in p:  # the target of a {repo}`text <path>` link
+            p = p[:-1]
         if any(c in p for c in "<>*{}"):
             continue
         out.add(p)

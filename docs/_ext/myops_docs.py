@@ -2,7 +2,8 @@
 
 - ``{myops-op} NAME``: an op's entry in the op reference starts with every schema registered
   for ``torch.ops.myops.NAME`` (read from the library at build time, so it cannot drift);
-- ``{repo}`path```: a link to a file of the repository, which must exist;
+- ``{repo}`path``` or ``{repo}`text <path>```: a link to a file of the repository, which must
+  exist;
 - every ``python`` code block of every page is run when the page is read, in order, one
   namespace per page, in a scratch directory; so are the ``>>>`` examples of the docstrings
   autodoc pulls in (torch and myops imported). A block whose first line starts with
@@ -15,6 +16,7 @@ import contextlib
 import doctest
 import linecache
 import os
+import re
 import tempfile
 import time
 import traceback
@@ -63,15 +65,17 @@ class FileRole(SphinxRole):
     site is read beside its checkout); a path that does not exist is a warning."""
 
     def run(self):
-        path = self.text.strip()
+        # {repo}`path` or {repo}`text <path>`
+        m = re.fullmatch(r"(.*?)\s*<([^<>]+)>", self.text.strip(), re.S)
+        title, path = (m.group(1), m.group(2)) if m else (self.text.strip(), self.text.strip())
         if not (doccheck.ROOT / path).exists():
             logger.warning(f"{{repo}}: {path} does not exist in the repository", location=self.get_location())
         depth = self.env.docname.count("/")
         out = Path(self.env.app.outdir).resolve()
         up = os.path.relpath(doccheck.ROOT, out)
         uri = "/".join([".."] * depth + [up, path]) if up != "." else path
-        ref = nodes.reference(path, "", refuri=uri, classes=["myops-file"])
-        ref += nodes.literal(text=path)
+        ref = nodes.reference(title, "", refuri=uri, classes=["myops-file"])
+        ref += nodes.literal(text=title)
         return [ref], []
 
 
