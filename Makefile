@@ -2,6 +2,7 @@
 # make demo   set everything up and run the demo (myops vs torch, parity + speed, a detector,
 #             then a detector exported and run from C++: benchmarks/demo.py --no-deploy skips it)
 # make bench  set everything up and run every benchmark family on every device present
+# make docs   the docs site (docs/ -> build/docs/html), warnings as errors, every example run
 # make speed-guard  instruction counts (callgrind) of every elementwise op and every family
 #                   against torch's, checked against tools/speed_guard.json (tools/speed_guard.py)
 # make deploy-check  every detector exported, compiled and run from C++ (slow; CI runs one)
@@ -46,7 +47,7 @@ export MAX_JOBS ?= $(shell nproc 2>/dev/null || echo 2)
 SOURCES := setup.py $(shell find csrc cmake -type f 2>/dev/null)
 STAMP := build/.myops-built
 
-.PHONY: test demo bench build deps clean package-check sanitize deploy-check wheel gpu-prebuilt speed-guard \
+.PHONY: test demo bench docs build deps clean package-check sanitize deploy-check wheel gpu-prebuilt speed-guard \
 	release-check
 
 test: $(STAMP)
@@ -59,6 +60,13 @@ bench: $(STAMP)
 	$(PY) benchmarks/runner.py --out benchmarks/results
 
 build: $(STAMP)
+
+# Sphinx (docs/conf.py): -W makes a warning an error (an op without an entry in the op reference,
+# a failing example, a link to a missing file), --keep-going reports them all; -E rereads every
+# page, so every example runs
+docs: $(STAMP)
+	$(PY) -m sphinx -W --keep-going -E -q -b html docs build/docs/html
+	@echo "docs: build/docs/html/index.html"
 
 # the speed-regression guard: torch / myops instruction counts per call under callgrind (not
 # time: it holds still on a loaded machine), each within 15 % of its committed baseline; ~4.5 min of CPU
@@ -96,7 +104,7 @@ $(VENV)/.deps-installed: requirements-dev.txt
 	touch $@
 
 # The build's whole log goes to build/build.log (the compilers' warnings included: ptxas reports
-# spills there), and tools/check_spills.py fails on a spill the README does not list.
+# spills there), and tools/check_spills.py fails on a spill docs/design.md does not list.
 $(STAMP): $(DEPS) $(SOURCES)
 	mkdir -p build
 	$(PY) -m pip install -v --no-build-isolation --no-deps -e . > build/build.log 2>&1 \

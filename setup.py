@@ -217,7 +217,7 @@ nvcc_flags = ["-O0", "-g", "-G"] if DEBUG else ["-O3"]
 nvcc_flags += ["--expt-relaxed-constexpr", "--expt-extended-lambda", "-Xfatbin", "-compress-all"] + TORCH_ISYSTEM
 # ptxas reports every register spill and every use of local memory ("ptxas warning : Registers
 # are spilled to local memory in function ..."); tools/check_spills.py reads the build log and
-# fails on a spill in a kernel that the README does not list with its reason.
+# fails on a spill in a kernel that docs/design.md does not list with its reason.
 nvcc_flags += ["-Xptxas", "-warn-spills,-warn-lmem-usage"]
 link_flags = ["-fopenmp"] + (["-g"] if DEBUG else ["-Wl,--strip-debug"])
 

@@ -6,7 +6,7 @@ batch 1 and 4. Per batch, one row:
 
 - `myops`: `myops.detection.make_static(model)` run eagerly (the static form);
 - `torchvision`: the unmodified model, eager (the reference: the static form's overhead is
-  myops ÷ torchvision − 1, DESIGN.md §5: at most 5%, so ratio ≥ 1/1.05). These two are timed
+  myops ÷ torchvision − 1, docs/performance.md: at most 5%, so ratio ≥ 1/1.05). These two are timed
   interleaved (runner.measure_interleaved);
 - `compile(static)`: `torch.compile(static, fullgraph=True, dynamic=False)`, compiled before
   timing, then timed alone with runner.measure;
@@ -49,7 +49,7 @@ CACHE = os.path.join(ROOT, "build", "deploy")
 MODEL = "fasterrcnn_resnet50_fpn"
 BATCHES = (1, 4)
 REPEATS = 5  # timed runs of the C++ program (after one untimed run)
-MAX_OVERHEAD = 0.05  # DESIGN.md §5: the static form at most 5% over eager torchvision
+MAX_OVERHEAD = 0.05  # docs/performance.md, Targets: the static form at most 5% over eager torchvision
 
 
 def tests():

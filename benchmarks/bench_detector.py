@@ -3,7 +3,7 @@
 An unmodified `fasterrcnn_resnet50_fpn` (random weights, eval, no_grad) runs on torch's kernels
 and under `myops.enable()`, which routes torch's own aten calls (nonzero, where, + - * /,
 relu, clamp, ...) to the myops kernels from C++. The myops call includes enabling and
-disabling (registering and deregistering the kernels) each run. DESIGN.md §5: never slower
+disabling (registering and deregistering the kernels) each run. Target (docs/performance.md): never slower
 than torch (ratio >= 1.0). Then its box stages alone (RPN box decoding and proposal filtering,
 the ROI heads' post-processing), where the routed ops are a visible share of the time.
 """

@@ -2,7 +2,7 @@
 
 Contiguous unary / binary / cast over 2^10 .. 2^28 elements (quick: .. 2^22) in float32,
 float16 and bfloat16, a misaligned view (x[1:]), and the broadcast [32,64,56,56] + [1,64,1,1].
-Targets (DESIGN.md §5): contiguous >= 64 MiB: >= 1.0x torch (casts to half/bfloat16 >= 1.1x on
+Targets (docs/performance.md): contiguous >= 64 MiB: >= 1.0x torch (casts to half/bfloat16 >= 1.1x on
 CUDA); broadcast >= 1.3x on CUDA, >= 1.0x on CPU; 2^10 elements (latency): >= 1.0x.
 """
 import torch

@@ -2,7 +2,7 @@
 
 Detectors call `where`, `nonzero` and small elementwise ops on a few thousand elements, where
 the time is call overhead (Python binding, dispatcher, autograd, output allocation), not
-memory traffic. DESIGN.md §5: any op at 10^3 elements takes no more than torch's time
+memory traffic. Target (docs/performance.md): any op at 10^3 elements takes no more than torch's time
 (ratio >= 1.0); 10^4 elements are reported against the same mark. Every call goes through
 the public `myops.<op>` wrapper, as a user writes it, against the torch call it replaces.
 """

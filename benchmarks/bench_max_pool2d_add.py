@@ -2,7 +2,7 @@
 
 Bytes that must move = self read once + other read once (its own size, not broadcast) + the
 result written once; the headline fp32 case [32,64,112,112] + [32,1,56,56] moves 128.85 MB.
-Targets (DESIGN.md §5, headline fp32 NCHW): >= 2.0x on the CPU, >= 1.6x and >= 80% of the
+Targets (docs/performance.md, headline fp32 NCHW): >= 2.0x on the CPU, >= 1.6x and >= 80% of the
 bandwidth floor on CUDA.
 """
 import torch

@@ -8,7 +8,7 @@ import torch
 import myops
 from runner import Case
 
-# DESIGN.md §5
+# the targets (docs/performance.md, "Targets")
 TARGET = {"cuda": 1.5, "cpu": 1.0}
 
 

@@ -1,7 +1,7 @@
 """Throughput-against-size plots from the runner's JSON: one PNG per family and device, with
 myops, torch (first baseline) and the bandwidth floor (the measured copy bandwidth).
 
-    python benchmarks/plot.py benchmarks/results/cpu-2026-11-22.json
+    python benchmarks/plot.py benchmarks/results/cpu-2026-11-24.json
 """
 import collections
 import json

@@ -53,7 +53,7 @@ class Case:
     bytes: int = 0  # fewest bytes that must move (inputs read once + outputs written once)
     numel: int = 0  # elements, for the latency rows
     memory: bool = False  # report peak memory of each call (CUDA)
-    target: Optional[float] = None  # DESIGN.md §5 target for the ratio torch/myops, if any
+    target: Optional[float] = None  # target (docs/performance.md, "Targets") for the ratio torch/myops, if any
     floor_target: Optional[float] = None  # ... and for the fraction of the bandwidth floor, if any
     series: str = ""  # curve this case belongs to in the size plots, e.g. "float32 contiguous"
     inductor: bool = True  # also time torch.compile (Inductor) of the reference torch call
@@ -338,7 +338,7 @@ def default_series(case):
 
 
 def meets(row):
-    """The row's DESIGN.md §5 target: the ratio against the first baseline and, where one is
+    """The row's target (docs/performance.md, "Targets"): the ratio against the first baseline and, where one is
     set, the fraction of the bandwidth floor."""
     ok = reference(row)["ratio"] >= row["target"]
     if row.get("floor_target"):
@@ -357,7 +357,7 @@ def format_row(row):
 
 
 def target_summary(rows):
-    """One line per (family, op) with a DESIGN.md §5 target: the range of measured ratios
+    """One line per (family, op) with a target (docs/performance.md): the range of measured ratios
     (against the first baseline) and how many cases meet the target."""
     groups = {}
     for r in rows:
@@ -367,7 +367,7 @@ def target_summary(rows):
         groups.setdefault(key, []).append(r)
     if not groups:
         return []
-    out = ["## DESIGN.md §5 targets", "",
+    out = ["## Targets", "",
            "| family | op | target (torch ÷ myops) | measured | cases meeting it |", "|---|---|---|---|---|"]
     for (fam, label, target, floor_target), grows in groups.items():
         ratios = [reference(r)["ratio"] for r in grows]

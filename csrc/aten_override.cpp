@@ -36,7 +36,7 @@ namespace {
 struct OpInfo {
   const char* name;
   // Routed by enable() / replace_torch_ops() when no ops are named. Off: the transcendental
-  // ops, which agree with torch within a few ulp but not bit for bit (DESIGN.md §2).
+  // ops, which agree with torch within a few ulp but not bit for bit (docs/exactness.md).
   bool default_on;
 };
 

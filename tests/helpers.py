@@ -223,7 +223,7 @@ def check_add_alpha_scalar_tail(dtype):
 
 
 def gelu_edge_values(dtype):
-    """The inputs at which torch's CPU gelu paths differ in kind (README, "Exactness"): ±inf,
+    """The inputs at which torch's CPU gelu paths differ in kind (docs/exactness.md): ±inf,
     NaN, and for float32 / bfloat16 2^127 and above, beside ordinary values."""
     fi = torch.finfo(dtype)
     v = [math.inf, -math.inf, math.nan, -math.nan, fi.max, -fi.max, 0.0, -0.0, 1e4, -1e4, 3.0, -3.0]
@@ -263,7 +263,7 @@ def check_gelu_edges(dtype):
                     where = f"gelu({approximate}) {dtype} n={n} {label} oneDNN {'on' if onednn else 'off'}"
                     # bits compared at ±inf, and from 2^127 on where oneDNN ran (its results, NaN
                     # of either sign included); the kernel's where they are numbers (its NaN's
-                    # bits, and a NaN input's, are not promised: README, "Exactness")
+                    # bits, and a NaN input's, are not promised: docs/exactness.md)
                     edge = (t.isinf() & (~want.isnan() | onednn_ran)) | ((t.abs() >= 2.0 ** 127) & onednn_ran)
                     assert torch.equal(got.isnan(), want.isnan()), f"{where}: NaN positions differ"
                     try:

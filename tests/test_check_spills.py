@@ -1,5 +1,5 @@
 """tools/check_spills.py (issue #25): a ptxas spill or local-memory warning fails the build unless
-the README lists the kernel with its reason."""
+docs/design.md lists the kernel with its reason."""
 import os
 import subprocess
 import sys
@@ -33,3 +33,17 @@ def test_listed_spills_pass(tmp_path):
     p = run(tmp_path, SPILL + LMEM, "- `myops::diagonal::copy`: reason\n- `myops::elementwise::kernel`: reason\n")
     assert p.returncode == 0, p.stdout
 
+
+
+def test_missing_list_is_an_error(tmp_path):
+    (tmp_path / "build.log").write_text("nvcc -c x.cu\n" + SPILL)
+    (tmp_path / "design.md").write_text("# x\n\nno list here\n")
+    p = subprocess.run([sys.executable, TOOL, str(tmp_path / "build.log"), str(tmp_path / "design.md")],
+                       capture_output=True, text=True)
+    assert p.returncode != 0 and "no '### Register spills and local memory' section" in p.stderr, p.stdout + p.stderr
+
+
+def test_the_committed_list_is_found():
+    """The default list (docs/design.md) exists and holds at least the one allowed spill."""
+    p = subprocess.run([sys.executable, TOOL, os.devnull], capture_output=True, text=True, cwd=ROOT)
+    assert p.returncode == 0 and "0 ptxas spill" in p.stdout, p.stdout + p.stderr

@@ -1164,7 +1164,7 @@ for dt in (torch.float32, torch.float64, torch.float16, torch.bfloat16, torch.in
         assert torch.equal(myops.add(big[1:], big[:-1]), torch.add(big[1:], big[:-1]))
         ulp_ok(myops.sigmoid(big[3:]), torch.sigmoid(big[3:]), dt)
 
-# README, "Exactness": the stated bounds of gelu (both forms), silu and sigmoid against torch, on a
+# docs/exactness.md: the stated bounds of gelu (both forms), silu and sigmoid against torch, on a
 # 2e6-point grid over [-12, 12], through myops' vector loop and its scalar loop (contiguous and
 # stepped input) against torch's two: (absolute, ulp for x >= -2, ulp everywhere or None)
 BOUNDS = {

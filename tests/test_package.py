@@ -198,7 +198,7 @@ def test_libmyops_baseline_code_runs_no_isa_copy():
 
 # The CUDA emulation (tests/test_cuda_emulation.py) builds csrc/cuda with the host compiler and
 # MYOPS_CUDA_EMULATION. The kernel files never test that macro: the seam headers below hold every
-# difference (README, "GPU"), so what the emulation runs is the production code.
+# difference (docs/design.md, "The CUDA emulation"), so what the emulation runs is the production code.
 EMULATION_SEAM = {
     "csrc/cuda/glue.h",  # device guard, stream, registration, the host read of a device value
     "csrc/cuda/launch.h",  # launches, block barriers

@@ -45,7 +45,7 @@ DTYPES = [torch.bool] + INTS + FLOATS
 # Tolerance of the transcendental ops (torch itself is not correctly rounded there): relative
 # to |expected| with an absolute floor for values near zero. float32 gelu (erf form) is within
 # 1.5e-6 absolute of torch everywhere but far apart in ulp in its negative tail, where torch's
-# own result is up to 1.3e-6 from the exact value (see README, "Exactness").
+# own result is up to 1.3e-6 from the exact value (see docs/exactness.md).
 TOL = {
     torch.float64: (1e-14, 1e-15),
     torch.float32: (2e-6, 2e-6),
@@ -300,7 +300,7 @@ def test_binary(data, name, dts, form, alpha):
         check(lambda: fm(a_, b_, alpha=alpha), lambda: ft(a_, b_, alpha=alpha))
     elif name == "mul" and not isinstance(a_, torch.Tensor):
         # a number first is taken as `number * tensor` takes it (in float), not as torch.mul's
-        # CPU kernel does (the number rounded to a 16-bit tensor's dtype first): README
+        # CPU kernel does (the number rounded to a 16-bit tensor's dtype first): docs/exactness.md
         check(lambda: fm(a_, b_), lambda: ft(b_, a_))
     else:
         check(lambda: fm(a_, b_), lambda: ft(a_, b_))

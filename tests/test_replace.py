@@ -22,7 +22,7 @@ from myops._table import EW_OPS
 from myops.replace import ALL_OPS, DEFAULT_OPS, HAND_BACK_REASONS
 
 # The op table's routable elementwise ops (its DROPIN column): the aten overload each stands in
-# for, and the ones off by default (not bit-exact: a few ulp from torch, DESIGN.md §2)
+# for, and the ones off by default (not bit-exact: a few ulp from torch, docs/exactness.md)
 _ROUTED = [op for op in EW_OPS.values() if op.aten]
 APPROXIMATE = {op.fn for op in _ROUTED if not op.dropin_default}
 
@@ -150,7 +150,7 @@ def test_routed_equals_torch(mode, device, name, call):
     assert stats.routed[name] >= 1, stats
     assert stats.handed_back == {}, stats
     if name in APPROXIMATE:
-        # transcendental ops: within a few ulp of torch (DESIGN.md §2), not bit-exact: off by default
+        # transcendental ops: within a few ulp of torch (docs/exactness.md), not bit-exact: off by default
         assert name not in DEFAULT_OPS
         torch.testing.assert_close(actual, expected, rtol=4e-7, atol=1e-6)
         assert actual.dtype == expected.dtype and actual.stride() == expected.stride()

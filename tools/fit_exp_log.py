@@ -5,7 +5,7 @@ f^3 P(f) on [sqrt(1/2) - 1, sqrt(2) - 1] (P of degree 7), each near-minimax in t
 of the whole function (Lawson's iteratively reweighted least squares on Chebyshev points, in
 float64), then rounded to float32. Prints each fit's error before and after the rounding and the
 coefficients, lowest degree first. The kernels' accuracy itself is checked on every float32 input
-(README.md, "Exactness"); this only makes the coefficients reproducible.
+(docs/exactness.md); this only makes the coefficients reproducible.
 
     python tools/fit_exp_log.py
 """

@@ -9,7 +9,7 @@ interval i, its coefficients picked per lane from a table of N entries by one pe
 t = 5.3 on; for x < -6 gelu(x) is -0, |exact| < 6e-9).
 
 The fit minimises the largest error relative to max(q, 0.02) (relative where q > 0.02, i.e.
-x > -2, where the README states an ulp bound; absolute, below 4e-10, further out) by Lawson's
+x > -2, where docs/exactness.md states an ulp bound; absolute, below 4e-10, further out) by Lawson's
 iteratively reweighted least squares on Chebyshev nodes, in float64; the coefficients are
 rounded to float32 and the error is then measured with float32 Horner steps.
 

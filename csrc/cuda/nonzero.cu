@@ -6,7 +6,8 @@
 // Result layout (as torch's CUDA kernels): [n, ndim] int64 with strides (1, max(n, 1)), i.e. the
 // transpose of a contiguous [ndim, n] buffer holding one row of coordinates per dim.
 //
-// Memory policy of nonzero (DESIGN.md §3). The result always owns exactly nnz * ndim * 8 bytes.
+// Memory policy of nonzero (docs/design.md, "Memory policy"). The result always owns exactly
+// nnz * ndim * 8 bytes.
 //  * Worst case <= kWorstCaseCapBytes (16 MiB, i.e. numel * ndim * 8 <= 16 MiB): allocate the
 //    worst-case [ndim, numel] buffer, run ONE select pass that writes the coordinates, read the
 //    count once (the only host sync), then copy the first nnz columns into an exact result
