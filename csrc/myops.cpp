@@ -9,6 +9,7 @@
 #include <torch/library.h>
 
 #include <algorithm>
+#include <iterator>
 #include <string>
 #include <tuple>
 #include <vector>
@@ -18,6 +19,7 @@
 #include "common/detection_decode.h"
 #include "common/diagonal_shape.h"
 #include "common/dtypes.h"
+#include "common/elementwise_host.h"
 #include "common/max_pool2d_add_shape.h"
 #include "common/nms_common.h"
 #include "common/nonzero_rules.h"
@@ -76,10 +78,8 @@ std::vector<c10::SymInt> ew_preserve_strides(c10::SymIntArrayRef sizes, c10::Sym
 // "column|name,name,..." string per set of the op table's DTYPES column, Python's dtype names.
 std::vector<std::string> dtype_sets() {
   std::vector<std::string> rows;
-  for (int i = 0; i < 3; ++i) {
-    const auto d = static_cast<ew::EwDtypes>(i);
-    const auto set = d == ew::EwDtypes::All ? all_dtypes() : d == ew::EwDtypes::NonBool ? nonbool_dtypes() : float_dtypes();
-    std::string names = dtype_names(set);
+  for (int i = 0; i < static_cast<int>(std::size(ew::kDtypesNames)); ++i) {
+    std::string names = dtype_names(ew::dtypes_in(static_cast<ew::EwDtypes>(i)));
     names.erase(std::remove(names.begin(), names.end(), ' '), names.end());
     rows.push_back(std::string(ew::kDtypesNames[i]) + "|" + names);
   }

@@ -69,8 +69,8 @@ inline void check_multiclass(const TensorInfo& boxes, const TensorInfo& scores, 
               scores.dim(), "-D");
   TORCH_CHECK(boxes.dim() == 3 || boxes.dim() == 4, "myops.", op,
               ": argument 'boxes' must be a 3-D [N, A, 4] or 4-D [N, A, C, 4] tensor, got ", boxes.dim(), "-D");
-  MYOPS_SYM_CHECK(boxes.size(-1).sym_eq(4), "myops.", op, ": argument 'boxes' must have 4 elements in its last dim, got ",
-                  boxes.size(-1));
+  MYOPS_SYM_CHECK(boxes.size(-1).sym_eq(4), "myops.", op,
+                  ": argument 'boxes' must have 4 elements in its last dim, got ", boxes.size(-1));
   const bool per_class = boxes.dim() == 4;
   c10::SymBool agree = boxes.size(0).sym_eq(scores.size(0)) & boxes.size(1).sym_eq(scores.size(1));
   if (per_class) agree = agree & boxes.size(2).sym_eq(scores.size(2));
