@@ -5,6 +5,7 @@ C++ rules on the fake tensors' (symbolic) sizes, as _ew_out_strides does for the
 layout. The elementwise dtype rules are still said here, from the op table."""
 import torch
 from torch.library import register_fake
+from torch.utils._python_dispatch import _disable_current_modes
 
 from ._table import DTYPES, EW_OPS
 
@@ -15,6 +16,14 @@ def _info(t):
 
 
 _NO_INFO = (None,) * 4  # an absent optional tensor
+
+
+def _rules(family, *args):
+    """Runs the control op myops::_<family>_meta (the family's C++ checks and shape rule) outside
+    the tracing modes: no graph node, and a failed check raises the kernel's exception as it is
+    (FakeTensorMode would turn a NotImplementedError into UnsupportedOperatorException)."""
+    with _disable_current_modes():
+        return getattr(torch.ops.myops, f"_{family}_meta")(*args)
 
 # ---- nonzero family -------------------------------------------------------------------------
 
@@ -28,7 +37,7 @@ def _nonzero_indices(self, size):
 
 @register_fake("myops::nonzero")
 def _nonzero_fake(self):
-    torch.ops.myops._nonzero_meta("nonzero", *_info(self), None)
+    _rules("nonzero", "nonzero", *_info(self), None)
     numel = self.numel()
     if isinstance(numel, int) and numel == 0:
         nnz = 0
@@ -42,7 +51,7 @@ def _nonzero_fake(self):
 
 @register_fake("myops::nonzero_static")
 def _nonzero_static_fake(self, *, size, fill_value=-1):
-    torch.ops.myops._nonzero_meta("nonzero_static", *_info(self), size)
+    _rules("nonzero", "nonzero_static", *_info(self), size)
     return _nonzero_indices(self, size)
 
 
@@ -51,12 +60,12 @@ def _nonzero_static_fake(self, *, size, fill_value=-1):
 
 @register_fake("myops::nonzero_bounded")
 def _nonzero_bounded_fake(self, *, size, fill_value=-1):
-    torch.ops.myops._nonzero_meta("nonzero_bounded", *_info(self), size)
+    _rules("nonzero", "nonzero_bounded", *_info(self), size)
     return _nonzero_indices(self, size), self.new_empty((), dtype=torch.int64)
 
 
 def _nms_checks(op, boxes, scores, idxs=None, size=None):
-    torch.ops.myops._nms_meta(op, *_info(boxes), *_info(scores), *(_NO_INFO if idxs is None else _info(idxs)), size)
+    _rules("nms", op, *_info(boxes), *_info(scores), *(_NO_INFO if idxs is None else _info(idxs)), size)
 
 
 def _nms_dynamic(boxes):
@@ -95,7 +104,7 @@ def _batched_nms_static_fake(boxes, scores, idxs, iou_threshold, *, size):
 @register_fake("myops::multiclass_nms_static")
 def _multiclass_nms_static_fake(boxes, scores, *, score_threshold, iou_threshold, max_detections,
                                 pre_nms_top_k=None, class_agnostic=False, multi_label=True):
-    torch.ops.myops._multiclass_nms_meta(*_info(boxes), *_info(scores), max_detections, pre_nms_top_k)
+    _rules("multiclass_nms", *_info(boxes), *_info(scores), max_detections, pre_nms_top_k)
     n, k = scores.shape[0], max_detections
     return (boxes.new_empty((n,), dtype=torch.int64), boxes.new_empty((n, k, 4)), boxes.new_empty((n, k)),
             boxes.new_empty((n, k), dtype=torch.int64), boxes.new_empty((n, k), dtype=torch.int64))
@@ -107,7 +116,8 @@ def _multiclass_nms_static_fake(boxes, scores, *, score_threshold, iou_threshold
 @register_fake("myops::roi_align_levels")
 def _roi_align_levels_fake(features, rois, levels, spatial_scale, pooled_height, pooled_width,
                            sampling_ratio=-1, aligned=False):
-    torch.ops.myops._roi_align_levels_meta(
+    _rules(
+        "roi_align_levels",
         [s for f in features for s in f.shape], [f.dim() for f in features], [f.dtype for f in features],
         [f.device for f in features], *_info(rois), *_info(levels), spatial_scale, pooled_height, pooled_width,
         sampling_ratio)
@@ -117,14 +127,14 @@ def _roi_align_levels_fake(features, rois, levels, spatial_scale, pooled_height,
 
 @register_fake("myops::heatmaps_to_keypoints")
 def _heatmaps_to_keypoints_fake(maps, rois, count):
-    torch.ops.myops._detection_decode_meta("heatmaps_to_keypoints", *_info(maps), *_info(rois), *_info(count), [])
+    _rules("detection_decode", "heatmaps_to_keypoints", *_info(maps), *_info(rois), *_info(count), [])
     r, k = maps.shape[:2]
     return maps.new_empty((r, k, 3), dtype=torch.float32), maps.new_empty((r, k), dtype=torch.float32)
 
 
 @register_fake("myops::paste_masks")
 def _paste_masks_fake(masks, boxes, count, image_size):
-    torch.ops.myops._detection_decode_meta("paste_masks", *_info(masks), *_info(boxes), *_info(count), image_size)
+    _rules("detection_decode", "paste_masks", *_info(masks), *_info(boxes), *_info(count), image_size)
     n, d = masks.shape[:2]
     h = max(image_size[0::2], default=0)
     w = max(image_size[1::2], default=0)
@@ -134,7 +144,7 @@ def _paste_masks_fake(masks, boxes, count, image_size):
 def _bounded(op, input, count, layer):
     """The ops' own checks, then the layer's (torch's, on the fake input): a contiguous result
     of the layer's shape."""
-    torch.ops.myops._bounded_meta(op, *_info(input), *_info(count))
+    _rules("bounded", op, *_info(input), *_info(count))
     out = layer()
     return out.new_empty(out.shape)
 
@@ -497,16 +507,16 @@ _register_generic_fakes()
 
 @register_fake("myops::max_pool2d_add")
 def _max_pool2d_add_fake(self, other, kernel_size=(3, 3), stride=(2, 2), padding=(1, 1), ceil_mode=False):
-    sizes, channels_last = torch.ops.myops._max_pool2d_add_meta(
-        *_info(self), *_info(other), kernel_size, stride, padding, ceil_mode, False)
+    sizes, channels_last = _rules("max_pool2d_add", *_info(self), *_info(other), kernel_size, stride, padding,
+                                  ceil_mode, False)
     fmt = torch.channels_last if channels_last else torch.contiguous_format
     return torch.empty(sizes, dtype=torch.result_type(self, other), device=self.device, memory_format=fmt)
 
 
 @register_fake("myops::max_pool2d_add_backward")
 def _max_pool2d_add_backward_fake(grad_output, self, kernel_size, stride, padding, ceil_mode):
-    _, channels_last = torch.ops.myops._max_pool2d_add_meta(
-        *_info(self), *_info(grad_output), kernel_size, stride, padding, ceil_mode, True)
+    _, channels_last = _rules("max_pool2d_add", *_info(self), *_info(grad_output), kernel_size, stride, padding,
+                              ceil_mode, True)
     fmt = torch.channels_last if channels_last else torch.contiguous_format
     return torch.empty(self.shape, dtype=self.dtype, device=self.device, memory_format=fmt)
 
@@ -516,10 +526,10 @@ def _max_pool2d_add_backward_fake(grad_output, self, kernel_size, stride, paddin
 
 @register_fake("myops::diagonal")
 def _diagonal_fake(self, offset=0, dim1=0, dim2=1):
-    return self.new_empty(torch.ops.myops._diagonal_meta(self.shape, offset, dim1, dim2, None))
+    return self.new_empty(_rules("diagonal", self.shape, offset, dim1, dim2, None))
 
 
 @register_fake("myops::diagonal_backward")
 def _diagonal_backward_fake(grad, input_sizes, offset, dim1, dim2):
-    torch.ops.myops._diagonal_meta(input_sizes, offset, dim1, dim2, grad.shape)
+    _rules("diagonal", input_sizes, offset, dim1, dim2, grad.shape)
     return grad.new_empty(list(input_sizes))
