@@ -12,7 +12,7 @@
 // c10::SymInt: the fake kernels run them on symbolic sizes through the control op
 // myops::_diagonal_meta (csrc/myops.cpp).
 //
-// Light header (c10 only): usable from .cpp and .cu files.
+// Light header (no ATen.h): usable from .cpp and .cu files.
 #include <c10/core/SymInt.h>
 #include <c10/util/ArrayRef.h>
 #include <c10/util/Exception.h>
