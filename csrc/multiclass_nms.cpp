@@ -74,33 +74,6 @@ struct Args {
   bool class_agnostic, multi_label;
 };
 
-void check(const at::Tensor& boxes, const at::Tensor& scores, const Args& a, const char* op) {
-  TORCH_CHECK(scores.dim() == 3, "myops.", op, ": argument 'scores' must be a 3-D [N, A, C] tensor, got ",
-              scores.dim(), "-D");
-  TORCH_CHECK(boxes.dim() == 3 || boxes.dim() == 4, "myops.", op,
-              ": argument 'boxes' must be a 3-D [N, A, 4] or 4-D [N, A, C, 4] tensor, got ", boxes.dim(), "-D");
-  TORCH_CHECK(boxes.size(-1) == 4, "myops.", op, ": argument 'boxes' must have 4 elements in its last dim, got ",
-              boxes.size(-1));
-  const bool per_class = boxes.dim() == 4;
-  TORCH_CHECK(boxes.size(0) == scores.size(0) && boxes.size(1) == scores.size(1) &&
-                  (!per_class || boxes.size(2) == scores.size(2)),
-              "myops.", op, ": arguments 'boxes' ", boxes.sizes(), " and 'scores' ", scores.sizes(),
-              " must agree in N, A", per_class ? " and C" : "", " (boxes [N, A, 4] or [N, A, C, 4], scores [N, A, C])");
-  check_same_device(boxes, "boxes", scores, "scores", op);
-  TORCH_CHECK(boxes.scalar_type() == scores.scalar_type(), "myops.", op,
-              ": arguments 'boxes' and 'scores' must have the same dtype, got ", boxes.scalar_type(), " and ",
-              scores.scalar_type());
-  if (boxes.is_cpu()) {
-    check_dtype(boxes, {at::kFloat, at::kDouble}, op, "boxes", /*not_implemented=*/false);
-  } else {
-    check_dtype(boxes, {at::kHalf, at::kFloat, at::kDouble}, op, "boxes", /*not_implemented=*/false);
-  }
-  TORCH_CHECK(a.max_detections >= 0, "myops.", op, ": argument 'max_detections' must be >= 0, got ",
-              a.max_detections);
-  TORCH_CHECK(!a.pre_nms_top_k.has_value() || *a.pre_nms_top_k >= 0, "myops.", op,
-              ": argument 'pre_nms_top_k' must be >= 0 or None, got ", a.pre_nms_top_k.value_or(0));
-}
-
 // The padded outputs, filled with the padding values.
 Result padding(const at::Tensor& boxes, int64_t n, int64_t k) {
   const auto lopts = boxes.options().dtype(at::kLong);
@@ -252,7 +225,7 @@ Result multiclass_nms_static_kernel(const at::Tensor& boxes, const at::Tensor& s
                              double iou_threshold, int64_t max_detections, std::optional<int64_t> pre_nms_top_k,
                              bool class_agnostic, bool multi_label) {
   const Args a = args_of(score_threshold, iou_threshold, max_detections, pre_nms_top_k, class_agnostic, multi_label);
-  check(boxes, scores, a, kOp);
+  nms_common::check_multiclass(boxes, scores, a.max_detections, a.pre_nms_top_k, kOp);
   if (scores.size(2) == 0) return empty_classes(boxes, scores, a);
   return boxes.is_cpu() ? run_cpu(boxes, scores, a) : run_padded(boxes, scores, a);
 }
@@ -261,7 +234,7 @@ Result multiclass_nms_static_padded_kernel(const at::Tensor& boxes, const at::Te
                                     double iou_threshold, int64_t max_detections,
                                     std::optional<int64_t> pre_nms_top_k, bool class_agnostic, bool multi_label) {
   const Args a = args_of(score_threshold, iou_threshold, max_detections, pre_nms_top_k, class_agnostic, multi_label);
-  check(boxes, scores, a, "_multiclass_nms_static_padded");
+  nms_common::check_multiclass(boxes, scores, a.max_detections, a.pre_nms_top_k, "_multiclass_nms_static_padded");
   if (scores.size(2) == 0) return empty_classes(boxes, scores, a);
   return run_padded(boxes, scores, a);
 }

@@ -8,11 +8,23 @@
 // loads in a process with no Python. The Python module myops._C (csrc/python/) links it.
 #include <torch/library.h>
 
+#include <algorithm>
+#include <iterator>
 #include <string>
+#include <tuple>
 #include <vector>
 
+#include "common/bounded_layers.h"
+#include "common/checks.h"
+#include "common/detection_decode.h"
+#include "common/diagonal_shape.h"
+#include "common/dtypes.h"
+#include "common/elementwise_host.h"
+#include "common/max_pool2d_add_shape.h"
 #include "common/nms_common.h"
+#include "common/nonzero_rules.h"
 #include "common/output_strides.h"
+#include "common/roi_align_common.h"
 #include "myops/op_table.h"
 
 namespace myops {
@@ -61,6 +73,118 @@ std::vector<c10::SymInt> ew_preserve_strides(c10::SymIntArrayRef sizes, c10::Sym
               "length, got ", sizes.size(), " and ", strides.size());
   return ew::preserve_strides_of<c10::SymInt>(ew::StridedDims<c10::SymInt>{sizes, strides});
 }
+
+// The supported dtype sets (common/dtypes.h) for Python (myops._table.DTYPES): one
+// "column|name,name,..." string per set of the op table's DTYPES column, Python's dtype names.
+std::vector<std::string> dtype_sets() {
+  std::vector<std::string> rows;
+  for (int i = 0; i < static_cast<int>(std::size(ew::kDtypesNames)); ++i) {
+    std::string names = dtype_names(ew::dtypes_in(static_cast<ew::EwDtypes>(i)));
+    names.erase(std::remove(names.begin(), names.end(), ' '), names.end());
+    rows.push_back(std::string(ew::kDtypesNames[i]) + "|" + names);
+  }
+  return rows;
+}
+
+// ---- the shape rules for the fake kernels ------------------------------------------------------
+// Each family's checks and output shape, written once in its header for the kernels, run here on
+// the (symbolic) sizes of the fake kernels' tensors (python/myops/_fake.py). A tensor comes as
+// its sizes, strides, dtype and device (TensorInfo, common/checks.h).
+#define MYOPS_INFO_ARGS(t) \
+  c10::SymIntArrayRef t##_sizes, c10::SymIntArrayRef t##_strides, at::ScalarType t##_dtype, c10::Device t##_device
+#define MYOPS_INFO(t) TensorInfo(t##_sizes, t##_strides, t##_dtype, t##_device)
+
+// nonzero, nonzero_static, nonzero_bounded (size).
+void nonzero_meta(c10::string_view op, MYOPS_INFO_ARGS(self), std::optional<c10::SymInt> size) {
+  const std::string name(op);
+  nonzero_rules::check_input(MYOPS_INFO(self), name.c_str(), self_device.is_cuda());
+  if (size.has_value()) check_size(*size, name.c_str());
+}
+
+// max_pool2d_add (other) or its backward (other = grad_output): the pooled sizes and whether the
+// result is channels_last.
+std::tuple<std::vector<c10::SymInt>, bool> max_pool2d_add_meta(MYOPS_INFO_ARGS(self), MYOPS_INFO_ARGS(other),
+                                                               c10::IntArrayRef kernel_size, c10::IntArrayRef stride,
+                                                               c10::IntArrayRef padding, bool ceil_mode,
+                                                               bool backward) {
+  const auto r = backward ? max_pool2d_add::backward_shape(MYOPS_INFO(other), MYOPS_INFO(self), kernel_size, stride,
+                                                           padding, ceil_mode, "max_pool2d_add_backward")
+                          : max_pool2d_add::forward_shape(MYOPS_INFO(self), MYOPS_INFO(other), kernel_size, stride,
+                                                          padding, ceil_mode, "max_pool2d_add");
+  return {r.out_sizes, r.channels_last};
+}
+
+// diagonal (no grad_sizes) or diagonal_backward: the diagonal's sizes.
+std::vector<c10::SymInt> diagonal_meta(c10::SymIntArrayRef sizes, int64_t offset, int64_t dim1, int64_t dim2,
+                                       at::OptionalSymIntArrayRef grad_sizes) {
+  if (grad_sizes.has_value()) return diagonal_backward_sizes(*grad_sizes, sizes, offset, dim1, dim2).out_sizes;
+  return diagonal_sizes(sizes, offset, dim1, dim2, "diagonal", "self").out_sizes;
+}
+
+// nms, batched_nms (idxs) and their static forms (size).
+void nms_meta(c10::string_view op, MYOPS_INFO_ARGS(boxes), MYOPS_INFO_ARGS(scores),
+              at::OptionalSymIntArrayRef idxs_sizes, at::OptionalSymIntArrayRef idxs_strides,
+              std::optional<at::ScalarType> idxs_dtype, std::optional<c10::Device> idxs_device,
+              std::optional<c10::SymInt> size) {
+  const std::string name(op);
+  const TensorInfo boxes = MYOPS_INFO(boxes);
+  nms_common::check_boxes_scores(boxes, MYOPS_INFO(scores), name.c_str(), boxes.device.is_cpu());
+  if (idxs_sizes.has_value()) {
+    nms_common::check_idxs(boxes, TensorInfo(*idxs_sizes, *idxs_strides, *idxs_dtype, *idxs_device), name.c_str());
+  }
+  if (size.has_value()) check_size(*size, name.c_str());
+}
+
+void multiclass_nms_meta(MYOPS_INFO_ARGS(boxes), MYOPS_INFO_ARGS(scores), int64_t max_detections,
+                         std::optional<int64_t> pre_nms_top_k) {
+  nms_common::check_multiclass(MYOPS_INFO(boxes), MYOPS_INFO(scores), max_detections, pre_nms_top_k,
+                               "multiclass_nms_static");
+}
+
+// roi_align_levels: feature map l has features_ranks[l] dims, its sizes the next entries of
+// `features_sizes` (its strides are not read).
+void roi_align_levels_meta(c10::SymIntArrayRef features_sizes, c10::IntArrayRef features_ranks,
+                           std::vector<at::ScalarType> features_dtypes, std::vector<c10::Device> features_devices,
+                           MYOPS_INFO_ARGS(rois), MYOPS_INFO_ARGS(levels), c10::ArrayRef<double> spatial_scale,
+                           int64_t pooled_height, int64_t pooled_width, int64_t sampling_ratio) {
+  TORCH_CHECK(features_ranks.size() == features_dtypes.size() && features_ranks.size() == features_devices.size(),
+              "myops._roi_align_levels_meta: one rank, dtype and device per feature map");
+  std::vector<TensorInfo> features;
+  size_t at = 0;
+  for (size_t l = 0; l < features_ranks.size(); ++l) {
+    const auto r = static_cast<size_t>(features_ranks[l]);
+    TORCH_CHECK(at + r <= features_sizes.size(), "myops._roi_align_levels_meta: 'features_ranks' ", features_ranks,
+                " do not fit ", features_sizes.size(), " sizes");
+    features.emplace_back(features_sizes.slice(at, r), c10::SymIntArrayRef(), features_dtypes[l], features_devices[l]);
+    at += r;
+  }
+  roi_align::check_inputs(features, MYOPS_INFO(rois), MYOPS_INFO(levels), spatial_scale, pooled_height,
+                          pooled_width, sampling_ratio);
+}
+
+// linear_bounded / conv_bounded: the ops' own checks (the layer's are torch's).
+void bounded_meta(c10::string_view op, MYOPS_INFO_ARGS(input), MYOPS_INFO_ARGS(count)) {
+  if (op == bounded::Linear::name) {
+    bounded::Linear::check(MYOPS_INFO(input), MYOPS_INFO(count));
+  } else {
+    TORCH_CHECK(op == bounded::Conv::name, "myops._bounded_meta: unknown op ", op);
+    bounded::Conv::check(MYOPS_INFO(input), MYOPS_INFO(count));
+  }
+}
+
+// heatmaps_to_keypoints (input = maps, other = rois) / paste_masks (input = masks, other = boxes,
+// image_size).
+void detection_decode_meta(c10::string_view op, MYOPS_INFO_ARGS(input), MYOPS_INFO_ARGS(other),
+                           MYOPS_INFO_ARGS(count), c10::IntArrayRef image_size) {
+  if (op == "heatmaps_to_keypoints") {
+    decode::check_keypoints(MYOPS_INFO(input), MYOPS_INFO(other), MYOPS_INFO(count));
+  } else {
+    TORCH_CHECK(op == "paste_masks", "myops._detection_decode_meta: unknown op ", op);
+    decode::check_paste(MYOPS_INFO(input), MYOPS_INFO(other), MYOPS_INFO(count), image_size);
+  }
+}
+#undef MYOPS_INFO_ARGS
+#undef MYOPS_INFO
 }  // namespace myops
 
 TORCH_LIBRARY(myops, m) {
@@ -173,6 +297,44 @@ TORCH_LIBRARY(myops, m) {
         torch::dispatch(c10::DispatchKey::CompositeExplicitAutograd, TORCH_FN(myops::ew_out_strides)));
   m.def("_ew_preserve_strides(SymInt[] sizes, SymInt[] strides) -> SymInt[]",
         torch::dispatch(c10::DispatchKey::CompositeExplicitAutograd, TORCH_FN(myops::ew_preserve_strides)));
+
+  // The supported dtype sets for Python (common/dtypes.h; myops._table.DTYPES reads them): one
+  // "column|name,..." string per set of the DTYPES column (All, NonBool, Float).
+  m.def("_dtypes() -> str[]", &myops::dtype_sets);
+
+  // ---- the shape rules of the other families, for the fake kernels (python/myops/_fake.py) ----
+  // Each runs a family's checks (written once, in its csrc/common header, for the CPU and CUDA
+  // kernels) on the sizes of the fake kernel's tensors, which may be symbolic; a tensor comes as
+  // (sizes, strides, dtype, device). CompositeExplicitAutograd, like _ew_out_strides.
+#define MYOPS_META_DEF(SCHEMA, FN) \
+  m.def(SCHEMA, torch::dispatch(c10::DispatchKey::CompositeExplicitAutograd, TORCH_FN(FN)))
+#define MYOPS_INFO(t) "SymInt[] " t "_sizes, SymInt[] " t "_strides, ScalarType " t "_dtype, Device " t "_device"
+  MYOPS_META_DEF("_nonzero_meta(str op, " MYOPS_INFO("self") ", SymInt? size) -> ()", myops::nonzero_meta);
+  // the pooled sizes and whether the result is channels_last (other: grad_output with backward)
+  MYOPS_META_DEF("_max_pool2d_add_meta(" MYOPS_INFO("self") ", " MYOPS_INFO("other") ", int[] kernel_size, "
+                 "int[] stride, int[] padding, bool ceil_mode, bool backward) -> (SymInt[], bool)",
+                 myops::max_pool2d_add_meta);
+  // the diagonal's sizes (diagonal_backward's checks with grad_sizes)
+  MYOPS_META_DEF("_diagonal_meta(SymInt[] sizes, int offset, int dim1, int dim2, SymInt[]? grad_sizes) -> SymInt[]",
+                 myops::diagonal_meta);
+  MYOPS_META_DEF("_nms_meta(str op, " MYOPS_INFO("boxes") ", " MYOPS_INFO("scores") ", SymInt[]? idxs_sizes, "
+                 "SymInt[]? idxs_strides, ScalarType? idxs_dtype, Device? idxs_device, SymInt? size) -> ()",
+                 myops::nms_meta);
+  MYOPS_META_DEF("_multiclass_nms_meta(" MYOPS_INFO("boxes") ", " MYOPS_INFO("scores") ", int max_detections, "
+                 "int? pre_nms_top_k) -> ()",
+                 myops::multiclass_nms_meta);
+  MYOPS_META_DEF("_roi_align_levels_meta(SymInt[] features_sizes, int[] features_ranks, "
+                 "ScalarType[] features_dtypes, Device[] features_devices, " MYOPS_INFO("rois") ", "
+                 MYOPS_INFO("levels") ", float[] spatial_scale, int pooled_height, int pooled_width, "
+                 "int sampling_ratio) -> ()",
+                 myops::roi_align_levels_meta);
+  MYOPS_META_DEF("_bounded_meta(str op, " MYOPS_INFO("input") ", " MYOPS_INFO("count") ") -> ()",
+                 myops::bounded_meta);
+  MYOPS_META_DEF("_detection_decode_meta(str op, " MYOPS_INFO("input") ", " MYOPS_INFO("other") ", "
+                 MYOPS_INFO("count") ", int[] image_size) -> ()",
+                 myops::detection_decode_meta);
+#undef MYOPS_INFO
+#undef MYOPS_META_DEF
 
   // ---- max_pool2d_add ---------------------------------------------------------------------
   m.def(

@@ -39,7 +39,7 @@ std::tuple<at::Tensor, at::Tensor> masked_select_bounded_composite(const at::Ten
               "myops.masked_select_bounded: argument 'mask' must have dtype torch.bool, got ",
               mask.scalar_type());
   check_same_device(self, "self", mask, "mask", "masked_select_bounded");
-  TORCH_CHECK(size >= 0, "myops.masked_select_bounded: argument 'size' must be >= 0, got ", size);
+  check_size(size, "masked_select_bounded");
   const std::vector<int64_t> shape = at::infer_size(self.sizes(), mask.sizes());
   const at::Tensor flat_mask = mask.expand(shape).reshape({-1});
   const at::Tensor flat_self = self.expand(shape).reshape({-1});
@@ -57,7 +57,7 @@ std::tuple<at::Tensor, at::Tensor> mask_rows_bounded_composite(const at::Tensor&
               "myops.mask_rows_bounded: argument 'mask' must be 1-D with ", self.size(0),
               " elements (self's dim 0), got shape ", mask.sizes());
   check_same_device(self, "self", mask, "mask", "mask_rows_bounded");
-  TORCH_CHECK(size >= 0, "myops.mask_rows_bounded: argument 'size' must be >= 0, got ", size);
+  check_size(size, "mask_rows_bounded");
   auto [indices, count] = myops::nonzero_bounded(mask, size, -1);
   if (self.size(0) == 0) {
     std::vector<int64_t> out_shape = self.sizes().vec();

@@ -4,6 +4,8 @@ import math
 import pytest
 import torch
 
+from myops._table import DTYPES
+
 HAS_CUDA = torch.cuda.is_available()
 
 # The one rule for "this test runs on a CUDA device": the `cuda` marker (skipped without a
@@ -26,9 +28,11 @@ def cuda_only(test):
 # the caching allocator on (the no-caching allocator's cudaFree is forbidden inside a capture).
 cuda_graph = pytest.mark.cuda_graph
 
-FLOAT_DTYPES = [torch.float32, torch.float64, torch.float16, torch.bfloat16]
-INT_DTYPES = [torch.uint8, torch.int8, torch.int16, torch.int32, torch.int64]
-ALL_DTYPES = [torch.bool] + INT_DTYPES + FLOAT_DTYPES
+# The dtypes myops supports, as the library states them (csrc/common/dtypes.h, myops._table):
+# bool first, then the integers, then the floating types.
+ALL_DTYPES = list(DTYPES["All"])
+FLOAT_DTYPES = list(DTYPES["Float"])
+INT_DTYPES = [d for d in ALL_DTYPES if d != torch.bool and d not in FLOAT_DTYPES]
 
 LAYOUTS = ["contiguous", "transposed", "sliced", "expanded", "misaligned", "channels_last"]
 

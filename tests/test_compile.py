@@ -83,3 +83,54 @@ def test_torchscript(device):
     p = torch.nn.functional.max_pool2d(x.relu(), 3, 2, 1) + other
     d = torch.diagonal(p, 0, -2, -1)
     assert_same(scripted(x, other), torch.nonzero(d + d > 0))
+
+
+# ---- the fake kernels raise the kernels' own errors -------------------------------------------------
+# Each family's fake kernel runs the C++ checks through a control op (python/myops/_fake.py), so a
+# bad call raises the same exception, with the same message, eagerly and under tracing.
+def _t(*shape, dtype=torch.float32):
+    return torch.zeros(shape, dtype=dtype)
+
+
+BAD_CALLS = {
+    "max_pool2d_add_kernel_size": lambda: myops.max_pool2d_add(_t(1, 2, 8, 8), _t(1), kernel_size=(0, 3)),
+    "max_pool2d_add_dtype": lambda: myops.max_pool2d_add(_t(1, 2, 8, 8, dtype=torch.int32), _t(1)),
+    "max_pool2d_add_other": lambda: myops.max_pool2d_add(_t(1, 2, 8, 8), _t(3, 1, 1)),
+    "max_pool2d_add_too_small": lambda: torch.ops.myops.max_pool2d_add(_t(1, 2, 1, 1), _t(1), [3, 3], [2, 2], [0, 0]),
+    "max_pool2d_add_backward_grad": lambda: torch.ops.myops.max_pool2d_add_backward(
+        _t(1, 2, 3, 3), _t(1, 2, 8, 8), [3, 3], [2, 2], [1, 1], False),
+    "diagonal_same_dim": lambda: myops.diagonal(_t(3, 4), 0, 1, -1),
+    "diagonal_dim_range": lambda: myops.diagonal(_t(3, 4), 0, 0, 2),
+    "diagonal_backward_grad": lambda: torch.ops.myops.diagonal_backward(_t(2), [3, 4], 0, 0, 1),
+    "nms_boxes": lambda: torch.ops.myops.nms(_t(4, 5), _t(4), 0.5),
+    "nms_dtype": lambda: torch.ops.myops.nms(_t(4, 4, dtype=torch.float16), _t(4, dtype=torch.float16), 0.5),
+    "batched_nms_idxs": lambda: torch.ops.myops.batched_nms(_t(4, 4), _t(4), _t(3), 0.5),
+    "nms_static_size": lambda: torch.ops.myops.nms_static(_t(4, 4), _t(4), 0.5, size=-1),
+    "multiclass_nms_scores": lambda: torch.ops.myops.multiclass_nms_static(
+        _t(1, 5, 4), _t(1, 6, 2), score_threshold=0.1, iou_threshold=0.5, max_detections=3),
+    "roi_align_levels_rois": lambda: torch.ops.myops.roi_align_levels(
+        [_t(1, 2, 8, 8)], _t(3, 4), torch.zeros(3, dtype=torch.int64), [1.0], 2, 2),
+    "heatmaps_to_keypoints_rois": lambda: torch.ops.myops.heatmaps_to_keypoints(
+        _t(2, 3, 5, 5), _t(3, 4), torch.tensor(1)),
+    "paste_masks_image_size": lambda: torch.ops.myops.paste_masks(
+        _t(2, 1, 4, 4), torch.zeros(2, 1, 4, dtype=torch.int64), torch.tensor([1, 1]), [8, 8]),
+    "linear_bounded_count": lambda: torch.ops.myops.linear_bounded(_t(3, 4), _t(2, 4), None, torch.tensor(1.0)),
+    "conv_bounded_input": lambda: torch.ops.myops.conv_bounded(
+        _t(3, 4), _t(2, 4, 1), None, [1], [0], [1], False, [0], 1, torch.tensor(1)),
+    "nonzero_static_size": lambda: torch.ops.myops.nonzero_static(_t(3), size=-2),
+    "nonzero_dtype": lambda: torch.ops.myops.nonzero(_t(3, dtype=torch.uint16)),
+}
+
+
+@pytest.mark.parametrize("name", sorted(BAD_CALLS))
+def test_fake_kernels_raise_the_kernels_errors(name):
+    from torch._subclasses.fake_tensor import FakeTensorMode
+
+    call = BAD_CALLS[name]
+    with pytest.raises(Exception) as eager:
+        call()
+    with FakeTensorMode(), pytest.raises(Exception) as fake:
+        call()
+    assert type(fake.value) is type(eager.value)
+    assert str(fake.value).splitlines()[0] == str(eager.value).splitlines()[0]
+    assert str(eager.value).startswith("myops.")

@@ -24,7 +24,7 @@ from hypothesis import HealthCheck, given, settings  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
 
 import myops  # noqa: E402
-from helpers import assert_bits_nan_anywhere, assert_meta  # noqa: E402
+from helpers import ALL_DTYPES, FLOAT_DTYPES, INT_DTYPES, assert_bits_nan_anywhere, assert_meta  # noqa: E402
 
 EXAMPLES = int(os.environ.get("MYOPS_HYPOTHESIS_EXAMPLES", "300"))
 settings.register_profile(
@@ -38,9 +38,7 @@ settings.register_profile(
 )
 CFG = settings.get_profile("myops")
 
-INTS = [torch.uint8, torch.int8, torch.int16, torch.int32, torch.int64]
-FLOATS = [torch.float16, torch.bfloat16, torch.float32, torch.float64]
-DTYPES = [torch.bool] + INTS + FLOATS
+INTS, FLOATS, DTYPES = INT_DTYPES, FLOAT_DTYPES, ALL_DTYPES
 
 # Tolerance of the transcendental ops (torch itself is not correctly rounded there): relative
 # to |expected| with an absolute floor for values near zero. float32 gelu (erf form) is within

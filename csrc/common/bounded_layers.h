@@ -25,11 +25,12 @@
 namespace myops {
 namespace bounded {
 
-inline void check_count(const at::Tensor& input, const at::Tensor& count, const char* op) {
+// The checks read TensorInfo (common/checks.h): the fake kernels run them through the control op
+// myops::_bounded_meta (csrc/myops.cpp).
+inline void check_count(const TensorInfo& input, const TensorInfo& count, const char* op) {
   TORCH_CHECK_VALUE(count.dim() == 0, "myops.", op, ": argument 'count' must be a 0-d tensor (the number of real ",
-                    "rows), got shape ", count.sizes());
-  TORCH_CHECK(count.scalar_type() == at::kLong, "myops.", op, ": argument 'count' must have dtype int64, got ",
-              count.scalar_type());
+                    "rows), got shape ", count.sizes);
+  TORCH_CHECK(count.dtype == at::kLong, "myops.", op, ": argument 'count' must have dtype int64, got ", count.dtype);
   check_same_device(input, "input", count, "count", op);
 }
 
@@ -40,9 +41,9 @@ struct Linear {
   const at::Tensor& weight;
   const std::optional<at::Tensor>& bias;
 
-  void check(const at::Tensor& input, const at::Tensor& count) const {
+  static void check(const TensorInfo& input, const TensorInfo& count) {
     TORCH_CHECK_VALUE(input.dim() == 2, "myops.", name, ": argument 'input' must be a 2-D [R, K] tensor (rows, ",
-                      "features), got shape ", input.sizes());
+                      "features), got shape ", input.sizes);
     check_count(input, count, name);
   }
   at::Tensor operator()(const at::Tensor& rows) const { return at::linear(rows, weight, bias); }
@@ -57,9 +58,9 @@ struct Conv {
   at::IntArrayRef output_padding;
   int64_t groups;
 
-  void check(const at::Tensor& input, const at::Tensor& count) const {
+  static void check(const TensorInfo& input, const TensorInfo& count) {
     TORCH_CHECK_VALUE(input.dim() >= 3, "myops.", name, ": argument 'input' must be a batched [R, C, *spatial] ",
-                      "tensor (rows first), got shape ", input.sizes());
+                      "tensor (rows first), got shape ", input.sizes);
     check_count(input, count, name);
   }
   at::Tensor operator()(const at::Tensor& rows) const {

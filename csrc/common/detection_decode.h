@@ -19,52 +19,56 @@
 namespace myops {
 namespace decode {
 
-inline void check_count(const at::Tensor& count, const at::Tensor& input, int64_t dim, const char* op) {
-  TORCH_CHECK(count.scalar_type() == at::kLong, "myops.", op, ": argument 'count' must have dtype int64, got ",
-              count.scalar_type());
+// The checks read TensorInfo (common/checks.h): the fake kernels run them through the control op
+// myops::_detection_decode_meta (csrc/myops.cpp).
+inline void check_count(const TensorInfo& count, const TensorInfo& input, int64_t dim, const char* op) {
+  TORCH_CHECK(count.dtype == at::kLong, "myops.", op, ": argument 'count' must have dtype int64, got ", count.dtype);
   TORCH_CHECK_VALUE(count.dim() == dim, "myops.", op, ": argument 'count' must be a ", dim, "-D tensor, got shape ",
-                    count.sizes());
+                    count.sizes);
   check_same_device(input, dim == 0 ? "maps" : "masks", count, "count", op);
 }
 
 // maps [R, K, H, W] (float, double), rois [R, 4] (x1, y1, x2, y2; the maps' dtype), count 0-d int64.
-inline void check_keypoints(const at::Tensor& maps, const at::Tensor& rois, const at::Tensor& count) {
+inline void check_keypoints(const TensorInfo& maps, const TensorInfo& rois, const TensorInfo& count) {
   constexpr const char* op = "heatmaps_to_keypoints";
   TORCH_CHECK_VALUE(maps.dim() == 4, "myops.", op, ": argument 'maps' must be a 4-D [R, K, H, W] tensor, got shape ",
-                    maps.sizes());
-  check_dtype(maps, {at::kFloat, at::kDouble}, op, "maps");
-  TORCH_CHECK_VALUE(rois.dim() == 2 && rois.size(0) == maps.size(0) && rois.size(1) == 4, "myops.", op,
-                    ": argument 'rois' must be a [", maps.size(0), ", 4] tensor (maps' R), got shape ", rois.sizes());
-  TORCH_CHECK(rois.scalar_type() == maps.scalar_type(), "myops.", op,
-              ": argument 'rois' must have the dtype of 'maps' (", maps.scalar_type(), "), got ", rois.scalar_type());
+                    maps.sizes);
+  check_dtype(maps.dtype, {at::kFloat, at::kDouble}, op, "maps");
+  MYOPS_SYM_CHECK_VALUE(rois.dim() == 2 ? rois.size(0).sym_eq(maps.size(0)) & rois.size(1).sym_eq(4)
+                                        : c10::SymBool(false),
+                        "myops.", op, ": argument 'rois' must be a [", maps.size(0),
+                        ", 4] tensor (maps' R), got shape ", rois.sizes);
+  TORCH_CHECK(rois.dtype == maps.dtype, "myops.", op, ": argument 'rois' must have the dtype of 'maps' (", maps.dtype,
+              "), got ", rois.dtype);
   check_same_device(maps, "maps", rois, "rois", op);
   check_count(count, maps, 0, op);
-  TORCH_CHECK_VALUE(maps.size(2) > 0 && maps.size(3) > 0, "myops.", op, ": argument 'maps' must have H, W > 0, got ",
-                    maps.sizes());
+  MYOPS_SYM_CHECK_VALUE(maps.size(2).sym_gt(0) & maps.size(3).sym_gt(0), "myops.", op,
+                        ": argument 'maps' must have H, W > 0, got ", maps.sizes);
 }
 
 // masks [N, D, S, S'] (float, double), boxes int64 [N, D, 4], count int64 [N], image_size 2N ints.
-inline void check_paste(const at::Tensor& masks, const at::Tensor& boxes, const at::Tensor& count,
+inline void check_paste(const TensorInfo& masks, const TensorInfo& boxes, const TensorInfo& count,
                         at::IntArrayRef image_size) {
   constexpr const char* op = "paste_masks";
   TORCH_CHECK_VALUE(masks.dim() == 4, "myops.", op, ": argument 'masks' must be a 4-D [N, D, S, S] tensor, got shape ",
-                    masks.sizes());
-  check_dtype(masks, {at::kFloat, at::kDouble}, op, "masks");
-  TORCH_CHECK_VALUE(masks.size(2) > 0 && masks.size(3) > 0, "myops.", op,
-                    ": argument 'masks' must have S > 0, got shape ", masks.sizes());
-  TORCH_CHECK_VALUE(boxes.dim() == 3 && boxes.size(0) == masks.size(0) && boxes.size(1) == masks.size(1) &&
-                        boxes.size(2) == 4,
-                    "myops.", op, ": argument 'boxes' must be a [", masks.size(0), ", ", masks.size(1),
-                    ", 4] tensor, got shape ", boxes.sizes());
-  TORCH_CHECK(boxes.scalar_type() == at::kLong, "myops.", op, ": argument 'boxes' must have dtype int64, got ",
-              boxes.scalar_type());
+                    masks.sizes);
+  check_dtype(masks.dtype, {at::kFloat, at::kDouble}, op, "masks");
+  MYOPS_SYM_CHECK_VALUE(masks.size(2).sym_gt(0) & masks.size(3).sym_gt(0), "myops.", op,
+                        ": argument 'masks' must have S > 0, got shape ", masks.sizes);
+  MYOPS_SYM_CHECK_VALUE(boxes.dim() == 3 ? boxes.size(0).sym_eq(masks.size(0)) & boxes.size(1).sym_eq(masks.size(1)) &
+                                               boxes.size(2).sym_eq(4)
+                                         : c10::SymBool(false),
+                        "myops.", op, ": argument 'boxes' must be a [", masks.size(0), ", ", masks.size(1),
+                        ", 4] tensor, got shape ", boxes.sizes);
+  TORCH_CHECK(boxes.dtype == at::kLong, "myops.", op, ": argument 'boxes' must have dtype int64, got ", boxes.dtype);
   check_same_device(masks, "masks", boxes, "boxes", op);
   check_count(count, masks, 1, op);
-  TORCH_CHECK_VALUE(count.size(0) == masks.size(0), "myops.", op, ": argument 'count' must have ", masks.size(0),
-                    " elements (one per image), got ", count.size(0));
-  TORCH_CHECK_VALUE(static_cast<int64_t>(image_size.size()) == 2 * masks.size(0), "myops.", op,
-                    ": argument 'image_size' must hold (height, width) for each of the ", masks.size(0),
-                    " images, got ", image_size.size(), " values");
+  MYOPS_SYM_CHECK_VALUE(count.size(0).sym_eq(masks.size(0)), "myops.", op, ": argument 'count' must have ",
+                        masks.size(0), " elements (one per image), got ", count.size(0));
+  MYOPS_SYM_CHECK_VALUE(masks.size(0).sym_eq(static_cast<int64_t>(image_size.size()) / 2) &
+                            c10::SymBool(image_size.size() % 2 == 0),
+                        "myops.", op, ": argument 'image_size' must hold (height, width) for each of the ",
+                        masks.size(0), " images, got ", image_size.size(), " values");
   for (int64_t v : image_size) {
     TORCH_CHECK_VALUE(v >= 0, "myops.", op, ": argument 'image_size' must be >= 0, got ", image_size);
   }

@@ -8,7 +8,12 @@
 // Forward gathers that view into a contiguous tensor; backward scatters a gradient into the
 // same view of a zero tensor. Both are one strided copy dst[i] = src[i] over an N-d index space.
 //
-// Light header (c10 only): usable from .cpp and .cu files.
+// The checks and the diagonal's sizes (diagonal_sizes, diagonal_backward_sizes) take sizes as
+// c10::SymInt: the fake kernels run them on symbolic sizes through the control op
+// myops::_diagonal_meta (csrc/myops.cpp).
+//
+// Light header (no ATen.h): usable from .cpp and .cu files.
+#include <c10/core/SymInt.h>
 #include <c10/util/ArrayRef.h>
 #include <c10/util/Exception.h>
 
@@ -16,6 +21,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "common/checks.h"
 #include "common/strided.h"
 
 namespace myops {
@@ -35,21 +41,22 @@ inline int64_t diagonal_wrap_dim(int64_t dim, int64_t ndim, const char* op, cons
   return dim < 0 ? dim + ndim : dim;
 }
 
-// Length of the diagonal, never negative, without overflow for any int64 offset.
-inline int64_t diagonal_length(int64_t size1, int64_t size2, int64_t offset) {
-  int64_t n;
-  if (offset >= 0) {
-    n = offset >= size2 ? 0 : std::min(size1, size2 - offset);
-  } else {
-    n = offset <= -size1 ? 0 : std::min(size1 + offset, size2);
-  }
-  return std::max<int64_t>(n, 0);
+// Length of the diagonal, never negative, without overflow for any int64 offset (size2 - offset
+// and size1 + offset stay in range for sizes >= 0); no guard on symbolic sizes.
+inline c10::SymInt diagonal_length(const c10::SymInt& size1, const c10::SymInt& size2, int64_t offset) {
+  const c10::SymInt n = offset >= 0 ? size1.min(size2 - offset) : (size1 + offset).min(size2);
+  return n.max(0);
 }
 
+// The wrapped dims and the diagonal's sizes: the other dims in order, then the diagonal.
+struct DiagonalSizes {
+  int64_t dim1 = 0, dim2 = 0;
+  std::vector<c10::SymInt> out_sizes;
+};
+
 // `tensor_arg` names the tensor whose sizes are given (for the rank message).
-inline DiagonalGeometry diagonal_geometry(c10::IntArrayRef sizes, c10::IntArrayRef strides,
-                                          int64_t offset, int64_t dim1, int64_t dim2,
-                                          const char* op, const char* tensor_arg) {
+inline DiagonalSizes diagonal_sizes(c10::SymIntArrayRef sizes, int64_t offset, int64_t dim1, int64_t dim2,
+                                    const char* op, const char* tensor_arg) {
   const int64_t ndim = static_cast<int64_t>(sizes.size());
   if (ndim < 2) {
     // torch.diagonal wraps the dims (a 0-d tensor as if 1-D): dims that are in range are then
@@ -61,43 +68,70 @@ inline DiagonalGeometry diagonal_geometry(c10::IntArrayRef sizes, c10::IntArrayR
     TORCH_CHECK_INDEX(false, "myops.", op, ": argument '", tensor_arg, "' must have at least 2 dims, got a ", ndim,
                       "-D tensor");
   }
-  DiagonalGeometry g;
-  g.dim1 = diagonal_wrap_dim(dim1, ndim, op, "dim1");
-  g.dim2 = diagonal_wrap_dim(dim2, ndim, op, "dim2");
-  TORCH_CHECK(g.dim1 != g.dim2, "myops.", op,
+  DiagonalSizes r;
+  r.dim1 = diagonal_wrap_dim(dim1, ndim, op, "dim1");
+  r.dim2 = diagonal_wrap_dim(dim2, ndim, op, "dim2");
+  TORCH_CHECK(r.dim1 != r.dim2, "myops.", op,
               ": argument 'dim2' must refer to a different dim than 'dim1', got dim1=", dim1,
-              " and dim2=", dim2, " (both dim ", g.dim1, " of a ", ndim, "-D tensor)");
-  const int64_t n = diagonal_length(sizes[g.dim1], sizes[g.dim2], offset);
+              " and dim2=", dim2, " (both dim ", r.dim1, " of a ", ndim, "-D tensor)");
   for (int64_t d = 0; d < ndim; ++d) {
-    if (d == g.dim1 || d == g.dim2) continue;
-    g.out_sizes.push_back(sizes[d]);
-    g.view_strides.push_back(strides[d]);
+    if (d != r.dim1 && d != r.dim2) r.out_sizes.push_back(sizes[d]);
   }
-  g.out_sizes.push_back(n);
+  r.out_sizes.push_back(diagonal_length(sizes[r.dim1], sizes[r.dim2], offset));
+  return r;
+}
+
+// The checks of diagonal_backward: `input_sizes` must be valid and `grad` must have the shape of
+// the diagonal.
+inline DiagonalSizes diagonal_backward_sizes(c10::SymIntArrayRef grad_sizes, c10::SymIntArrayRef input_sizes,
+                                             int64_t offset, int64_t dim1, int64_t dim2) {
+  for (const auto& s : input_sizes) {
+    MYOPS_SYM_CHECK(s.sym_ge(0), "myops.diagonal_backward: argument 'input_sizes' must be non-negative, got ",
+                    input_sizes);
+  }
+  DiagonalSizes r = diagonal_sizes(input_sizes, offset, dim1, dim2, "diagonal_backward", "input_sizes");
+  c10::SymBool same = grad_sizes.size() == r.out_sizes.size();
+  for (size_t d = 0; d < grad_sizes.size() && d < r.out_sizes.size(); ++d) {
+    same = same & grad_sizes[d].sym_eq(r.out_sizes[d]);
+  }
+  MYOPS_SYM_CHECK(same, "myops.diagonal_backward: argument 'grad' must have the shape of the diagonal ",
+                  c10::SymIntArrayRef(r.out_sizes), ", got ", grad_sizes);
+  return r;
+}
+
+// The geometry of the diagonal view of a tensor of `sizes` and `strides` (concrete), after the
+// checks of diagonal_sizes.
+inline DiagonalGeometry diagonal_geometry_of(const DiagonalSizes& r, c10::IntArrayRef strides, int64_t offset) {
+  DiagonalGeometry g;
+  g.dim1 = r.dim1;
+  g.dim2 = r.dim2;
+  for (const auto& s : r.out_sizes) g.out_sizes.push_back(s.expect_int());
+  for (int64_t d = 0; d < static_cast<int64_t>(strides.size()); ++d) {
+    if (d != g.dim1 && d != g.dim2) g.view_strides.push_back(strides[d]);
+  }
   g.view_strides.push_back(strides[g.dim1] + strides[g.dim2]);
-  if (n > 0) {  // an empty diagonal may start past the end: leave the offset at 0
+  if (g.out_sizes.back() > 0) {  // an empty diagonal may start past the end: leave the offset at 0
     g.view_offset = offset >= 0 ? offset * strides[g.dim2] : -offset * strides[g.dim1];
   }
   return g;
 }
 
-// The checks of diagonal_backward, shared by its CPU and CUDA kernels: `input_sizes` must be
-// valid and `grad` must have the shape of the diagonal. Returns the geometry of the diagonal
-// view of a contiguous tensor of `input_sizes`.
-inline DiagonalGeometry diagonal_backward_geometry(c10::IntArrayRef grad_sizes,
-                                                   c10::IntArrayRef input_sizes, int64_t offset,
-                                                   int64_t dim1, int64_t dim2) {
-  for (auto s : input_sizes) {
-    TORCH_CHECK(s >= 0, "myops.diagonal_backward: argument 'input_sizes' must be non-negative, got ",
-                input_sizes);
-  }
-  const auto in_strides = contiguous_strides(input_sizes);
-  DiagonalGeometry g =
-      diagonal_geometry(input_sizes, in_strides, offset, dim1, dim2, "diagonal_backward", "input_sizes");
-  TORCH_CHECK(grad_sizes.equals(g.out_sizes),
-              "myops.diagonal_backward: argument 'grad' must have the shape of the diagonal ",
-              c10::IntArrayRef(g.out_sizes), ", got ", grad_sizes);
-  return g;
+inline DiagonalGeometry diagonal_geometry(c10::IntArrayRef sizes, c10::IntArrayRef strides, int64_t offset,
+                                          int64_t dim1, int64_t dim2, const char* op, const char* tensor_arg) {
+  return diagonal_geometry_of(
+      diagonal_sizes(c10::fromIntArrayRefKnownNonNegative(sizes), offset, dim1, dim2, op, tensor_arg), strides,
+      offset);
+}
+
+// The geometry of the diagonal view of a contiguous tensor of `input_sizes`, after the checks of
+// diagonal_backward_sizes.
+inline DiagonalGeometry diagonal_backward_geometry(c10::IntArrayRef grad_sizes, c10::IntArrayRef input_sizes,
+                                                   int64_t offset, int64_t dim1, int64_t dim2) {
+  // copied into SymInts: a user's size may be negative (and any int64 is a SymInt by value)
+  const std::vector<c10::SymInt> in(input_sizes.begin(), input_sizes.end());
+  const DiagonalSizes r =
+      diagonal_backward_sizes(c10::fromIntArrayRefKnownNonNegative(grad_sizes), in, offset, dim1, dim2);
+  return diagonal_geometry_of(r, contiguous_strides(input_sizes), offset);
 }
 
 // A strided copy dst[pos] = src[pos] over an N-d index space, expressed in units of

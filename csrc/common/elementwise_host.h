@@ -23,6 +23,7 @@
 
 #include "common/checks.h"
 #include "myops/op_table.h"
+#include "common/dtypes.h"
 #include "common/output_strides.h"
 #include "common/strided.h"
 
@@ -31,27 +32,10 @@ namespace ew {
 
 constexpr int kMaxIn = 3;
 
-// The dtypes the elementwise family supports (others raise).
-inline const std::initializer_list<at::ScalarType>& all_dtypes() {
-  static const std::initializer_list<at::ScalarType> v = {
-      at::kBool, at::kByte, at::kChar, at::kShort, at::kInt, at::kLong,
-      at::kHalf, at::kBFloat16, at::kFloat, at::kDouble};
-  return v;
-}
-inline const std::initializer_list<at::ScalarType>& float_dtypes() {
-  static const std::initializer_list<at::ScalarType> v = {at::kHalf, at::kBFloat16, at::kFloat,
-                                                          at::kDouble};
-  return v;
-}
-inline const std::initializer_list<at::ScalarType>& nonbool_dtypes() {
-  static const std::initializer_list<at::ScalarType> v = {
-      at::kByte, at::kChar, at::kShort, at::kInt, at::kLong,
-      at::kHalf, at::kBFloat16, at::kFloat, at::kDouble};
-  return v;
-}
+// The dtypes the elementwise family supports (others raise): common/dtypes.h.
 
 // The dtypes of a DTYPES column of the op table (common/op_table.h).
-inline const std::initializer_list<at::ScalarType>& dtypes_in(EwDtypes d) {
+inline c10::ArrayRef<at::ScalarType> dtypes_in(EwDtypes d) {
   switch (d) {
     case EwDtypes::NonBool:
       return nonbool_dtypes();
@@ -63,7 +47,7 @@ inline const std::initializer_list<at::ScalarType>& dtypes_in(EwDtypes d) {
   return all_dtypes();
 }
 
-inline void check_in(const at::Tensor& t, std::initializer_list<at::ScalarType> allowed,
+inline void check_in(const at::Tensor& t, c10::ArrayRef<at::ScalarType> allowed,
                      const char* op, const char* arg, bool not_implemented = true) {
   TORCH_CHECK(t.defined(), "myops.", op, ": argument '", arg, "' is an undefined tensor");
   check_dtype(t, allowed, op, arg, not_implemented);

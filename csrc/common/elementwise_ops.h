@@ -106,8 +106,7 @@ struct Ops {
     check_in(self, all_dtypes(), "cast", "self");
     bool ok = false;
     for (auto s : all_dtypes()) ok |= s == dtype;
-    TORCH_CHECK(ok, "myops.cast: argument 'dtype' must be one of bool, uint8, int8, int16, int32, int64, "
-                "float16, bfloat16, float32, float64, got ", dtype);
+    TORCH_CHECK(ok, "myops.cast: argument 'dtype' must be one of ", dtype_names(all_dtypes()), ", got ", dtype);
     auto out = empty_preserve(self, dtype, self.device());
     auto p = make_plan("cast", {self}, {self.scalar_type()}, dtype, self.device(), true, cast_fn, {"self"}, out);
     if (p.numel) B::run(EwKind::Cast, p, {});

@@ -1,7 +1,9 @@
 #pragma once
 // Shape logic shared by the CPU and CUDA kernels of myops.max_pool2d_add (and its backward):
 // argument checks, PyTorch's pooling output-size formula (ceil_mode included), the memory
-// format of the result, and the broadcast strides of `other` over the pooled shape.
+// format of the result, and the broadcast strides of `other` over the pooled shape. The checks
+// and the pooled shape (forward_shape / backward_shape) read TensorInfo (common/checks.h): the
+// fake kernels run them on symbolic sizes through the control op myops::_max_pool2d_add_meta.
 // Light header (no ATen.h): usable from .cpp and .cu translation units.
 #include <ATen/core/Tensor.h>
 #include <c10/core/MemoryFormat.h>
@@ -17,6 +19,7 @@
 #include <ATen/ops/empty.h>
 
 #include "common/checks.h"
+#include "common/dtypes.h"
 
 namespace myops {
 namespace max_pool2d_add {
@@ -47,11 +50,18 @@ inline int64_t div_rtn(int64_t x, int64_t y) {
   return q;
 }
 
+// floor division of a size that may be symbolic (c10::SymInt's `/` on two plain ints truncates;
+// on a symbol it is Python's floor division, which does not guard).
+inline c10::SymInt floor_div(const c10::SymInt& x, int64_t y) {
+  if (auto v = x.maybe_as_int()) return div_rtn(*v, y);
+  return x / y;
+}
+
 // PyTorch's pooling_output_shape (dilation 1): with ceil_mode the last window must start
 // inside the input or the left padding.
-inline int64_t pooled_size(int64_t in, int64_t k, int64_t pad, int64_t stride, bool ceil_mode) {
-  int64_t out = div_rtn(in + 2 * pad - (k - 1) - 1 + (ceil_mode ? stride - 1 : 0), stride) + 1;
-  if (ceil_mode && (out - 1) * stride >= in + pad) --out;
+inline c10::SymInt pooled_size(const c10::SymInt& in, int64_t k, int64_t pad, int64_t stride, bool ceil_mode) {
+  c10::SymInt out = floor_div(in + (2 * pad - (k - 1) - 1 + (ceil_mode ? stride - 1 : 0)), stride) + 1;
+  if (ceil_mode && (out - 1) * stride >= in + pad) out = out - 1;
   return out;
 }
 
@@ -65,17 +75,27 @@ inline std::array<int64_t, 2> pair_arg(c10::IntArrayRef v, const char* op, const
   return {v[0], v.size() == 2 ? v[1] : v[0]};
 }
 
-// Validates self and the pooling arguments; fills everything but the layout decision's inputs.
-inline Pool2d make_pool2d(const at::Tensor& self, c10::IntArrayRef kernel_size,
-                          c10::IntArrayRef stride, c10::IntArrayRef padding, bool ceil_mode,
-                          const char* op) {
-  check_dtype(self, {at::kFloat, at::kDouble, at::kHalf, at::kBFloat16}, op, "self");
+// The checked arguments and the pooled result of one call.
+struct PoolShape {
+  std::array<int64_t, 2> k, s, p;
+  std::vector<c10::SymInt> out_sizes;  // [N, C, Ho, Wo] or [C, Ho, Wo]
+  bool channels_last = false;          // self (and the result) channels_last
+};
+
+// Validates self and the pooling arguments; the pooled sizes and the result's memory format.
+inline PoolShape pool_shape(const TensorInfo& self, c10::IntArrayRef kernel_size, c10::IntArrayRef stride,
+                            c10::IntArrayRef padding, bool ceil_mode, const char* op) {
+  check_dtype(self.dtype, float_dtypes(), op, "self");
   TORCH_CHECK(self.dim() == 3 || self.dim() == 4, "myops.", op,
               ": argument 'self' must be a 3-D [C, H, W] or 4-D [N, C, H, W] tensor, got ",
-              self.dim(), "-D with shape ", self.sizes());
-  auto k = pair_arg(kernel_size, op, "kernel_size");
-  auto s = pair_arg(stride, op, "stride", &k);
-  auto p = pair_arg(padding, op, "padding");
+              self.dim(), "-D with shape ", self.sizes);
+  PoolShape r;
+  auto& k = r.k;
+  auto& s = r.s;
+  auto& p = r.p;
+  k = pair_arg(kernel_size, op, "kernel_size");
+  s = pair_arg(stride, op, "stride", &k);
+  p = pair_arg(padding, op, "padding");
   // torch's pooling takes these as C int: larger values raise its overflow error
   for (auto [arg, v] : {std::pair<const char*, std::array<int64_t, 2>>{"kernel_size", k}, {"stride", s},
                         {"padding", p}}) {
@@ -93,28 +113,38 @@ inline Pool2d make_pool2d(const at::Tensor& self, c10::IntArrayRef kernel_size,
   TORCH_CHECK(p[0] <= k[0] / 2 && p[1] <= k[1] / 2, "myops.", op,
               ": argument 'padding' must be at most half of kernel_size, got padding ",
               c10::IntArrayRef(p), " for kernel_size ", c10::IntArrayRef(k));
+  const c10::SymInt &C = self.size(-3), &H = self.size(-2), &W = self.size(-1);
+  MYOPS_SYM_CHECK(C.sym_gt(0) & H.sym_gt(0) & W.sym_gt(0), "myops.", op,
+                  ": argument 'self' must have non-zero C, H and W (only the batch dim may be 0), got shape ",
+                  self.sizes);
+  const c10::SymInt Ho = pooled_size(H, k[0], p[0], s[0], ceil_mode);
+  const c10::SymInt Wo = pooled_size(W, k[1], p[1], s[1], ceil_mode);
+  MYOPS_SYM_CHECK(Ho.sym_ge(1) & Wo.sym_ge(1), "myops.", op, ": argument 'self' of spatial size [", H, ", ", W,
+                  "] gives a pooled output of [", Ho, ", ", Wo, "] for kernel_size ", c10::IntArrayRef(k),
+                  ", stride ", c10::IntArrayRef(s), ", padding ", c10::IntArrayRef(p), ", ceil_mode ", ceil_mode,
+                  ": the pooled output must be at least 1 x 1");
+  r.out_sizes.assign(self.sizes.begin(), self.sizes.end() - 2);
+  r.out_sizes.push_back(Ho);
+  r.out_sizes.push_back(Wo);
+  // Same rule as torch's max_pool2d output: channels_last when self's strides look like it
+  // (TensorImpl::suggest_memory_format's rule).
+  r.channels_last = self.dim() == 4 && c10::is_channels_last_strides_2d<c10::SymInt>(self.sizes, self.strides);
+  return r;
+}
+
+// The kernels' view of a checked call (concrete sizes).
+inline Pool2d make_pool2d(const at::Tensor& self, const PoolShape& r, bool ceil_mode) {
   Pool2d g;
   g.batched = self.dim() == 4;
   g.N = g.batched ? self.size(0) : 1;
   g.C = self.size(-3);
   g.H = self.size(-2);
   g.W = self.size(-1);
-  TORCH_CHECK(g.C > 0 && g.H > 0 && g.W > 0, "myops.", op,
-              ": argument 'self' must have non-zero C, H and W (only the batch dim may be 0), "
-              "got shape ",
-              self.sizes());
-  g.kH = k[0], g.kW = k[1], g.sH = s[0], g.sW = s[1], g.pH = p[0], g.pW = p[1];
+  g.kH = r.k[0], g.kW = r.k[1], g.sH = r.s[0], g.sW = r.s[1], g.pH = r.p[0], g.pW = r.p[1];
   g.ceil_mode = ceil_mode;
-  g.Ho = pooled_size(g.H, g.kH, g.pH, g.sH, ceil_mode);
-  g.Wo = pooled_size(g.W, g.kW, g.pW, g.sW, ceil_mode);
-  TORCH_CHECK(g.Ho >= 1 && g.Wo >= 1, "myops.", op, ": argument 'self' of spatial size [", g.H,
-              ", ", g.W, "] gives a pooled output of [", g.Ho, ", ", g.Wo,
-              "] for kernel_size ", c10::IntArrayRef(k), ", stride ", c10::IntArrayRef(s),
-              ", padding ", c10::IntArrayRef(p), ", ceil_mode ", ceil_mode,
-              ": the pooled output must be at least 1 x 1");
-  // Same rule as torch's max_pool2d output: channels_last when self's strides look like it.
-  g.channels_last =
-      g.batched && self.suggest_memory_format() == c10::MemoryFormat::ChannelsLast;
+  g.Ho = r.out_sizes[r.out_sizes.size() - 2].expect_int();
+  g.Wo = r.out_sizes.back().expect_int();
+  g.channels_last = r.channels_last;
   return g;
 }
 
@@ -124,14 +154,40 @@ inline c10::MemoryFormat memory_format(const Pool2d& g) {
 
 // Raises unless `other` broadcasts to `target` without changing it (the result keeps the
 // pooled shape).
-inline void check_broadcasts_to(const at::Tensor& other, c10::IntArrayRef target, const char* op) {
-  bool ok = other.dim() <= static_cast<int64_t>(target.size());
-  for (int64_t i = 1; ok && i <= other.dim(); ++i) {
-    int64_t s = other.size(-i), t = target[target.size() - i];
-    ok = s == 1 || s == t;
+inline void check_broadcasts_to(const TensorInfo& other, c10::SymIntArrayRef target, const char* op) {
+  const int64_t nt = static_cast<int64_t>(target.size());
+  c10::SymBool ok = other.dim() <= nt;
+  for (int64_t i = 1; i <= other.dim() && i <= nt; ++i) {
+    const c10::SymInt& s = other.size(-i);
+    ok = ok & (s.sym_eq(1) | s.sym_eq(target[nt - i]));
   }
-  TORCH_CHECK(ok, "myops.", op, ": argument 'other' of shape ", other.sizes(),
-              " must broadcast to the pooled shape ", target);
+  MYOPS_SYM_CHECK(ok, "myops.", op, ": argument 'other' of shape ", other.sizes,
+                  " must broadcast to the pooled shape ", target);
+}
+
+// Every check of max_pool2d_add, in order; the pooled shape.
+inline PoolShape forward_shape(const TensorInfo& self, const TensorInfo& other, c10::IntArrayRef kernel_size,
+                               c10::IntArrayRef stride, c10::IntArrayRef padding, bool ceil_mode, const char* op) {
+  check_same_device(self, "self", other, "other", op);
+  PoolShape r = pool_shape(self, kernel_size, stride, padding, ceil_mode, op);
+  check_dtype(other.dtype, all_dtypes(), op, "other");
+  check_broadcasts_to(other, r.out_sizes, op);
+  return r;
+}
+
+// Every check of max_pool2d_add_backward, in order; the pooled shape.
+inline PoolShape backward_shape(const TensorInfo& grad_output, const TensorInfo& self, c10::IntArrayRef kernel_size,
+                                c10::IntArrayRef stride, c10::IntArrayRef padding, bool ceil_mode, const char* op) {
+  check_same_device(self, "self", grad_output, "grad_output", op);
+  PoolShape r = pool_shape(self, kernel_size, stride, padding, ceil_mode, op);
+  check_dtype(grad_output.dtype, float_dtypes(), op, "grad_output");
+  c10::SymBool same = grad_output.dim() == static_cast<int64_t>(r.out_sizes.size());
+  for (int64_t d = 0; d < grad_output.dim() && d < static_cast<int64_t>(r.out_sizes.size()); ++d) {
+    same = same & grad_output.sizes[d].sym_eq(r.out_sizes[d]);
+  }
+  MYOPS_SYM_CHECK(same, "myops.", op, ": argument 'grad_output' must have the pooled shape ",
+                  c10::SymIntArrayRef(r.out_sizes), ", got ", grad_output.sizes);
+  return r;
 }
 
 // Element strides of `other` broadcast over the 4-D pooled shape [N, C, Ho, Wo] (0 on
@@ -160,13 +216,9 @@ struct Forward {
 inline Forward prepare_forward(const at::Tensor& self, const at::Tensor& other,
                                c10::IntArrayRef kernel_size, c10::IntArrayRef stride,
                                c10::IntArrayRef padding, bool ceil_mode, const char* op) {
-  check_same_device(self, "self", other, "other", op);
   Forward f;
-  f.g = make_pool2d(self, kernel_size, stride, padding, ceil_mode, op);
-  check_dtype(other, {at::kBool, at::kByte, at::kChar, at::kShort, at::kInt, at::kLong, at::kFloat, at::kDouble,
-                      at::kHalf, at::kBFloat16}, op, "other");
+  f.g = make_pool2d(self, forward_shape(self, other, kernel_size, stride, padding, ceil_mode, op), ceil_mode);
   auto sizes = f.g.out_sizes();
-  check_broadcasts_to(other, sizes, op);
   // torch.result_type(self, other) with a floating self that has dims: a 0-d or integral / bool
   // other does not change it.
   const auto rtype = other.dim() == 0 || !c10::isFloatingType(other.scalar_type())
@@ -192,15 +244,8 @@ struct Backward {
 inline Backward prepare_backward(const at::Tensor& grad_output, const at::Tensor& self,
                                  c10::IntArrayRef kernel_size, c10::IntArrayRef stride,
                                  c10::IntArrayRef padding, bool ceil_mode, const char* op) {
-  check_same_device(self, "self", grad_output, "grad_output", op);
   Backward b;
-  b.g = make_pool2d(self, kernel_size, stride, padding, ceil_mode, op);
-  check_dtype(grad_output, {at::kFloat, at::kDouble, at::kHalf, at::kBFloat16}, op,
-              "grad_output");
-  auto sizes = b.g.out_sizes();
-  TORCH_CHECK(grad_output.sizes() == c10::IntArrayRef(sizes), "myops.", op,
-              ": argument 'grad_output' must have the pooled shape ", c10::IntArrayRef(sizes),
-              ", got ", grad_output.sizes());
+  b.g = make_pool2d(self, backward_shape(grad_output, self, kernel_size, stride, padding, ceil_mode, op), ceil_mode);
   b.self = self.is_contiguous(memory_format(b.g)) ? self : self.contiguous(memory_format(b.g));
   b.grad = grad_output.scalar_type() == self.scalar_type() ? grad_output
                                                            : grad_output.to(self.scalar_type());

@@ -10,6 +10,8 @@
 
 #include "common/checks.h"
 
+#include <optional>
+
 namespace myops {
 namespace nms_common {
 
@@ -19,31 +21,69 @@ namespace nms_common {
 // op myops::_batched_nms_vanilla_above, python/myops/detection.py read it here.
 constexpr int64_t vanilla_above(bool cpu) { return cpu ? 4000 : 100000; }
 
-// boxes [N, 4], scores [N], both of one dtype, on one device.
-inline void check_shapes(const at::Tensor& boxes, const at::Tensor& scores, const char* op) {
+// The boxes' dtypes of the CPU kernel (`cpu`) or of the others (RuntimeError otherwise, as
+// torchvision's): its CPU kernel takes float and double, its CUDA kernel half too.
+inline c10::ArrayRef<at::ScalarType> box_dtypes(bool cpu) {
+  static constexpr at::ScalarType kCpu[] = {at::kFloat, at::kDouble};
+  static constexpr at::ScalarType kOther[] = {at::kHalf, at::kFloat, at::kDouble};
+  return cpu ? c10::ArrayRef<at::ScalarType>(kCpu) : c10::ArrayRef<at::ScalarType>(kOther);
+}
+inline void check_box_dtype(const TensorInfo& boxes, const char* op, bool cpu) {
+  check_dtype(boxes.dtype, box_dtypes(cpu), op, "boxes", /*not_implemented=*/false);
+}
+
+// boxes [N, 4], scores [N], both of one dtype (one of box_dtypes), on one device. These checks
+// read TensorInfo (common/checks.h): the fake kernels run them through the control op
+// myops::_nms_meta (csrc/myops.cpp).
+inline void check_boxes_scores(const TensorInfo& boxes, const TensorInfo& scores, const char* op, bool cpu) {
   TORCH_CHECK(boxes.dim() == 2, "myops.", op, ": argument 'boxes' must be a 2-D [N, 4] tensor, got ",
               boxes.dim(), "-D");
-  TORCH_CHECK(boxes.size(1) == 4, "myops.", op,
-              ": argument 'boxes' must have 4 elements in dim 1, got ", boxes.size(1));
+  MYOPS_SYM_CHECK(boxes.size(1).sym_eq(4), "myops.", op, ": argument 'boxes' must have 4 elements in dim 1, got ",
+                  boxes.size(1));
   TORCH_CHECK(scores.dim() == 1, "myops.", op, ": argument 'scores' must be a 1-D tensor, got ",
               scores.dim(), "-D");
-  TORCH_CHECK(boxes.size(0) == scores.size(0), "myops.", op,
-              ": arguments 'boxes' and 'scores' must have the same number of boxes, got ",
-              boxes.size(0), " and ", scores.size(0));
+  MYOPS_SYM_CHECK(boxes.size(0).sym_eq(scores.size(0)), "myops.", op,
+                  ": arguments 'boxes' and 'scores' must have the same number of boxes, got ", boxes.size(0),
+                  " and ", scores.size(0));
   check_same_device(boxes, "boxes", scores, "scores", op);
-  TORCH_CHECK(boxes.scalar_type() == scores.scalar_type(), "myops.", op,
-              ": arguments 'boxes' and 'scores' must have the same dtype, got ", boxes.scalar_type(),
-              " and ", scores.scalar_type());
+  TORCH_CHECK(boxes.dtype == scores.dtype, "myops.", op,
+              ": arguments 'boxes' and 'scores' must have the same dtype, got ", boxes.dtype, " and ",
+              scores.dtype);
+  check_box_dtype(boxes, op, cpu);
 }
 
 // idxs [N], a real dtype, on the boxes' device.
-inline void check_idxs(const at::Tensor& boxes, const at::Tensor& idxs, const char* op) {
-  TORCH_CHECK(idxs.dim() == 1 && idxs.size(0) == boxes.size(0), "myops.", op,
-              ": argument 'idxs' must be a 1-D tensor of ", boxes.size(0), " class indices, got shape ",
-              idxs.sizes());
-  TORCH_CHECK(!idxs.is_complex(), "myops.", op, ": argument 'idxs' must be real, got ",
-              idxs.scalar_type());
+inline void check_idxs(const TensorInfo& boxes, const TensorInfo& idxs, const char* op) {
+  MYOPS_SYM_CHECK(idxs.dim() == 1 ? idxs.size(0).sym_eq(boxes.size(0)) : c10::SymBool(false), "myops.", op,
+                  ": argument 'idxs' must be a 1-D tensor of ", boxes.size(0), " class indices, got shape ",
+                  idxs.sizes);
+  TORCH_CHECK(!c10::isComplexType(idxs.dtype), "myops.", op, ": argument 'idxs' must be real, got ", idxs.dtype);
   check_same_device(boxes, "boxes", idxs, "idxs", op);
+}
+
+// multiclass_nms_static: boxes [N, A, 4] or [N, A, C, 4], scores [N, A, C], one dtype (one of
+// box_dtypes), one device; max_detections and pre_nms_top_k >= 0.
+inline void check_multiclass(const TensorInfo& boxes, const TensorInfo& scores, int64_t max_detections,
+                             std::optional<int64_t> pre_nms_top_k, const char* op) {
+  TORCH_CHECK(scores.dim() == 3, "myops.", op, ": argument 'scores' must be a 3-D [N, A, C] tensor, got ",
+              scores.dim(), "-D");
+  TORCH_CHECK(boxes.dim() == 3 || boxes.dim() == 4, "myops.", op,
+              ": argument 'boxes' must be a 3-D [N, A, 4] or 4-D [N, A, C, 4] tensor, got ", boxes.dim(), "-D");
+  MYOPS_SYM_CHECK(boxes.size(-1).sym_eq(4), "myops.", op,
+                  ": argument 'boxes' must have 4 elements in its last dim, got ", boxes.size(-1));
+  const bool per_class = boxes.dim() == 4;
+  c10::SymBool agree = boxes.size(0).sym_eq(scores.size(0)) & boxes.size(1).sym_eq(scores.size(1));
+  if (per_class) agree = agree & boxes.size(2).sym_eq(scores.size(2));
+  MYOPS_SYM_CHECK(agree, "myops.", op, ": arguments 'boxes' ", boxes.sizes, " and 'scores' ", scores.sizes,
+                  " must agree in N, A", per_class ? " and C" : "",
+                  " (boxes [N, A, 4] or [N, A, C, 4], scores [N, A, C])");
+  check_same_device(boxes, "boxes", scores, "scores", op);
+  TORCH_CHECK(boxes.dtype == scores.dtype, "myops.", op,
+              ": arguments 'boxes' and 'scores' must have the same dtype, got ", boxes.dtype, " and ", scores.dtype);
+  check_box_dtype(boxes, op, boxes.device.is_cpu());
+  TORCH_CHECK(max_detections >= 0, "myops.", op, ": argument 'max_detections' must be >= 0, got ", max_detections);
+  TORCH_CHECK(!pre_nms_top_k.has_value() || *pre_nms_top_k >= 0, "myops.", op,
+              ": argument 'pre_nms_top_k' must be >= 0 or None, got ", pre_nms_top_k.value_or(0));
 }
 
 // torchvision's coordinate trick: boxes + (idxs * (boxes.max() + 1))[:, None], in the boxes'

@@ -44,10 +44,13 @@ inline std::vector<at::Tensor> contiguous_features(at::TensorList features) {
 
 // Checks every argument that does not need the data (the CPU kernel checks the batch indices
 // and levels too; on CUDA that would need a host sync). Message: "myops.roi_align_levels: ...".
-inline void check_inputs(at::TensorList features, const at::Tensor& rois, const at::Tensor& levels,
+// Reads TensorInfo (common/checks.h): the fake kernel runs these checks through the control op
+// myops::_roi_align_levels_meta (csrc/myops.cpp).
+inline void check_inputs(c10::ArrayRef<TensorInfo> features, const TensorInfo& rois, const TensorInfo& levels,
                          at::ArrayRef<double> spatial_scale, int64_t pooled_height, int64_t pooled_width,
                          int64_t sampling_ratio) {
   constexpr const char* op = "roi_align_levels";
+  constexpr int64_t kIntMax = std::numeric_limits<int>::max();
   const int64_t L = static_cast<int64_t>(features.size());
   TORCH_CHECK_VALUE(L >= 1 && L <= kMaxLevels, "myops.", op, ": argument 'features' must hold 1 to ",
                     kMaxLevels, " feature maps, got ", L);
@@ -57,39 +60,42 @@ inline void check_inputs(at::TensorList features, const at::Tensor& rois, const 
   TORCH_CHECK_VALUE(pooled_height >= 0 && pooled_width >= 0, "myops.", op,
                     ": arguments 'pooled_height' and 'pooled_width' must be >= 0, got ", pooled_height, " and ",
                     pooled_width);
-  TORCH_CHECK_VALUE(pooled_height <= std::numeric_limits<int>::max() && pooled_width <= std::numeric_limits<int>::max() &&
-                        sampling_ratio <= std::numeric_limits<int>::max(),
+  TORCH_CHECK_VALUE(pooled_height <= kIntMax && pooled_width <= kIntMax && sampling_ratio <= kIntMax,
                     "myops.", op, ": pooled_height, pooled_width and sampling_ratio must be below 2^31");
-  const at::Tensor& f0 = features[0];
+  const TensorInfo& f0 = features[0];
   for (int64_t l = 0; l < L; ++l) {
-    const at::Tensor& f = features[l];
+    const TensorInfo& f = features[l];
     TORCH_CHECK_VALUE(f.dim() == 4, "myops.", op, ": argument 'features' must hold 4-D [N, C, H, W] tensors, got ",
                       f.dim(), "-D at level ", l);
-    TORCH_CHECK_VALUE(f.size(0) == f0.size(0) && f.size(1) == f0.size(1), "myops.", op,
-                      ": the feature maps must have the same N and C, got ", f0.sizes(), " at level 0 and ",
-                      f.sizes(), " at level ", l);
-    TORCH_CHECK_VALUE(f.size(2) <= std::numeric_limits<int>::max() && f.size(3) <= std::numeric_limits<int>::max(),
-                      "myops.", op, ": a feature map's height and width must be below 2^31, got ", f.sizes(),
-                      " at level ", l);
-    TORCH_CHECK(f.scalar_type() == f0.scalar_type(), "myops.", op,
-                ": the feature maps must have one dtype, got ", f0.scalar_type(), " at level 0 and ",
-                f.scalar_type(), " at level ", l);
-    TORCH_CHECK(f.device() == f0.device(), "myops.", op, ": the feature maps must be on one device, got ",
-                f0.device(), " at level 0 and ", f.device(), " at level ", l);
+    MYOPS_SYM_CHECK_VALUE(f.size(0).sym_eq(f0.size(0)) & f.size(1).sym_eq(f0.size(1)), "myops.", op,
+                          ": the feature maps must have the same N and C, got ", f0.sizes, " at level 0 and ",
+                          f.sizes, " at level ", l);
+    MYOPS_SYM_CHECK_VALUE(f.size(2).sym_le(kIntMax) & f.size(3).sym_le(kIntMax), "myops.", op,
+                          ": a feature map's height and width must be below 2^31, got ", f.sizes, " at level ", l);
+    TORCH_CHECK(f.dtype == f0.dtype, "myops.", op, ": the feature maps must have one dtype, got ", f0.dtype,
+                " at level 0 and ", f.dtype, " at level ", l);
+    TORCH_CHECK(f.device == f0.device, "myops.", op, ": the feature maps must be on one device, got ", f0.device,
+                " at level 0 and ", f.device, " at level ", l);
   }
-  check_dtype(f0, {at::kHalf, at::kFloat, at::kDouble}, op, "features");
-  TORCH_CHECK_VALUE(rois.dim() == 2 && rois.size(1) == 5, "myops.", op,
-                    ": argument 'rois' must be a [K, 5] tensor (batch index, x1, y1, x2, y2), got shape ",
-                    rois.sizes());
-  TORCH_CHECK(rois.scalar_type() == f0.scalar_type(), "myops.", op,
-              ": argument 'rois' must have the features' dtype ", f0.scalar_type(), ", got ", rois.scalar_type());
+  check_dtype(f0.dtype, {at::kHalf, at::kFloat, at::kDouble}, op, "features");
+  MYOPS_SYM_CHECK_VALUE(rois.dim() == 2 ? rois.size(1).sym_eq(5) : c10::SymBool(false), "myops.", op,
+                        ": argument 'rois' must be a [K, 5] tensor (batch index, x1, y1, x2, y2), got shape ",
+                        rois.sizes);
+  TORCH_CHECK(rois.dtype == f0.dtype, "myops.", op, ": argument 'rois' must have the features' dtype ", f0.dtype,
+              ", got ", rois.dtype);
   check_same_device(f0, "features", rois, "rois", op);
-  TORCH_CHECK_VALUE(levels.dim() == 1 && levels.size(0) == rois.size(0), "myops.", op,
-                    ": argument 'levels' must be a 1-D tensor of ", rois.size(0), " levels (one per RoI), got shape ",
-                    levels.sizes());
-  TORCH_CHECK(levels.scalar_type() == at::kLong, "myops.", op, ": argument 'levels' must have dtype int64, got ",
-              levels.scalar_type());
+  MYOPS_SYM_CHECK_VALUE(levels.dim() == 1 ? levels.size(0).sym_eq(rois.size(0)) : c10::SymBool(false), "myops.", op,
+                        ": argument 'levels' must be a 1-D tensor of ", rois.size(0),
+                        " levels (one per RoI), got shape ", levels.sizes);
+  TORCH_CHECK(levels.dtype == at::kLong, "myops.", op, ": argument 'levels' must have dtype int64, got ",
+              levels.dtype);
   check_same_device(f0, "features", levels, "levels", op);
+}
+inline void check_inputs(at::TensorList features, const at::Tensor& rois, const at::Tensor& levels,
+                         at::ArrayRef<double> spatial_scale, int64_t pooled_height, int64_t pooled_width,
+                         int64_t sampling_ratio) {
+  const std::vector<TensorInfo> infos(features.begin(), features.end());
+  check_inputs(infos, rois, levels, spatial_scale, pooled_height, pooled_width, sampling_ratio);
 }
 
 // A batch index (the RoI's first column) that torchvision's (int) conversion maps into [0, n).

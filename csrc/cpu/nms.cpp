@@ -114,8 +114,7 @@ int64_t sweep(const at::Tensor& boxes, const int64_t* order, int64_t n, double i
 }
 
 void check_boxes_scores(const at::Tensor& boxes, const at::Tensor& scores, const char* op) {
-  nms_common::check_shapes(boxes, scores, op);
-  check_dtype(boxes, {at::kFloat, at::kDouble}, op, "boxes", /*not_implemented=*/false);
+  nms_common::check_boxes_scores(boxes, scores, op, /*cpu=*/true);
 }
 
 // Greedy NMS of (boxes, scores); writes min(kept, limit) indices to `keep`, returns kept.
@@ -208,7 +207,7 @@ std::tuple<at::Tensor, at::Tensor> pad_static(const at::Tensor& keep, int64_t si
 std::tuple<at::Tensor, at::Tensor> nms_static_cpu(const at::Tensor& boxes, const at::Tensor& scores,
                                                   double iou_threshold, int64_t size) {
   check_boxes_scores(boxes, scores, "nms_static");
-  MYOPS_CHECK(size >= 0, "nms_static", "size", "must be >= 0, got ", size);
+  check_size(size, "nms_static");
   return pad_static(nms_cpu(boxes, scores, iou_threshold), size);
 }
 
@@ -218,7 +217,7 @@ std::tuple<at::Tensor, at::Tensor> batched_nms_static_cpu(const at::Tensor& boxe
                                                           double iou_threshold, int64_t size) {
   check_boxes_scores(boxes, scores, "batched_nms_static");
   nms_common::check_idxs(boxes, idxs, "batched_nms_static");
-  MYOPS_CHECK(size >= 0, "batched_nms_static", "size", "must be >= 0, got ", size);
+  check_size(size, "batched_nms_static");
   return pad_static(batched_nms_cpu(boxes, scores, idxs, iou_threshold), size);
 }
 

@@ -19,7 +19,6 @@
 #include <ATen/core/Tensor.h>
 #include <ATen/ops/empty.h>
 #include <ATen/ops/empty_strided.h>
-#include <ATen/ops/ne.h>
 #include <c10/util/BFloat16.h>
 #include <c10/util/Half.h>
 #include <torch/library.h>
@@ -31,41 +30,21 @@
 #include <vector>
 
 #include "common/checks.h"
+#include "common/dtypes.h"
+#include "common/nonzero_rules.h"
 #include "common/strided.h"
+#include "common/uint_of.h"
 
 namespace myops {
 namespace {
 
-// The unsigned storage type of a dtype and the mask of the bits that make it nonzero.
+// The unsigned storage type of a dtype and the mask of the bits that make it nonzero
+// (common/nonzero_rules.h).
 template <typename T>
 struct Bits {
-  using type = std::make_unsigned_t<T>;
-  static constexpr type mask = static_cast<type>(~type(0));
-};
-template <>
-struct Bits<bool> {
-  using type = uint8_t;
-  static constexpr type mask = 0xff;
-};
-template <>
-struct Bits<c10::Half> {
-  using type = uint16_t;
-  static constexpr type mask = 0x7fff;
-};
-template <>
-struct Bits<c10::BFloat16> {
-  using type = uint16_t;
-  static constexpr type mask = 0x7fff;
-};
-template <>
-struct Bits<float> {
-  using type = uint32_t;
-  static constexpr type mask = 0x7fffffffu;
-};
-template <>
-struct Bits<double> {
-  using type = uint64_t;
-  static constexpr type mask = 0x7fffffffffffffffull;
+  using type = typename UIntOf<sizeof(T)>::type;
+  static constexpr type mask = static_cast<type>(nonzero_rules::mask(
+      std::is_floating_point_v<T> || std::is_same_v<T, c10::Half> || std::is_same_v<T, c10::BFloat16>, sizeof(T)));
 };
 
 // Smallest chunk worth a task of its own; a tensor this small runs inline on the caller.
@@ -274,10 +253,6 @@ void write_chunks(const U* data, const Space& sp, int ndim, const Partition& par
   });
 }
 
-#define MYOPS_NONZERO_DTYPES                                                                    \
-  {at::kBool, at::kByte, at::kChar, at::kShort, at::kInt, at::kLong, at::kHalf, at::kBFloat16, \
-   at::kFloat, at::kDouble}
-
 template <typename scalar_t>
 at::Tensor nonzero_impl(const at::Tensor& self) {
   using U = typename Bits<scalar_t>::type;
@@ -324,32 +299,25 @@ at::Tensor nonzero_static_impl(const at::Tensor& self, int64_t size, int64_t fil
   return out;
 }
 
-void check_input(const at::Tensor& self, const char* op) {
-  check_dtype(self, MYOPS_NONZERO_DTYPES, op, "self");
-}
-
-at::Tensor nonzero_cpu(const at::Tensor& self) {
-  if (self.is_complex()) return nonzero_cpu(at::ne(self, 0));  // nonzero: real or imaginary part
-  check_input(self, "nonzero");
+at::Tensor nonzero_cpu(const at::Tensor& in) {
+  const at::Tensor self = nonzero_rules::real_input(in);
+  nonzero_rules::check_input(self, "nonzero", /*cuda=*/false);
   at::Tensor out;
-  AT_DISPATCH_V2(self.scalar_type(), "myops.nonzero",
-                 AT_WRAP([&] { out = nonzero_impl<scalar_t>(self); }),
-                 AT_EXPAND(AT_INTEGRAL_TYPES), at::kBool, at::kHalf, at::kBFloat16, at::kFloat,
-                 at::kDouble);
+  AT_DISPATCH_V2(self.scalar_type(), "myops.nonzero", AT_WRAP([&] { out = nonzero_impl<scalar_t>(self); }),
+                 AT_EXPAND(MYOPS_ALL_DTYPES));
   return out;
 }
 
 // nonzero_static / nonzero_bounded: one counting and one writing pass; `nnz` gets the count.
-at::Tensor select_static(const at::Tensor& self, int64_t size, int64_t fill_value, int64_t* nnz,
+at::Tensor select_static(const at::Tensor& in, int64_t size, int64_t fill_value, int64_t* nnz,
                          const char* op) {
-  if (self.is_complex()) return select_static(at::ne(self, 0), size, fill_value, nnz, op);
-  check_input(self, op);
-  TORCH_CHECK(size >= 0, "myops.", op, ": argument 'size' must be >= 0, got ", size);
+  const at::Tensor self = nonzero_rules::real_input(in);
+  nonzero_rules::check_input(self, op, /*cuda=*/false);
+  check_size(size, op);
   at::Tensor out;
   AT_DISPATCH_V2(self.scalar_type(), "myops.nonzero_static",
                  AT_WRAP([&] { out = nonzero_static_impl<scalar_t>(self, size, fill_value, nnz); }),
-                 AT_EXPAND(AT_INTEGRAL_TYPES), at::kBool, at::kHalf, at::kBFloat16, at::kFloat,
-                 at::kDouble);
+                 AT_EXPAND(MYOPS_ALL_DTYPES));
   return out;
 }
 

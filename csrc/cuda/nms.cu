@@ -205,8 +205,7 @@ std::tuple<at::Tensor, at::Tensor> nms_device(const at::Tensor& boxes, const at:
 }
 
 void check_boxes_scores(const at::Tensor& boxes, const at::Tensor& scores, const char* op) {
-  nms_common::check_shapes(boxes, scores, op);
-  check_dtype(boxes, {at::kHalf, at::kFloat, at::kDouble}, op, "boxes", /*not_implemented=*/false);
+  nms_common::check_boxes_scores(boxes, scores, op, /*cpu=*/false);
 }
 
 // The class keys of batched_nms's per-class path (see Classes).
@@ -248,7 +247,7 @@ at::Tensor batched_nms_cuda(const at::Tensor& boxes, const at::Tensor& scores, c
 std::tuple<at::Tensor, at::Tensor> nms_static_cuda(const at::Tensor& boxes, const at::Tensor& scores,
                                                    double iou_threshold, int64_t size) {
   check_boxes_scores(boxes, scores, "nms_static");
-  MYOPS_CHECK(size >= 0, "nms_static", "size", "must be >= 0, got ", size);
+  check_size(size, "nms_static");
   CudaGuard guard(boxes.device());
   return nms_device(boxes, scores, at::Tensor(), iou_threshold, size);
 }
@@ -258,7 +257,7 @@ std::tuple<at::Tensor, at::Tensor> batched_nms_static_cuda(const at::Tensor& box
                                                            int64_t size) {
   check_boxes_scores(boxes, scores, "batched_nms_static");
   nms_common::check_idxs(boxes, idxs, "batched_nms_static");
-  MYOPS_CHECK(size >= 0, "batched_nms_static", "size", "must be >= 0, got ", size);
+  check_size(size, "batched_nms_static");
   CudaGuard guard(boxes.device());
   return batched_device(boxes, scores, idxs, iou_threshold, size);
 }

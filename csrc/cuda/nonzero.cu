@@ -23,7 +23,6 @@
 // rows >= size, and a kernel that reads the device count fills the remaining rows.
 #include <ATen/core/Tensor.h>
 #include <ATen/ops/empty.h>
-#include <ATen/ops/ne.h>
 #include <c10/cuda/CUDAException.h>
 #include <torch/library.h>
 
@@ -34,6 +33,7 @@
 #include <tuple>
 
 #include "common/checks.h"
+#include "common/nonzero_rules.h"
 #include "common/strided.h"
 #include "cuda/glue.h"
 #include "cuda/launch.h"
@@ -93,19 +93,8 @@ namespace {
 
 using nonzero_cuda::CoordSpec;
 using nonzero_cuda::FlagSource;
-using nonzero_cuda::kMaxRank;
 
 constexpr int64_t kWorstCaseCapBytes = int64_t(16) << 20;
-
-void check_input(const at::Tensor& self, const char* op) {
-  check_dtype(self,
-              {at::kBool, at::kByte, at::kChar, at::kShort, at::kInt, at::kLong, at::kHalf,
-               at::kBFloat16, at::kFloat, at::kDouble},
-              op, "self");
-  TORCH_CHECK(self.dim() <= kMaxRank, "myops.", op, ": argument 'self' must have at most ",
-              kMaxRank,
-              " dims on CUDA, got ", self.dim());
-}
 
 // How the kernels read the flags of `self`. Non-contiguous inputs are read through strides
 // (coalesced dims, 32-bit offsets); a contiguous copy is made (into `keep`) only when the
@@ -113,13 +102,7 @@ void check_input(const at::Tensor& self, const char* op) {
 FlagSource make_flags(const at::Tensor& self, at::Tensor& keep) {
   FlagSource f;
   f.elem_size = static_cast<int>(self.element_size());
-  switch (self.scalar_type()) {
-    case at::kHalf:
-    case at::kBFloat16: f.mask = 0x7fffull; break;
-    case at::kFloat: f.mask = 0x7fffffffull; break;
-    case at::kDouble: f.mask = 0x7fffffffffffffffull; break;
-    default: f.mask = f.elem_size == 8 ? ~uint64_t(0) : ((uint64_t(1) << (8 * f.elem_size)) - 1);
-  }
+  f.mask = nonzero_rules::mask_of(self.scalar_type());
   const at::Tensor* src = &self;
   if (!self.is_contiguous()) {
     StridedShape<1> sh;
@@ -163,9 +146,9 @@ int64_t read_count(const at::Tensor& d_count, cudaStream_t stream) {
   return read_device_int64(d_count.const_data_ptr<int64_t>(), stream);
 }
 
-at::Tensor nonzero_on_cuda(const at::Tensor& self) {
-  if (self.is_complex()) return nonzero_on_cuda(at::ne(self, 0));  // nonzero: real or imaginary part
-  check_input(self, "nonzero");
+at::Tensor nonzero_on_cuda(const at::Tensor& in) {
+  const at::Tensor self = nonzero_rules::real_input(in);
+  nonzero_rules::check_input(self, "nonzero", /*cuda=*/true);
   CudaGuard guard(self.device());
   const cudaStream_t stream = current_stream();
   const auto opts = self.options().dtype(at::kLong);
@@ -211,11 +194,11 @@ at::Tensor nonzero_on_cuda(const at::Tensor& self) {
 // nonzero_static / nonzero_bounded: the one select pass (it stores the true count in `d_count`,
 // a 0-d int64 on the device) and the tail fill that reads it. Never synchronizes. An undefined
 // `d_count` (nonzero_static) means the count is not wanted: a scratch one is used when needed.
-at::Tensor select_static(const at::Tensor& self, int64_t size, int64_t fill_value,
+at::Tensor select_static(const at::Tensor& in, int64_t size, int64_t fill_value,
                          const at::Tensor& d_count, const char* op) {
-  if (self.is_complex()) return select_static(at::ne(self, 0), size, fill_value, d_count, op);
-  check_input(self, op);
-  TORCH_CHECK(size >= 0, "myops.", op, ": argument 'size' must be >= 0, got ", size);
+  const at::Tensor self = nonzero_rules::real_input(in);
+  nonzero_rules::check_input(self, op, /*cuda=*/true);
+  check_size(size, op);
   CudaGuard guard(self.device());
   const cudaStream_t stream = current_stream();
   const auto opts = self.options().dtype(at::kLong);

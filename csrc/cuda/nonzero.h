@@ -5,13 +5,14 @@
 
 #include <cstdint>
 
+#include "common/nonzero_bits.h"
 #include "common/strided.h"
 
 namespace myops {
 namespace nonzero_cuda {
 
-// Highest rank whose coordinates the CUDA kernels write (torch's own CUDA nonzero stops at 25).
-constexpr int kMaxRank = 64;
+// Highest rank whose coordinates the CUDA kernels write (common/nonzero_bits.h).
+constexpr int kMaxRank = nonzero_rules::kMaxCudaRank;
 
 // How to read the "is nonzero" flag of the element at linear (row-major) position i: load
 // `elem_size` bytes and test `bits & mask` (the mask drops the sign bit of floating types, so

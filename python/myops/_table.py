@@ -1,16 +1,24 @@
-"""The elementwise op table (csrc/include/myops/op_table.h) as the library hands it to Python
-(torch.ops.myops._ew_table()): the fake kernels and the test tables read it instead of
+"""The elementwise op table (csrc/include/myops/op_table.h) and the supported dtype sets
+(csrc/common/dtypes.h) as the library hands them to Python (torch.ops.myops._ew_table(),
+torch.ops.myops._dtypes()): the fake kernels and the test tables read them instead of
 restating the op list, arities and dtype rules."""
 from typing import Dict, NamedTuple, Tuple
 
 import torch
 
-_ALL = (
-    torch.bool, torch.uint8, torch.int8, torch.int16, torch.int32, torch.int64,
-    torch.float16, torch.bfloat16, torch.float32, torch.float64,
-)
-# the DTYPES column: the storage dtypes a kernel runs on
-DTYPES = {"All": _ALL, "NonBool": _ALL[1:], "Float": _ALL[6:]}
+
+def _dtype_sets() -> Dict[str, Tuple[torch.dtype, ...]]:
+    sets = {}
+    for row in torch.ops.myops._dtypes():
+        column, names = row.split("|")
+        sets[column] = tuple(getattr(torch, n) for n in names.split(","))
+    return sets
+
+
+# the DTYPES column: the storage dtypes a kernel runs on (csrc/common/dtypes.h, the one list of
+# the supported dtypes; "All" is every dtype myops supports)
+DTYPES: Dict[str, Tuple[torch.dtype, ...]] = _dtype_sets()
+_ALL = DTYPES["All"]
 
 
 class EwOp(NamedTuple):
