@@ -368,8 +368,8 @@ struct Kernels {
         [&] { return B::gelu(self, approximate); });
   }
 
-  // The plain unary ops of the table (SIG unary): routed for a tensor on this device of a dtype
-  // the op takes (the kernel's DTYPES; any for IntToFloat).
+  // The table's unary ops with the generic ENTRY (myops/op_signatures.h): routed for a tensor
+  // on this device of a dtype the op takes (the kernel's DTYPES; any for IntToFloat).
   static bool takes(ew::EwOp op, at::ScalarType s) {
     const auto& info = ew::kOps[static_cast<int>(op)];
     if (info.rule == ew::EwRule::IntToFloat) return true;
@@ -383,30 +383,15 @@ struct Kernels {
     }
     return true;
   }
-#define MYOPS_OVERRIDE_UNARY_unary(FN)                                                             \
+#define MYOPS_OVERRIDE_UNARY_generic(FN)                                                          \
   static at::Tensor FN(const at::Tensor& self) {                                                   \
     return route(                                                                                  \
         op_##FN, on(self) && takes(ew::EwOp::FN, self.scalar_type()),                              \
         [&] { return MYOPS_OVERRIDE_EW(FN, self); }, [&] { return B::FN(self); });                 \
   }
-#define MYOPS_OVERRIDE_UNARY_none(FN)
+#define MYOPS_OVERRIDE_UNARY_own(FN)
 #define MYOPS_OVERRIDE_UNARY(FN, NAME, OVERLOAD, KIND, RULE, SIG, SCHEMA, DROPIN) \
-  MYOPS_EW_IF_ROUTED(DROPIN)(MYOPS_OVERRIDE_UNARY_IS_##SIG(FN))
-#define MYOPS_OVERRIDE_UNARY_IS_unary(FN) MYOPS_OVERRIDE_UNARY_unary(FN)
-#define MYOPS_OVERRIDE_UNARY_IS_gelu(FN)
-#define MYOPS_OVERRIDE_UNARY_IS_scalar(FN)
-#define MYOPS_OVERRIDE_UNARY_IS_cast(FN)
-#define MYOPS_OVERRIDE_UNARY_IS_binary(FN)
-#define MYOPS_OVERRIDE_UNARY_IS_alpha(FN)
-#define MYOPS_OVERRIDE_UNARY_IS_ternary(FN)
-#define MYOPS_OVERRIDE_UNARY_IS_value(FN)
-#define MYOPS_OVERRIDE_UNARY_IS_clamp_scalar(FN)
-#define MYOPS_OVERRIDE_UNARY_IS_scalar_alpha(FN)
-#define MYOPS_OVERRIDE_UNARY_IS_rscalar(FN)
-#define MYOPS_OVERRIDE_UNARY_IS_rscalar_alpha(FN)
-#define MYOPS_OVERRIDE_UNARY_IS_where_scalar_self(FN)
-#define MYOPS_OVERRIDE_UNARY_IS_where_scalar_other(FN)
-#define MYOPS_OVERRIDE_UNARY_IS_where_scalars(FN)
+  MYOPS_EW_IF_ROUTED(DROPIN)(MYOPS_EW_BY_ENTRY(MYOPS_OVERRIDE_UNARY_, SIG)(FN))
   MYOPS_EW_OPS(MYOPS_OVERRIDE_UNARY)
 
   // pow on floating operands (the kernel's dtypes); on CUDA a host scalar exponent stays torch's
