@@ -142,7 +142,7 @@ inline auto route(Op op, bool supported, Mine&& mine, Theirs&& theirs) -> declty
     try {
       Nested nested;
       auto r = mine();
-      count(op, true);
+      count(op, /*routed=*/true);
       return r;
     } catch (const c10::AcceleratorError&) {
       throw;  // a device error (a failed launch, a fault) is the kernel's, not a refusal
@@ -150,7 +150,7 @@ inline auto route(Op op, bool supported, Mine&& mine, Theirs&& theirs) -> declty
       // the myops op refused the call: torch decides (and raises its own error if it is bad)
     }
   }
-  count(op, false, supported ? kRefused : kArguments);
+  count(op, /*routed=*/false, supported ? kRefused : kArguments);
   return theirs();
 }
 

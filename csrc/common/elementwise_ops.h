@@ -527,7 +527,7 @@ struct Ops {
       }
       return at::scalar_tensor(s, at::TensorOptions().dtype(dt));
     };
-    auto out = ternary("clamp", EwKind::ClampScalar, self, bound(min, false), bound(max, true),
+    auto out = ternary("clamp", EwKind::ClampScalar, self, bound(min, /*upper=*/false), bound(max, /*upper=*/true),
                        {"self", "min", "max"}, {});
     if (fill) out.fill_(std::numeric_limits<double>::quiet_NaN());
     return out;
