@@ -17,9 +17,6 @@ c10::TypedOperatorHandle<Sig> handle(const char* name, const char* overload = ""
 }
 
 using Unary = Tensor(const Tensor&);
-using Binary = Tensor(const Tensor&, const Tensor&);
-using WithScalar = Tensor(const Tensor&, const Tensor&, const c10::Scalar&);
-using Ternary = Tensor(const Tensor&, const Tensor&, const Tensor&);
 
 }  // namespace
 

@@ -275,9 +275,6 @@ struct Kernels {
     return alpha_ok(at::isFloatingType(self.scalar_type()) || at::isFloatingType(other.scalar_type()), alpha);
   }
 
-  using BinarySig = at::Tensor(const at::Tensor&, const at::Tensor&);
-  using AlphaSig = at::Tensor(const at::Tensor&, const at::Tensor&, const c10::Scalar&);
-
   static at::Tensor add(const at::Tensor& self, const at::Tensor& other, const c10::Scalar& alpha) {
     return route(
         op_add, binary_ok(self, other) && alpha_ok(self, other, alpha),
@@ -357,8 +354,6 @@ struct Kernels {
   }
 
   // ---- unary --------------------------------------------------------------------------------
-
-  using UnarySig = at::Tensor(const at::Tensor&);
 
   static at::Tensor gelu(const at::Tensor& self, c10::string_view approximate) {
     bool ok = on(self) && at::isFloatingType(self.scalar_type()) && (approximate == "none" || approximate == "tanh");
