@@ -143,7 +143,7 @@ Tensor negated_times(const Tensor& grad, const c10::Scalar& alpha) {
 
 // ---- unary ------------------------------------------------------------------------------------
 
-// The unary ops of the table (SIG unary): one Function, the formula per op. UnaryGrad<OP>
+// The unary ops of the table with the generic ENTRY (SIG unary): one Function, the formula per op. UnaryGrad<OP>
 // says what the backward needs (the input, the result) and computes the gradient from the
 // incoming one: torch's formula (derivatives.yaml), in torch's order (the same bits).
 template <ew::EwOp OP>
@@ -396,7 +396,7 @@ Tensor cast_autograd(const Tensor& self, c10::ScalarType dtype) {
 // add and sub: d/dself = grad, d/dother = ±alpha * grad
 template <bool kSub>
 struct AddSubFn : Function<AddSubFn<kSub>> {
-  static const c10::TypedOperatorHandle<ew::Sig_alpha>& op() { return kSub ? ew::ops::sub() : ew::ops::add(); }
+  static const auto& op() { return kSub ? ew::ops::sub() : ew::ops::add(); }
   static Tensor forward(AutogradContext* ctx, const Tensor& self, const Tensor& other, const c10::Scalar& alpha) {
     Meta::save(ctx, "self", self);
     Meta::save(ctx, "other", other);
@@ -479,7 +479,7 @@ Tensor zero_where(Tensor kept, const Tensor& loses) { return kept.masked_fill_(l
 // get the full gradient.
 template <bool kMax>
 struct MinMaxFn : Function<MinMaxFn<kMax>> {
-  static const c10::TypedOperatorHandle<ew::Sig_binary>& op() { return kMax ? ew::ops::maximum() : ew::ops::minimum(); }
+  static const auto& op() { return kMax ? ew::ops::maximum() : ew::ops::minimum(); }
   static Tensor forward(AutogradContext* ctx, const Tensor& self, const Tensor& other) {
     ctx->save_for_backward({self, other});
     return below_autograd(op(), self, other);
@@ -867,27 +867,17 @@ TORCH_LIBRARY_IMPL(myops, Autograd, m) {
     m.impl(op, torch::autograd::autogradNotImplementedFallback());
   }
   using namespace myops;
-  // every op of the elementwise table (myops/op_table.h): a plain unary op's kernel is
-  // unary_autograd<OP> (its formula: UnaryGrad<OP>), any other op FN's is FN_autograd
-#define MYOPS_EW_AUTOGRAD_unary(FN) &unary_autograd<ew::EwOp::FN>
-#define MYOPS_EW_AUTOGRAD_gelu(FN) &FN##_autograd
-#define MYOPS_EW_AUTOGRAD_scalar MYOPS_EW_AUTOGRAD_gelu
-#define MYOPS_EW_AUTOGRAD_cast MYOPS_EW_AUTOGRAD_gelu
-#define MYOPS_EW_AUTOGRAD_binary MYOPS_EW_AUTOGRAD_gelu
-#define MYOPS_EW_AUTOGRAD_alpha MYOPS_EW_AUTOGRAD_gelu
-#define MYOPS_EW_AUTOGRAD_ternary MYOPS_EW_AUTOGRAD_gelu
-#define MYOPS_EW_AUTOGRAD_value MYOPS_EW_AUTOGRAD_gelu
-#define MYOPS_EW_AUTOGRAD_clamp_scalar MYOPS_EW_AUTOGRAD_gelu
-#define MYOPS_EW_AUTOGRAD_scalar_alpha MYOPS_EW_AUTOGRAD_gelu
-#define MYOPS_EW_AUTOGRAD_rscalar MYOPS_EW_AUTOGRAD_gelu
-#define MYOPS_EW_AUTOGRAD_rscalar_alpha MYOPS_EW_AUTOGRAD_gelu
-#define MYOPS_EW_AUTOGRAD_where_scalar_self MYOPS_EW_AUTOGRAD_gelu
-#define MYOPS_EW_AUTOGRAD_where_scalar_other MYOPS_EW_AUTOGRAD_gelu
-#define MYOPS_EW_AUTOGRAD_where_scalars MYOPS_EW_AUTOGRAD_gelu
+  // every op of the elementwise table (myops/op_table.h), by its SIG's ENTRY
+  // (myops/op_signatures.h): generic, unary_autograd<OP> (its formula: UnaryGrad<OP>); own,
+  // FN_autograd
+#define MYOPS_EW_AUTOGRAD_generic(FN) &unary_autograd<ew::EwOp::FN>
+#define MYOPS_EW_AUTOGRAD_own(FN) &FN##_autograd
 #define MYOPS_EW_AUTOGRAD(FN, NAME, OVERLOAD, KIND, RULE, SIG, ...) \
-  m.impl(MYOPS_EW_QUALNAME(NAME, OVERLOAD), MYOPS_EW_AUTOGRAD_##SIG(FN));
+  m.impl(MYOPS_EW_QUALNAME(NAME, OVERLOAD), MYOPS_EW_BY_ENTRY(MYOPS_EW_AUTOGRAD_, SIG)(FN));
   MYOPS_EW_OPS(MYOPS_EW_AUTOGRAD)
 #undef MYOPS_EW_AUTOGRAD
+#undef MYOPS_EW_AUTOGRAD_generic
+#undef MYOPS_EW_AUTOGRAD_own
   m.impl("max_pool2d_add", &max_pool2d_add_autograd);
   m.impl("diagonal", &diagonal_autograd);
   m.impl("diagonal_backward", &diagonal_backward_autograd);

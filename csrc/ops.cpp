@@ -6,6 +6,7 @@
 #include <ATen/core/dispatch/Dispatcher.h>
 
 #include "common/op_handles.h"
+#include "myops/op_signatures.h"
 
 namespace myops {
 namespace {
@@ -16,9 +17,6 @@ c10::TypedOperatorHandle<Sig> handle(const char* name, const char* overload = ""
 }
 
 using Unary = Tensor(const Tensor&);
-using Binary = Tensor(const Tensor&, const Tensor&);
-using WithScalar = Tensor(const Tensor&, const Tensor&, const c10::Scalar&);
-using Ternary = Tensor(const Tensor&, const Tensor&, const Tensor&);
 
 }  // namespace
 
@@ -106,47 +104,6 @@ Tensor conv_bounded(const Tensor& input, const Tensor& weight, const std::option
              input, weight, bias, stride, padding, dilation, transposed, output_padding, groups, count);
 }
 
-// The elementwise ops: one function per line of the op table (common/op_table.h), calling the
-// shared handle (common/op_handles.h); its parameters are those of the SIG column. clamp.Scalar
-// is the C++ overload clamp(self, optional min, optional max).
-#define MYOPS_API_unary(FN, NAME) \
-  Tensor FN(const Tensor& a) { return ew::ops::FN().call(a); }
-#define MYOPS_API_gelu(FN, NAME) \
-  Tensor FN(const Tensor& a, c10::string_view s) { return ew::ops::FN().call(a, s); }
-#define MYOPS_API_scalar(FN, NAME) \
-  Tensor FN(const Tensor& a, const c10::Scalar& s) { return ew::ops::FN().call(a, s); }
-#define MYOPS_API_cast(FN, NAME) \
-  Tensor FN(const Tensor& a, c10::ScalarType t) { return ew::ops::FN().call(a, t); }
-#define MYOPS_API_binary(FN, NAME) \
-  Tensor FN(const Tensor& a, const Tensor& b) { return ew::ops::FN().call(a, b); }
-#define MYOPS_API_alpha(FN, NAME) \
-  Tensor FN(const Tensor& a, const Tensor& b, const c10::Scalar& s) { return ew::ops::FN().call(a, b, s); }
-#define MYOPS_API_ternary(FN, NAME) \
-  Tensor FN(const Tensor& a, const Tensor& b, const Tensor& c) { return ew::ops::FN().call(a, b, c); }
-#define MYOPS_API_value(FN, NAME)                                               \
-  Tensor FN(const Tensor& a, const Tensor& b, const Tensor& c, const c10::Scalar& s) { \
-    return ew::ops::FN().call(a, b, c, s);                                        \
-  }
-#define MYOPS_API_scalar_alpha(FN, NAME) \
-  Tensor FN(const Tensor& a, const c10::Scalar& s, const c10::Scalar& alpha) { return ew::ops::FN().call(a, s, alpha); }
-#define MYOPS_API_rscalar(FN, NAME) \
-  Tensor FN(const c10::Scalar& s, const Tensor& a) { return ew::ops::FN().call(s, a); }
-#define MYOPS_API_rscalar_alpha(FN, NAME) \
-  Tensor FN(const c10::Scalar& s, const Tensor& a, const c10::Scalar& alpha) { return ew::ops::FN().call(s, a, alpha); }
-#define MYOPS_API_where_scalar_self(FN, NAME) \
-  Tensor FN(const Tensor& c, const c10::Scalar& s, const Tensor& a) { return ew::ops::FN().call(c, s, a); }
-#define MYOPS_API_where_scalar_other(FN, NAME) \
-  Tensor FN(const Tensor& c, const Tensor& a, const c10::Scalar& s) { return ew::ops::FN().call(c, a, s); }
-#define MYOPS_API_where_scalars(FN, NAME) \
-  Tensor FN(const Tensor& c, const c10::Scalar& a, const c10::Scalar& b) { return ew::ops::FN().call(c, a, b); }
-#define MYOPS_API_clamp_scalar(FN, NAME)                                                             \
-  Tensor NAME(const Tensor& a, const std::optional<c10::Scalar>& lo, const std::optional<c10::Scalar>& hi) { \
-    return ew::ops::FN().call(a, lo, hi);                                                              \
-  }
-#define MYOPS_API_DEF(FN, NAME, OVERLOAD, KIND, RULE, SIG, ...) MYOPS_API_##SIG(FN, NAME)
-MYOPS_EW_OPS(MYOPS_API_DEF)
-#undef MYOPS_API_DEF
-
 Tensor max_pool2d_add(const Tensor& self, const Tensor& other, at::IntArrayRef kernel_size, at::IntArrayRef stride,
                       at::IntArrayRef padding, bool ceil_mode) {
   MYOPS_CALL(max_pool2d_add,
@@ -161,3 +118,14 @@ Tensor diagonal(const Tensor& self, int64_t offset, int64_t dim1, int64_t dim2) 
 #undef MYOPS_CALL
 
 }  // namespace myops
+
+// The elementwise ops: one function per line of the op table (myops/op_table.h), its
+// parameters those of its SIG (myops/op_signatures.h), calling the shared handle
+// (common/op_handles.h). Defined with qualified names: each must match its declaration in
+// myops/ops_elementwise.h (else the build fails: regenerate that header).
+#define MYOPS_API_DEF(FN, NAME, OVERLOAD, KIND, RULE, SIG, ...)                  \
+  at::Tensor myops::MYOPS_EW_API_FN(FN, NAME, SIG)(MYOPS_EW_PARAMS(SIG)) { \
+    return myops::ew::ops::FN().call(MYOPS_EW_ARGS(SIG));                        \
+  }
+MYOPS_EW_OPS(MYOPS_API_DEF)
+#undef MYOPS_API_DEF

@@ -101,6 +101,16 @@ class _Model(torch.nn.Module):
         return torch.ops.myops.relu(torch.ops.myops.max_pool2d_add(x, other)) + 1
 
 
+def test_ops_elementwise_header_is_current():
+    """csrc/include/myops/ops_elementwise.h (the C++ API's elementwise declarations, written out)
+    is what tools/gen_ops_elementwise.py writes from the op table and its signatures."""
+    r = subprocess.run(
+        [sys.executable, os.path.join(ROOT, "tools", "gen_ops_elementwise.py"), "--check"],
+        capture_output=True, text=True,
+    )
+    assert r.returncode == 0, r.stdout + r.stderr
+
+
 @pytest.fixture(scope="module")
 def aoti_package(tmp_path_factory):
     """An AOTInductor package (CPU) of a model that calls two myops ops (see main.cpp)."""

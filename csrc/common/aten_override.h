@@ -142,7 +142,7 @@ inline auto route(Op op, bool supported, Mine&& mine, Theirs&& theirs) -> declty
     try {
       Nested nested;
       auto r = mine();
-      count(op, true);
+      count(op, /*routed=*/true);
       return r;
     } catch (const c10::AcceleratorError&) {
       throw;  // a device error (a failed launch, a fault) is the kernel's, not a refusal
@@ -150,7 +150,7 @@ inline auto route(Op op, bool supported, Mine&& mine, Theirs&& theirs) -> declty
       // the myops op refused the call: torch decides (and raises its own error if it is bad)
     }
   }
-  count(op, false, supported ? kRefused : kArguments);
+  count(op, /*routed=*/false, supported ? kRefused : kArguments);
   return theirs();
 }
 
@@ -275,9 +275,6 @@ struct Kernels {
     return alpha_ok(at::isFloatingType(self.scalar_type()) || at::isFloatingType(other.scalar_type()), alpha);
   }
 
-  using BinarySig = at::Tensor(const at::Tensor&, const at::Tensor&);
-  using AlphaSig = at::Tensor(const at::Tensor&, const at::Tensor&, const c10::Scalar&);
-
   static at::Tensor add(const at::Tensor& self, const at::Tensor& other, const c10::Scalar& alpha) {
     return route(
         op_add, binary_ok(self, other) && alpha_ok(self, other, alpha),
@@ -358,8 +355,6 @@ struct Kernels {
 
   // ---- unary --------------------------------------------------------------------------------
 
-  using UnarySig = at::Tensor(const at::Tensor&);
-
   static at::Tensor gelu(const at::Tensor& self, c10::string_view approximate) {
     bool ok = on(self) && at::isFloatingType(self.scalar_type()) && (approximate == "none" || approximate == "tanh");
     return route(
@@ -368,8 +363,8 @@ struct Kernels {
         [&] { return B::gelu(self, approximate); });
   }
 
-  // The plain unary ops of the table (SIG unary): routed for a tensor on this device of a dtype
-  // the op takes (the kernel's DTYPES; any for IntToFloat).
+  // The table's unary ops with the generic ENTRY (myops/op_signatures.h): routed for a tensor
+  // on this device of a dtype the op takes (the kernel's DTYPES; any for IntToFloat).
   static bool takes(ew::EwOp op, at::ScalarType s) {
     const auto& info = ew::kOps[static_cast<int>(op)];
     if (info.rule == ew::EwRule::IntToFloat) return true;
@@ -383,30 +378,15 @@ struct Kernels {
     }
     return true;
   }
-#define MYOPS_OVERRIDE_UNARY_unary(FN)                                                             \
+#define MYOPS_OVERRIDE_UNARY_generic(FN)                                                          \
   static at::Tensor FN(const at::Tensor& self) {                                                   \
     return route(                                                                                  \
         op_##FN, on(self) && takes(ew::EwOp::FN, self.scalar_type()),                              \
         [&] { return MYOPS_OVERRIDE_EW(FN, self); }, [&] { return B::FN(self); });                 \
   }
-#define MYOPS_OVERRIDE_UNARY_none(FN)
+#define MYOPS_OVERRIDE_UNARY_own(FN)
 #define MYOPS_OVERRIDE_UNARY(FN, NAME, OVERLOAD, KIND, RULE, SIG, SCHEMA, DROPIN) \
-  MYOPS_EW_IF_ROUTED(DROPIN)(MYOPS_OVERRIDE_UNARY_IS_##SIG(FN))
-#define MYOPS_OVERRIDE_UNARY_IS_unary(FN) MYOPS_OVERRIDE_UNARY_unary(FN)
-#define MYOPS_OVERRIDE_UNARY_IS_gelu(FN)
-#define MYOPS_OVERRIDE_UNARY_IS_scalar(FN)
-#define MYOPS_OVERRIDE_UNARY_IS_cast(FN)
-#define MYOPS_OVERRIDE_UNARY_IS_binary(FN)
-#define MYOPS_OVERRIDE_UNARY_IS_alpha(FN)
-#define MYOPS_OVERRIDE_UNARY_IS_ternary(FN)
-#define MYOPS_OVERRIDE_UNARY_IS_value(FN)
-#define MYOPS_OVERRIDE_UNARY_IS_clamp_scalar(FN)
-#define MYOPS_OVERRIDE_UNARY_IS_scalar_alpha(FN)
-#define MYOPS_OVERRIDE_UNARY_IS_rscalar(FN)
-#define MYOPS_OVERRIDE_UNARY_IS_rscalar_alpha(FN)
-#define MYOPS_OVERRIDE_UNARY_IS_where_scalar_self(FN)
-#define MYOPS_OVERRIDE_UNARY_IS_where_scalar_other(FN)
-#define MYOPS_OVERRIDE_UNARY_IS_where_scalars(FN)
+  MYOPS_EW_IF_ROUTED(DROPIN)(MYOPS_EW_BY_ENTRY(MYOPS_OVERRIDE_UNARY_, SIG)(FN))
   MYOPS_EW_OPS(MYOPS_OVERRIDE_UNARY)
 
   // pow on floating operands (the kernel's dtypes); on CUDA a host scalar exponent stays torch's

@@ -175,16 +175,6 @@ struct Tanh {
   }
 };
 
-// Conversion with PyTorch's semantics (c10::convert: float->int truncates, x->bool is x != 0).
-// Used by the cast kernels, which template on both storage types (no compute type).
-template <typename To>
-struct CastTo {
-  template <typename From>
-  MYOPS_HD To operator()(From v) const {
-    return c10::convert<To>(v);
-  }
-};
-
 // ---- binary -----------------------------------------------------------------------------------
 
 // a + alpha * b (sub is add with -alpha), fused for floating types as PyTorch's vector
@@ -270,13 +260,6 @@ struct Pow {
 };
 
 // ---- ternary ----------------------------------------------------------------------------------
-
-struct Where {
-  template <typename C>
-  MYOPS_HD C operator()(bool c, C a, C b) const {
-    return c ? a : b;
-  }
-};
 
 // self + value * t1 * t2 (torch's operation order; the final add fused for floating types,
 // as compilers contract it in PyTorch's kernels).

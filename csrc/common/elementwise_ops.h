@@ -21,6 +21,7 @@
 #include <optional>
 
 #include "common/elementwise_host.h"
+#include "myops/op_signatures.h"
 #include "common/torch_version.h"
 
 namespace myops {
@@ -28,7 +29,7 @@ namespace ew {
 
 struct EwParams {
   c10::Scalar alpha = 1;  // add/sub: alpha (sub passes -alpha); addcmul: value
-  bool tanh = false;      // gelu approximate='tanh'
+  bool gelu_tanh = false;  // gelu approximate='tanh'
   // gelu (erf form) where torch's CPU gelu runs oneDNN's JIT kernel (TorchCpuGelu::OneDnnJit):
   // its results at the edges of the range follow that kernel's
   bool onednn_gelu = false;
@@ -50,6 +51,12 @@ TorchCpuGelu torch_cpu_gelu_path(const at::Tensor& self);
 // oneDNN's memory descriptors hold at most this many dims (DNNL_MAX_NDIMS): torch's oneDNN gelu
 // on more raises RuntimeError("dimensions are invalid"), and myops' gelu with it
 constexpr int64_t kOneDnnMaxDims = 12;
+
+// Where a number operand goes in the kernel call (the Scalar overloads): after the tensor, as
+// in x + 2, or before it (the ScalarSelf forms: 2 - x).
+enum class NumberSide { second, first };
+// add or sub (sub: alpha negated, bool operands refused)
+enum class AddOrSub { add, sub };
 
 inline at::ScalarType default_float() { return c10::typeMetaToScalarType(c10::get_default_dtype()); }
 
@@ -90,9 +97,9 @@ struct Ops {
     TORCH_CHECK(approximate == "none" || approximate == "tanh",
                 "myops.gelu: argument 'approximate' must be 'none' or 'tanh', got '", approximate, "'");
     EwParams prm;
-    prm.tanh = approximate == "tanh";
+    prm.gelu_tanh = approximate == "tanh";
     if constexpr (B::kCpuRules) {
-      const TorchCpuGelu path = prm.tanh ? TorchCpuGelu::Own : torch_cpu_gelu_path(self);
+      const TorchCpuGelu path = prm.gelu_tanh ? TorchCpuGelu::Own : torch_cpu_gelu_path(self);
       TORCH_CHECK(path == TorchCpuGelu::Own || self.dim() <= kOneDnnMaxDims,
                   "myops.gelu: dimensions are invalid: torch's CPU gelu runs oneDNN on this input (contiguous ",
                   self.scalar_type(), ", oneDNN on), which takes at most ", kOneDnnMaxDims, " dims, got ",
@@ -108,7 +115,8 @@ struct Ops {
     for (auto s : all_dtypes()) ok |= s == dtype;
     TORCH_CHECK(ok, "myops.cast: argument 'dtype' must be one of ", dtype_names(all_dtypes()), ", got ", dtype);
     auto out = empty_preserve(self, dtype, self.device());
-    auto p = make_plan("cast", {self}, {self.scalar_type()}, dtype, self.device(), true, cast_fn, {"self"}, out);
+    auto p = make_plan("cast", {self}, {self.scalar_type()}, dtype, self.device(), /*cast_first=*/true, cast_fn,
+                       {"self"}, out);
     if (p.numel) B::run(EwKind::Cast, p, {});
     return p.out;
   }
@@ -236,9 +244,9 @@ struct Ops {
   }
 
   static at::Tensor with_number(const char* op, EwKind kind, const at::Tensor& t, const c10::Scalar& s,
-                                bool number_first, at::ScalarType dt, const EwParams& prm) {
+                                NumberSide side, at::ScalarType dt, const EwParams& prm) {
     auto w = number_operand(s, t.scalar_type(), dt);
-    return number_first ? binary(op, kind, w, t, dt, prm) : binary(op, kind, t, w, dt, prm);
+    return side == NumberSide::first ? binary(op, kind, w, t, dt, prm) : binary(op, kind, t, w, dt, prm);
   }
 
   static void check_sub_not_bool(const at::Tensor& t, const c10::Scalar& s) {
@@ -248,36 +256,39 @@ struct Ops {
                                 "logical_not), got a ", t.scalar_type(), " tensor and a ", s.isBoolean() ? "bool" : "number");
   }
 
-  // add / sub with a number operand: t + alpha * s or t - alpha * s (number_first: s first, as
-  // the ScalarSelf forms take it). `tname` / `sname` name the arguments in messages.
-  static at::Tensor add_number(const char* op, bool negate, const at::Tensor& t, const char* tname,
-                               const c10::Scalar& s, const char* sname, bool number_first, const c10::Scalar& alpha) {
+  // add / sub with a number operand: t + alpha * s or t - alpha * s (NumberSide::first: s
+  // first, as the ScalarSelf forms take it). `tname` / `sname` name the arguments in messages.
+  static at::Tensor add_number(AddOrSub which, const at::Tensor& t, const char* tname, const c10::Scalar& s,
+                               const char* sname, NumberSide side, const c10::Scalar& alpha) {
+    const bool negate = which == AddOrSub::sub;
+    const char* op = negate ? "sub" : "add";
     if (negate) check_sub_not_bool(t, s);
     auto dt = number_dtype(op, t, tname, s, sname);
     check_alpha(op, "alpha", dt, alpha);
     EwParams prm;
     prm.alpha = negate ? -alpha : alpha;
-    return with_number(op, EwKind::Add, t, s, number_first, dt, prm);
+    return with_number(op, EwKind::Add, t, s, side, dt, prm);
   }
 
   // add.Scalar / sub.Scalar: self + alpha * other, self - alpha * other
   static at::Tensor add_scalar(const at::Tensor& self, const c10::Scalar& other, const c10::Scalar& alpha) {
-    return add_number("add", false, self, "self", other, "other", false, alpha);
+    return add_number(AddOrSub::add, self, "self", other, "other", NumberSide::second, alpha);
   }
 
   static at::Tensor sub_scalar(const at::Tensor& self, const c10::Scalar& other, const c10::Scalar& alpha) {
-    return add_number("sub", true, self, "self", other, "other", false, alpha);
+    return add_number(AddOrSub::sub, self, "self", other, "other", NumberSide::second, alpha);
   }
 
   // add.ScalarSelf / sub.ScalarSelf: the number first (torch.add(2, x, alpha=3) = 2 + 3 * x);
   // with alpha 1 add commutes, and takes the number second as torch's x + 2 does
   static at::Tensor add_scalar_self(const c10::Scalar& self, const at::Tensor& other, const c10::Scalar& alpha) {
     const bool one = !alpha.isBoolean() && !alpha.isComplex() && alpha.equal(1);
-    return add_number("add", false, other, "other", self, "self", /*number_first=*/!one, alpha);
+    return add_number(AddOrSub::add, other, "other", self, "self", one ? NumberSide::second : NumberSide::first,
+                      alpha);
   }
 
   static at::Tensor sub_scalar_self(const c10::Scalar& self, const at::Tensor& other, const c10::Scalar& alpha) {
-    return add_number("sub", true, other, "other", self, "self", /*number_first=*/true, alpha);
+    return add_number(AddOrSub::sub, other, "other", self, "self", NumberSide::first, alpha);
   }
 
   // mul.Scalar / mul.ScalarSelf. A number first is taken as Python's `number * tensor` takes it
@@ -287,25 +298,25 @@ struct Ops {
   // rounds it first; the drop-in's mul.Tensor with a wrapped number first still does, as torch.)
   static at::Tensor mul_scalar(const at::Tensor& self, const c10::Scalar& other) {
     auto dt = number_dtype("mul", self, "self", other, "other");
-    return with_number("mul", EwKind::Mul, self, other, false, dt, {});
+    return with_number("mul", EwKind::Mul, self, other, NumberSide::second, dt, {});
   }
 
   static at::Tensor mul_scalar_self(const c10::Scalar& self, const at::Tensor& other) {
     auto dt = number_dtype("mul", other, "other", self, "self");
-    return with_number("mul", EwKind::Mul, other, self, /*number_first=*/false, dt, {});
+    return with_number("mul", EwKind::Mul, other, self, NumberSide::second, dt, {});
   }
 
   // div.Scalar / div.ScalarSelf: true division (an integral result is the default float dtype)
   static at::Tensor div_scalar(const at::Tensor& self, const c10::Scalar& other) {
     auto dt = number_dtype("div", self, "self", other, "other");
     if (!at::isFloatingType(dt)) dt = default_float();
-    return with_number("div", EwKind::Div, self, other, false, dt, {});
+    return with_number("div", EwKind::Div, self, other, NumberSide::second, dt, {});
   }
 
   static at::Tensor div_scalar_self(const c10::Scalar& self, const at::Tensor& other) {
     auto dt = number_dtype("div", other, "other", self, "self");
     if (!at::isFloatingType(dt)) dt = default_float();
-    return with_number("div", EwKind::Div, other, self, true, dt, {});
+    return with_number("div", EwKind::Div, other, self, NumberSide::first, dt, {});
   }
 
   // pow: floating operands (the kernel's dtypes), torch's result dtype
@@ -371,7 +382,8 @@ struct Ops {
                              at::ScalarType dt) {
     static const std::array<const char*, 3> names = {"condition", "self", "other"};
     auto dev = common_device("where", {&condition, &self, &other}, names);
-    auto p = make_plan("where", {condition, self, other}, {at::kBool, dt, dt}, dt, dev, true, cast_fn, names);
+    auto p = make_plan("where", {condition, self, other}, {at::kBool, dt, dt}, dt, dev, /*cast_first=*/true, cast_fn,
+                       names);
     if (p.numel) B::run(EwKind::Where, p, {});
     return p.out;
   }
@@ -388,20 +400,20 @@ struct Ops {
   // at::scalar_tensor (c10's checked conversion: torch's overflow error for a number that does not
   // fit an integral, float32 or float64 result; a float16 / bfloat16 one rounds, to inf past its range)
   static at::Tensor where_number(const at::Tensor& condition, const at::Tensor& t, const char* tname,
-                                 const c10::Scalar& s, const char* sname, bool number_first) {
+                                 const c10::Scalar& s, const char* sname, NumberSide side) {
     check_condition(condition);
     // converted first, as torch converts it before its kernel looks at the dtypes
     auto w = at::scalar_tensor(s, at::TensorOptions().dtype(at::result_type(t, s)));
     auto dt = number_dtype("where", t, tname, s, sname);
-    return number_first ? where_in(condition, w, t, dt) : where_in(condition, t, w, dt);
+    return side == NumberSide::first ? where_in(condition, w, t, dt) : where_in(condition, t, w, dt);
   }
 
   static at::Tensor where_scalar_self(const at::Tensor& condition, const c10::Scalar& self, const at::Tensor& other) {
-    return where_number(condition, other, "other", self, "self", true);
+    return where_number(condition, other, "other", self, "self", NumberSide::first);
   }
 
   static at::Tensor where_scalar_other(const at::Tensor& condition, const at::Tensor& self, const c10::Scalar& other) {
-    return where_number(condition, self, "self", other, "other", false);
+    return where_number(condition, self, "self", other, "other", NumberSide::second);
   }
 
   // where.Scalar: two numbers, the result dtype theirs (at::result_type(number, number): bool,
@@ -514,7 +526,7 @@ struct Ops {
       }
       return at::scalar_tensor(s, at::TensorOptions().dtype(dt));
     };
-    auto out = ternary("clamp", EwKind::ClampScalar, self, bound(min, false), bound(max, true),
+    auto out = ternary("clamp", EwKind::ClampScalar, self, bound(min, /*upper=*/false), bound(max, /*upper=*/true),
                        {"self", "min", "max"}, {});
     if (fill) out.fill_(std::numeric_limits<double>::quiet_NaN());
     return out;
@@ -522,27 +534,15 @@ struct Ops {
 };
 
 // Registers every elementwise op of the table (myops/op_table.h) for one dispatch key with
-// backend B: a plain unary op (SIG unary) is Ops<B>::unary_op<OP>, any other op FN is Ops<B>::FN.
-#define MYOPS_EW_FRONT_unary(FN) &O::template unary_op<EwOp::FN>
-#define MYOPS_EW_FRONT_gelu(FN) &O::FN
-#define MYOPS_EW_FRONT_scalar MYOPS_EW_FRONT_gelu
-#define MYOPS_EW_FRONT_cast MYOPS_EW_FRONT_gelu
-#define MYOPS_EW_FRONT_binary MYOPS_EW_FRONT_gelu
-#define MYOPS_EW_FRONT_alpha MYOPS_EW_FRONT_gelu
-#define MYOPS_EW_FRONT_ternary MYOPS_EW_FRONT_gelu
-#define MYOPS_EW_FRONT_value MYOPS_EW_FRONT_gelu
-#define MYOPS_EW_FRONT_clamp_scalar MYOPS_EW_FRONT_gelu
-#define MYOPS_EW_FRONT_scalar_alpha MYOPS_EW_FRONT_gelu
-#define MYOPS_EW_FRONT_rscalar MYOPS_EW_FRONT_gelu
-#define MYOPS_EW_FRONT_rscalar_alpha MYOPS_EW_FRONT_gelu
-#define MYOPS_EW_FRONT_where_scalar_self MYOPS_EW_FRONT_gelu
-#define MYOPS_EW_FRONT_where_scalar_other MYOPS_EW_FRONT_gelu
-#define MYOPS_EW_FRONT_where_scalars MYOPS_EW_FRONT_gelu
+// backend B, by its SIG's ENTRY (myops/op_signatures.h): generic, Ops<B>::unary_op<OP>; own,
+// Ops<B>::FN.
+#define MYOPS_EW_FRONT_generic(FN) &O::template unary_op<EwOp::FN>
+#define MYOPS_EW_FRONT_own(FN) &O::FN
 template <class B>
 void register_all(torch::Library& m) {
   using O = Ops<B>;
 #define MYOPS_EW_IMPL(FN, NAME, OVERLOAD, KIND, RULE, SIG, ...) \
-  m.impl(MYOPS_EW_QUALNAME(NAME, OVERLOAD), MYOPS_EW_FRONT_##SIG(FN));
+  m.impl(MYOPS_EW_QUALNAME(NAME, OVERLOAD), MYOPS_EW_BY_ENTRY(MYOPS_EW_FRONT_, SIG)(FN));
   MYOPS_EW_OPS(MYOPS_EW_IMPL)
 #undef MYOPS_EW_IMPL
 }

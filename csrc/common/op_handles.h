@@ -11,28 +11,14 @@
 #include <optional>
 #include <string>
 
+#include "myops/op_signatures.h"
 #include "myops/op_table.h"
 
 namespace myops {
 namespace ew {
 
-// The C++ signatures of the SIG column.
-using Sig_unary = at::Tensor(const at::Tensor&);
-using Sig_gelu = at::Tensor(const at::Tensor&, c10::string_view);
-using Sig_scalar = at::Tensor(const at::Tensor&, const c10::Scalar&);
-using Sig_cast = at::Tensor(const at::Tensor&, c10::ScalarType);
-using Sig_binary = at::Tensor(const at::Tensor&, const at::Tensor&);
-using Sig_alpha = at::Tensor(const at::Tensor&, const at::Tensor&, const c10::Scalar&);
-using Sig_ternary = at::Tensor(const at::Tensor&, const at::Tensor&, const at::Tensor&);
-using Sig_value = at::Tensor(const at::Tensor&, const at::Tensor&, const at::Tensor&, const c10::Scalar&);
-using Sig_scalar_alpha = at::Tensor(const at::Tensor&, const c10::Scalar&, const c10::Scalar&);
-using Sig_rscalar = at::Tensor(const c10::Scalar&, const at::Tensor&);
-using Sig_rscalar_alpha = at::Tensor(const c10::Scalar&, const at::Tensor&, const c10::Scalar&);
-using Sig_where_scalar_self = at::Tensor(const at::Tensor&, const c10::Scalar&, const at::Tensor&);
-using Sig_where_scalar_other = at::Tensor(const at::Tensor&, const at::Tensor&, const c10::Scalar&);
-using Sig_where_scalars = at::Tensor(const at::Tensor&, const c10::Scalar&, const c10::Scalar&);
-using Sig_clamp_scalar =
-    at::Tensor(const at::Tensor&, const std::optional<c10::Scalar>&, const std::optional<c10::Scalar>&);
+// MYOPS_EW_SIG_TYPE(SIG): the function type of a SIG of the table (myops/op_signatures.h).
+#define MYOPS_EW_SIG_TYPE(SIG) at::Tensor(MYOPS_EW_TYPES(SIG))
 
 template <class Sig>
 c10::TypedOperatorHandle<Sig> find_handle(const char* lib_and_name, const char* overload) {
@@ -42,8 +28,8 @@ c10::TypedOperatorHandle<Sig> find_handle(const char* lib_and_name, const char* 
 // MYOPS_EW_DEFINE_HANDLES(S, LIB) defines struct S with one handle per op of library LIB:
 // S::FN() is myops::NAME[.OVERLOAD] for LIB "myops".
 #define MYOPS_EW_HANDLE(FN, NAME, OVERLOAD, KIND, RULE, SIG, SCHEMA, DROPIN)                 \
-  static const c10::TypedOperatorHandle<::myops::ew::Sig_##SIG>& FN() {                    \
-    static const auto h = ::myops::ew::find_handle<::myops::ew::Sig_##SIG>(                \
+  static const c10::TypedOperatorHandle<MYOPS_EW_SIG_TYPE(SIG)>& FN() {                    \
+    static const auto h = ::myops::ew::find_handle<MYOPS_EW_SIG_TYPE(SIG)>(                \
         (std::string(kLib) + "::" #NAME).c_str(), OVERLOAD);                               \
     return h;                                                                              \
   }

@@ -96,7 +96,7 @@ void CpuKernel<EwKind::Gelu>::run_dtype(const EwPlan& p, const EwParams& prm) {
       return;
     }
   }
-  run_same<T, 1>(p, Gelu{prm.tanh});
+  run_same<T, 1>(p, Gelu{prm.gelu_tanh});
 }
 
 template <>
@@ -122,14 +122,14 @@ template <>
 template <typename T>
 void CpuKernel<EwKind::Cast>::run_dtype(const EwPlan& p, const EwParams&) {
   using Out = T;
-  AT_DISPATCH_V2(p.in_dtype[0], "myops.cast", AT_WRAP([&] { CpuLoop<Out, scalar_t>::run(p, CastT<Out>{}); }),
+  AT_DISPATCH_V2(p.in_dtype[0], "myops.cast", AT_WRAP([&] { CpuLoop<Out, scalar_t>::run(p, CastTo<Out, scalar_t>{}); }),
                  MYOPS_EW_ALL);
 }
 
 template <>
 template <typename T>
 void CpuKernel<EwKind::Where>::run_dtype(const EwPlan& p, const EwParams&) {
-  CpuLoop<T, bool, T, T>::run(p, WhereT<T>{});
+  CpuLoop<T, bool, T, T>::run(p, WhereSelect<T>{});
 }
 #else
 // not in the AVX-512 build (elementwise.cpp never calls it for them)

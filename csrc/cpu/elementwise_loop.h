@@ -9,8 +9,17 @@ namespace {
 
 // ---- the loop ---------------------------------------------------------------------------------
 
+// How the loop runs the rows of row functor G: a functor that declares kSplitsRows (the
+// torch-order wrappers, cpu/elementwise_torch_order.h) splits each row itself (G::split_row);
+// any other runs whole rows, and whole blocks of contiguous rows (plain_rows).
+template <class G, class = void>
+constexpr bool kSplitsRows = false;
+template <class G>
+constexpr bool kSplitsRows<G, std::void_t<decltype(G::kSplitsRows)>> = G::kSplitsRows;
+
 template <typename Out, typename... In>
 struct CpuLoop {
+  using out_type = Out;
   static constexpr int NIN = sizeof...(In);
   static constexpr int NARGS = NIN + 1;
   static constexpr bool kSame = (std::is_same<In, Out>::value && ...);
@@ -271,7 +280,7 @@ struct CpuLoop {
   template <class G, class VF>
   static bool plain_rows(char* const* ptr0, const int64_t* st, const int64_t* step, int64_t rows, int64_t n,
                          const G& g, const VF& vf, bool stream) {
-    if constexpr (kVecRow<VF> && !kSplitTies<G> && !kAddScalarTail<G> && !kOneDnnGeluEdges<G>) {
+    if constexpr (kVecRow<VF> && !kSplitsRows<G>) {
       for (int k = 0; k < NARGS; ++k) {
         if (st[k] != 1) return false;
       }
@@ -298,41 +307,8 @@ struct CpuLoop {
   template <class G, class VF>
   static void row_dispatch(char* const* ptr, const int64_t* st, int64_t n, const G& g, const VF& vf,
                            bool stream) {
-    if constexpr (kSplitTies<G>) {
-      // torch's vector formula on the elements its vector loop takes, its scalar one after
-      const int64_t nvec = torch_vec_count<Out, NARGS>(st, n);
-      if (nvec > 0) row(ptr, st, nvec, g.vec, vf, stream);
-      if (nvec < n) {
-        char* rest[NARGS];
-        for (int k = 0; k < NARGS; ++k) rest[k] = ptr[k] + nvec * st[k] * int64_t(sizeof(Out));
-        row(rest, st, n - nvec, g.scalar, NoVec{}, false);
-      }
-    } else if constexpr (kAddScalarTail<G>) {
-      int64_t lo, hi;
-      add_scalar_tail_range<Out>(st, n, lo, hi);
-      if (lo >= hi) return row(ptr, st, n, g.fused, vf, stream);
-      row(ptr, st, lo, g.fused, vf, stream);
-      // self + alpha * other rounded once: the product is computed here, outside the loop, so it
-      // cannot be contracted into the additions
-      Out* out = reinterpret_cast<Out*>(ptr[0]);
-      const Out* self = reinterpret_cast<const Out*>(ptr[1]);
-      const Out prod = g.fused.f.alpha * *reinterpret_cast<const Out*>(ptr[2]);
-      for (int64_t i = lo; i < hi; ++i) out[i] = self[i] + prod;
-      if (hi < n) {
-        char* rest[NARGS] = {ptr[0] + hi * int64_t(sizeof(Out)), ptr[1] + hi * int64_t(sizeof(Out)), ptr[2]};
-        row(rest, st, n - hi, g.fused, vf, false);
-      }
-    } else if constexpr (kOneDnnGeluEdges<G>) {
-      // the edge lanes noted by the vector loop, fixed up per chunk where there are any
-      constexpr int64_t kChunk = 4096;  // a multiple of every vector loop's step
-      for (int64_t i = 0; i < n; i += kChunk) {
-        const int64_t m = std::min(kChunk, n - i);
-        char* at[NARGS];
-        for (int k = 0; k < NARGS; ++k) at[k] = ptr[k] + i * st[k] * int64_t(sizeof(Out));
-        const OneDnnGeluWatch<Out, VF> watch{vf};
-        row(at, st, m, g, watch, stream);
-        if (C10_UNLIKELY(watch.seen)) onednn_gelu_edges<Out>(at, st, m);
-      }
+    if constexpr (kSplitsRows<G>) {
+      g.template split_row<CpuLoop>(ptr, st, n, vf, stream);
     } else {
       row(ptr, st, n, g, vf, stream);
     }
@@ -356,50 +332,30 @@ void run_same(const EwPlan& p, const F& f) {
   run_same_impl<T, NIN>(p, f);
 }
 
-// (the SIMD builds: the baseline's peer fuses nowhere)
-template <typename T, class F>
-constexpr bool kHasAddScalarTail = kUseVectorized && std::is_same<F, Add<T>>::value &&
-                                   (std::is_same<T, float>::value || std::is_same<T, double>::value);
+// The loop over NIN inputs, every operand of type T.
+template <typename T, int NIN>
+struct SameLoop;
+template <typename T>
+struct SameLoop<T, 1> {
+  using type = CpuLoop<T, T>;
+};
+template <typename T>
+struct SameLoop<T, 2> {
+  using type = CpuLoop<T, T, T>;
+};
+template <typename T>
+struct SameLoop<T, 3> {
+  using type = CpuLoop<T, T, T, T>;
+};
 
+// F's row functor (InOpMath, or its op's torch-order wrapper: TorchRowOf) with its vector form.
 template <typename T, int NIN, class F>
 void run_same_impl(const EwPlan& p, const F& f) {
-  InOpMath<T, F> g{f};
   using VF = typename VecOf<F>::type;
-  using VT = typename VecTiesOf<F>::type;
-  if constexpr (!std::is_void<VT>::value && (std::is_floating_point<T>::value || std::is_same<T, c10::Half>::value ||
-                                            std::is_same<T, c10::BFloat16>::value)) {
-    // -0.0 / +0.0 ties broken element by element as torch's loops break them (VecTiesOf)
-    const SplitTies<InOpMath<T, VT>, InOpMath<T, F>> split{{VT{}}, g};
-    if constexpr (NIN == 2) {
-      CpuLoop<T, T, T>::run(p, split, VF{f});
-    } else {
-      CpuLoop<T, T, T, T>::run(p, split, VF{f});
-    }
-    return;
-  }
-  if constexpr (kHasAddScalarTail<T, F>) {
-    // torch's unfused run in a stride-0 row's scalar tail (AddScalarTail)
-    CpuLoop<T, T, T>::run(p, AddScalarTail<InOpMath<T, F>>{g}, VF{f});
-    return;
-  }
-  if constexpr (NIN == 1) {
-    if constexpr (std::is_same<VF, NoVec>::value) {
-      CpuLoop<T, T>::run(p, g);
-    } else {
-      CpuLoop<T, T>::run(p, g, VF{f});
-    }
-  } else if constexpr (NIN == 2) {
-    if constexpr (std::is_same<VF, NoVec>::value) {
-      CpuLoop<T, T, T>::run(p, g);
-    } else {
-      CpuLoop<T, T, T>::run(p, g, VF{f});
-    }
+  if constexpr (std::is_same<VF, NoVec>::value) {
+    SameLoop<T, NIN>::type::run(p, TorchRowOf<T, F>::make(f));
   } else {
-    if constexpr (std::is_same<VF, NoVec>::value) {
-      CpuLoop<T, T, T, T>::run(p, g);
-    } else {
-      CpuLoop<T, T, T, T>::run(p, g, VF{f});
-    }
+    SameLoop<T, NIN>::type::run(p, TorchRowOf<T, F>::make(f), VF{f});
   }
 }
 

@@ -24,7 +24,7 @@ struct InOpMath {
 // branch to mispredict on a random condition, so the compiler vectorizes the dense loops.
 
 template <typename T>
-struct WhereT {
+struct WhereSelect {
   T operator()(bool c, T a, T b) const {
     using U = typename UIntOf<sizeof(T)>::type;
     U ua, ub;
@@ -38,9 +38,10 @@ struct WhereT {
   }
 };
 
-template <typename Out>
-struct CastT {
-  template <typename In>
+// Conversion with PyTorch's semantics (c10::convert: float->int truncates, x->bool is x != 0),
+// from storage type to storage type (no compute type).
+template <typename Out, typename In>
+struct CastTo {
   Out operator()(In v) const {
     return c10::convert<Out>(v);
   }

@@ -3,10 +3,30 @@
 // (cpu/elementwise_kernels.h) follow them: the -0.0 / +0.0 ties of maximum / minimum / clamp,
 // add / sub with alpha beside a stride-0 operand, gelu through oneDNN at the edges of its range,
 // and bfloat16 gelu / silu / sigmoid rounded by the AVX512-BF16 instruction.
+//
+// Each quirk is a wrapper of the op's row functor that tells the loop how to split a row
+// (kSplitsRows and split_row, which CpuLoop::row_dispatch asks any row functor for), next to
+// the measurements that show torch's order; TorchRowOf picks the wrapper for an op.
 #include "cpu/elementwise_simd_math.h"
 
 namespace myops {
 namespace {
+
+template <typename T, class F>
+struct InOpMath;  // cpu/elementwise_store.h
+
+// TorchRowOf<T, F>: the row functor the CPU loop runs for functor F with every operand of
+// storage type T (run_same): InOpMath<T, F>, or the torch-order wrapper of F's op below.
+// make(f) builds it.
+template <typename T, class F, class = void>
+struct TorchRowOf {
+  using type = InOpMath<T, F>;
+  static type make(const F& f) { return {f}; }
+};
+
+// The split_row of a wrapper: split_row<Loop>(ptr, st, n, vf, stream) runs one row of n
+// elements (pointers ptr and element strides st, output first) with vector functor vf through
+// Loop (the CpuLoop: Loop::row runs a part of the row with a given functor, whole).
 
 // ---- ties between -0.0 and +0.0: torch's two formulas ------------------------------------------
 // torch's CPU maximum / minimum / clamp (tensor bounds) run cpu_kernel_vec with two formulas that
@@ -66,18 +86,6 @@ struct VecTiesOf<Clamp> {
   using type = ClampVecTies;
 };
 
-// The row functor of such an op: `vec` (the vector formula) on the elements torch vectorizes,
-// `scalar` on the rest (CpuLoop::row_dispatch splits each row).
-template <class GV, class GS>
-struct SplitTies {
-  GV vec;
-  GS scalar;
-};
-template <class G>
-constexpr bool kSplitTies = false;
-template <class GV, class GS>
-constexpr bool kSplitTies<SplitTies<GV, GS>> = true;
-
 // How many leading elements of a row torch's cpu_kernel_vec computes with its vector formula
 // (see above); st: the row's strides in elements (output first), all operands of type T.
 template <typename T, int NARGS>
@@ -96,6 +104,38 @@ int64_t torch_vec_count(const int64_t* st, int64_t n) {
   return n / S * S;
 }
 
+// The row functor of such an op: `vec` (the vector formula) on the elements torch vectorizes,
+// `scalar` on the rest.
+template <class GV, class GS>
+struct SplitTies {
+  GV vec;
+  GS scalar;
+  static constexpr bool kSplitsRows = true;
+  template <class Loop, class VF>
+  C10_ALWAYS_INLINE void split_row(char* const* ptr, const int64_t* st, int64_t n, const VF& vf, bool stream) const {
+    using T = typename Loop::out_type;
+    constexpr int NARGS = Loop::NARGS;
+    const int64_t nvec = torch_vec_count<T, NARGS>(st, n);
+    if (nvec > 0) Loop::row(ptr, st, nvec, vec, vf, stream);
+    if (nvec < n) {
+      char* rest[NARGS];
+      for (int k = 0; k < NARGS; ++k) rest[k] = ptr[k] + nvec * st[k] * int64_t(sizeof(T));
+      Loop::row(rest, st, n - nvec, scalar, NoVec{}, false);
+    }
+  }
+};
+
+// maximum, minimum and clamp (the ops with a VecTiesOf) on the floating dtypes
+template <typename T>
+constexpr bool kFloatingStorage =
+    std::is_floating_point<T>::value || std::is_same<T, c10::Half>::value || std::is_same<T, c10::BFloat16>::value;
+template <typename T, class F>
+struct TorchRowOf<T, F, std::enable_if_t<!std::is_void<typename VecTiesOf<F>::type>::value && kFloatingStorage<T>>> {
+  using VT = typename VecTiesOf<F>::type;
+  using type = SplitTies<InOpMath<T, VT>, InOpMath<T, F>>;
+  static type make(const F& f) { return {{VT{}}, {f}}; }
+};
+
 // ---- add / sub with alpha != 1 beside a stride-0 second operand: torch's scalar tail --------
 // torch's CPU add computes `self + alpha * other` with vec::fmadd in its vector loop and with
 // the contracted (fused) scalar expression elsewhere, except in one place: in a row whose output
@@ -109,14 +149,6 @@ int64_t torch_vec_count(const int64_t* st, int64_t n) {
 // float64 at torch's AVX2 and AVX-512 levels, for every tail length and output alignment; a
 // stride-0 `self` keeps every element fused, and its default build (the baseline's peer) fuses
 // none (AddUnfused). half / bfloat16 run cpu/add_alpha_torch_order.h.
-template <class G>
-struct AddScalarTail {
-  G fused;  // InOpMath<T, Add<T>>
-};
-template <class G>
-constexpr bool kAddScalarTail = false;
-template <class G>
-constexpr bool kAddScalarTail<AddScalarTail<G>> = true;
 
 // The unfused run [lo, hi) of a row with strides st (output, self, other), or lo == hi.
 template <typename T>
@@ -127,6 +159,41 @@ void add_scalar_tail_range(const int64_t* st, int64_t n, int64_t& lo, int64_t& h
   lo = torch_vec_count<T, 3>(st, n) + 1;
   hi = lo < n ? lo + (n - lo) / W * W : lo;
 }
+
+template <class G>
+struct AddScalarTail {
+  G fused;  // InOpMath<T, Add<T>>
+  static constexpr bool kSplitsRows = true;
+  template <class Loop, class VF>
+  C10_ALWAYS_INLINE void split_row(char* const* ptr, const int64_t* st, int64_t n, const VF& vf, bool stream) const {
+    using T = typename Loop::out_type;
+    static_assert(Loop::NARGS == 3, "add: output, self, other");
+    int64_t lo, hi;
+    add_scalar_tail_range<T>(st, n, lo, hi);
+    if (lo >= hi) return Loop::row(ptr, st, n, fused, vf, stream);
+    Loop::row(ptr, st, lo, fused, vf, stream);
+    // self + alpha * other rounded once: the product is computed here, outside the loop, so it
+    // cannot be contracted into the additions
+    T* out = reinterpret_cast<T*>(ptr[0]);
+    const T* self = reinterpret_cast<const T*>(ptr[1]);
+    const T prod = fused.f.alpha * *reinterpret_cast<const T*>(ptr[2]);
+    for (int64_t i = lo; i < hi; ++i) out[i] = self[i] + prod;
+    if (hi < n) {
+      char* rest[3] = {ptr[0] + hi * int64_t(sizeof(T)), ptr[1] + hi * int64_t(sizeof(T)), ptr[2]};
+      Loop::row(rest, st, n - hi, fused, vf, false);
+    }
+  }
+};
+
+// float32 / float64 add in the SIMD builds (kUseVectorized, cpu/elementwise_store.h: the
+// baseline's peer fuses nowhere)
+#if defined(CPU_CAPABILITY_AVX2) || defined(CPU_CAPABILITY_AVX512)
+template <typename T>
+struct TorchRowOf<T, Add<T>, std::enable_if_t<std::is_same<T, float>::value || std::is_same<T, double>::value>> {
+  using type = AddScalarTail<InOpMath<T, Add<T>>>;
+  static type make(const Add<T>& f) { return {{f}}; }
+};
+#endif
 
 // ---- gelu through oneDNN: its results at the edges of the range ------------------------------
 // Where torch's CPU gelu (erf form) runs oneDNN's JIT eltwise_gelu_erf (torch_cpu_gelu_path:
@@ -169,28 +236,6 @@ struct OneDnnGeluBits {
     return true;
   }
 };
-
-template <typename T, class G>
-struct OneDnnGeluEdges {
-  G g;  // InOpMath<T, Gelu>
-  C10_ALWAYS_INLINE T operator()(T x) const {
-    if constexpr (sizeof(T) == 4 || sizeof(T) == 2) {
-      using B = OneDnnGeluBits<T>;
-      typename B::U bits, r;
-      std::memcpy(&bits, &x, sizeof(T));
-      if (C10_UNLIKELY(B::edge(bits, r))) {
-        T y;
-        std::memcpy(&y, &r, sizeof(T));
-        return y;
-      }
-    }
-    return g(x);
-  }
-};
-template <class G>
-constexpr bool kOneDnnGeluEdges = false;
-template <typename T, class G>
-constexpr bool kOneDnnGeluEdges<OneDnnGeluEdges<T, G>> = true;
 
 // Whether a vector of floats holds a lane with |x| >= edge or NaN.
 template <class V>
@@ -239,6 +284,39 @@ void onednn_gelu_edges(char* const* ptr, const int64_t* st, int64_t n) {
     (void)ptr, (void)st, (void)n;
   }
 }
+
+template <typename T, class G>
+struct OneDnnGeluEdges {
+  G g;  // InOpMath<T, Gelu>
+  C10_ALWAYS_INLINE T operator()(T x) const {
+    if constexpr (sizeof(T) == 4 || sizeof(T) == 2) {
+      using B = OneDnnGeluBits<T>;
+      typename B::U bits, r;
+      std::memcpy(&bits, &x, sizeof(T));
+      if (C10_UNLIKELY(B::edge(bits, r))) {
+        T y;
+        std::memcpy(&y, &r, sizeof(T));
+        return y;
+      }
+    }
+    return g(x);
+  }
+  // the edge lanes noted by the vector loop, fixed up per chunk where there are any
+  static constexpr bool kSplitsRows = true;
+  template <class Loop, class VF>
+  C10_ALWAYS_INLINE void split_row(char* const* ptr, const int64_t* st, int64_t n, const VF& vf, bool stream) const {
+    constexpr int NARGS = Loop::NARGS;
+    constexpr int64_t kChunk = 4096;  // a multiple of every vector loop's step
+    for (int64_t i = 0; i < n; i += kChunk) {
+      const int64_t m = std::min(kChunk, n - i);
+      char* chunk[NARGS];
+      for (int k = 0; k < NARGS; ++k) chunk[k] = ptr[k] + i * st[k] * int64_t(sizeof(T));
+      const OneDnnGeluWatch<T, VF> watch{vf};
+      Loop::row(chunk, st, m, *this, watch, stream);
+      if (C10_UNLIKELY(watch.seen)) onednn_gelu_edges<T>(chunk, st, m);
+    }
+  }
+};
 
 template <class F, typename C>
 struct VBindLeft {

@@ -119,17 +119,18 @@ struct InOpMath {
 };
 
 template <typename T>
-struct WhereG {
+struct WhereSelect {
   __device__ __forceinline__ T operator()(bool c, T a, T b) const { return c ? a : b; }
 };
 
+// Conversion with PyTorch's semantics (c10::convert), storage type to storage type.
 template <typename Out, typename In>
-struct CastG {
+struct CastTo {
   __device__ __forceinline__ Out operator()(In v) const { return c10::convert<Out>(v); }
 };
 // Paired conversions: round-to-nearest-even like the scalar c10 conversions, two at a time.
 template <>
-struct CastG<c10::Half, float> {
+struct CastTo<c10::Half, float> {
   __device__ __forceinline__ c10::Half operator()(float v) const { return c10::convert<c10::Half>(v); }
   __device__ __forceinline__ void apply2(c10::Half* o, const float* i) const {
     __half2 h = __float22half2_rn(make_float2(i[0], i[1]));
@@ -138,7 +139,7 @@ struct CastG<c10::Half, float> {
   }
 };
 template <>
-struct CastG<c10::BFloat16, float> {
+struct CastTo<c10::BFloat16, float> {
   __device__ __forceinline__ c10::BFloat16 operator()(float v) const { return c10::convert<c10::BFloat16>(v); }
   __device__ __forceinline__ void apply2(c10::BFloat16* o, const float* i) const {
     __nv_bfloat162 h = __float22bfloat162_rn(make_float2(i[0], i[1]));
@@ -147,7 +148,7 @@ struct CastG<c10::BFloat16, float> {
   }
 };
 template <>
-struct CastG<float, c10::Half> {
+struct CastTo<float, c10::Half> {
   __device__ __forceinline__ float operator()(c10::Half v) const { return static_cast<float>(v); }
   __device__ __forceinline__ void apply2(float* o, const c10::Half* i) const {
     float2 f = __half22float2(__halves2half2(static_cast<__half>(i[0]), static_cast<__half>(i[1])));

@@ -1,6 +1,6 @@
-// Binary elementwise ops on CUDA: the kinds of common/op_table.h whose CUDA_UNIT is binary (add;
-// sub is add with -alpha; mul). The rest (CUDA_UNIT minmax) live in elementwise_minmax.cu so the
-// two halves compile in parallel.
+// Binary elementwise ops on CUDA: the kinds of myops/op_table.h whose CUDA_UNIT is binary (add;
+// sub is add with -alpha; mul). The rest (CUDA_UNIT div_pow_minmax: div, pow, maximum, minimum)
+// live in elementwise_div_pow_minmax.cu so the two halves compile in parallel.
 #include "cuda/elementwise.cuh"
 
 namespace myops {

@@ -29,7 +29,7 @@ struct Desc {
   alignas(16) unsigned char bound[16] = {};
   alignas(16) unsigned char alpha[16] = {};  // add: alpha, addcmul: value (in the compute type)
   bool alpha_one = true;
-  bool tanh = false;  // gelu approximate='tanh'
+  bool gelu_tanh = false;  // gelu approximate='tanh'
   int64_t numel = 0;
   bool linear = false;  // every unfolded operand addressed by one linear index
   int ndim = 0;         // merged iteration space, outermost dim first
@@ -42,7 +42,7 @@ struct Desc {
 // One launcher per CUDA_UNIT of common/op_table.h (the .cu file compiling those kinds).
 void launch_unary(EwKind kind, const Desc& d);    // elementwise_unary.cu
 void launch_binary(EwKind kind, const Desc& d);   // elementwise_binary.cu
-void launch_minmax(EwKind kind, const Desc& d);   // elementwise_minmax.cu
+void launch_div_pow_minmax(EwKind kind, const Desc& d);  // elementwise_div_pow_minmax.cu
 void launch_ternary(EwKind kind, const Desc& d);  // elementwise_ternary.cu
 void launch_cast_to_float(const Desc& d);         // cast to half/bfloat16/float/double (elementwise_cast_float.cu)
 void launch_cast_to_int(const Desc& d);           // cast to bool and the integer types (elementwise_cast_int.cu)

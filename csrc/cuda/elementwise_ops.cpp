@@ -56,7 +56,7 @@ struct CudaBackend {
     const bool reduced = plan.dtype == at::kHalf || plan.dtype == at::kBFloat16;
     int bind = (binary && reduced) ? plan.opmath_fold() : -1;
     // torch's CUDA div by a CPU scalar multiplies by its reciprocal (computed in opmath on the
-    // host), for every floating dtype: the divisor is bound (launch_div_minmax)
+    // host), for every floating dtype: the divisor is bound (CudaKernel<EwKind::Div>)
     if (kind == EwKind::Div && plan.folded[1]) bind = 1;
     cuda::Desc d;
     if (bind >= 0) {
@@ -68,7 +68,7 @@ struct CudaBackend {
     }
     write_opmath(prm.alpha, plan.dtype, d.alpha);
     d.alpha_one = prm.alpha.equal(1);
-    d.tanh = prm.tanh;
+    d.gelu_tanh = prm.gelu_tanh;
     CudaGuard guard(plan.out.device());
     d.device = plan.out.get_device();
     d.stream = current_stream(d.device);
@@ -77,8 +77,8 @@ struct CudaBackend {
         return cuda::launch_unary(kind, d);
       case CudaUnit::binary:
         return cuda::launch_binary(kind, d);
-      case CudaUnit::minmax:
-        return cuda::launch_minmax(kind, d);
+      case CudaUnit::div_pow_minmax:
+        return cuda::launch_div_pow_minmax(kind, d);
       case CudaUnit::ternary:
         return cuda::launch_ternary(kind, d);
       case CudaUnit::cast:

@@ -9,7 +9,7 @@ namespace cuda {
 template <>
 template <typename T>
 void CudaKernel<EwKind::Where>::run_dtype(const Desc& d) {
-  launch<T, bool, T, T>(d, WhereG<T>{});
+  launch<T, bool, T, T>(d, WhereSelect<T>{});
 }
 
 template <>

@@ -9,7 +9,7 @@ namespace cuda {
 template <>
 template <typename T>
 void CudaKernel<EwKind::Gelu>::run_dtype(const Desc& d) {
-  launch_same<T, 1>(d, Gelu{d.tanh});
+  launch_same<T, 1>(d, Gelu{d.gelu_tanh});
 }
 
 void launch_unary(EwKind kind, const Desc& d) { launch_unit<CudaUnit::unary>(kind, d); }

@@ -15,9 +15,12 @@
 #include <torch/csrc/Exceptions.h>
 #include <torch/csrc/autograd/python_variable.h>
 
+#include "myops/op_signatures.h"
+#include "myops/op_table.h"
 #include "myops/ops.h"
 
 #include <tuple>
+#include <type_traits>
 #include <utility>
 
 namespace myops {
@@ -123,104 +126,101 @@ PyObject* tensors_only(PyObject* const* args, Py_ssize_t nargs, F&& f) {
     return tensors_only<2>(args, nargs, [](const Tensor& a, const Tensor& b) { return myops::name(a, b); }); \
     END_HANDLE_TH_ERRORS                                                                                   \
   }
-#define MYOPS_FAST_TERNARY(name)                                                                          \
-  PyObject* py_##name(PyObject*, PyObject* const* args, Py_ssize_t nargs) {                               \
-    HANDLE_TH_ERRORS                                                                                      \
-    return tensors_only<3>(args, nargs,                                                                   \
-                           [](const Tensor& a, const Tensor& b, const Tensor& c) { return myops::name(a, b, c); }); \
-    END_HANDLE_TH_ERRORS                                                                                  \
-  }
-
 MYOPS_FAST_UNARY(nonzero)
 MYOPS_FAST_BINARY(max_pool2d_add)  // kernel 3x3, stride 2, padding 1, no ceil_mode
 
-// N tensors and an optional trailing Python number (add / sub: alpha, addcmul: value); the
-// number defaults to 1, as in the schema.
-#define MYOPS_FAST_WITH_SCALAR(name, N, ...)                                                        \
-  PyObject* py_##name(PyObject*, PyObject* const* args, Py_ssize_t nargs) {                         \
-    HANDLE_TH_ERRORS                                                                                \
-    c10::Scalar s(int64_t(1));                                                                      \
-    if ((nargs != N && nargs != N + 1) || (nargs == N + 1 && !as_scalar(args[N], &s)) ||            \
-        !plain_tensors(args, N)) {                                                                  \
-      Py_RETURN_NOTIMPLEMENTED;                                                                     \
-    }                                                                                               \
-    return run(args, [&s](auto&&... t) { return myops::name(t..., s); }, std::make_index_sequence<N>{}); \
-    END_HANDLE_TH_ERRORS                                                                            \
+// ---- the elementwise ops: one entry point per op of the table with a FAST signature ----------
+// (myops/op_table.h, myops/op_signatures.h). The signature's parameters are read in order: its
+// tensors (which come first: exact torch.Tensor objects), then each other parameter from a
+// Python object as torch's argument parser reads it (read_arg); trailing parameters with a
+// default may be left out, and the C++ API's default applies.
+
+bool read_arg(PyObject* o, c10::Scalar* v) { return as_scalar(o, v); }
+
+// a str (the pointer is owned by `o`, alive for the call)
+bool read_arg(PyObject* o, c10::string_view* v) {
+  if (!PyUnicode_CheckExact(o)) return false;
+  const char* s = PyUnicode_AsUTF8(o);
+  if (s == nullptr) {
+    PyErr_Clear();
+    return false;
   }
+  *v = c10::string_view(s);
+  return true;
+}
 
-// The entry points of the SIG columns with arguments of their own.
+// a torch.dtype
+bool read_arg(PyObject* o, c10::ScalarType* v) {
+  if (!THPDtype_Check(o)) return false;
+  *v = reinterpret_cast<THPDtype*>(o)->scalar_type;
+  return true;
+}
 
-// gelu(x) or gelu(x, approximate) with approximate a str
-PyObject* py_gelu(PyObject*, PyObject* const* args, Py_ssize_t nargs) {
-  HANDLE_TH_ERRORS
-  const char* approx = "none";
-  if ((nargs != 1 && nargs != 2) || !plain_tensors(args, 1)) Py_RETURN_NOTIMPLEMENTED;
-  if (nargs == 2) {
-    if (!PyUnicode_CheckExact(args[1])) Py_RETURN_NOTIMPLEMENTED;
-    approx = PyUnicode_AsUTF8(args[1]);
-    if (approx == nullptr) {
-      PyErr_Clear();
+template <class T>
+constexpr bool is_tensor = std::is_same_v<std::decay_t<T>, Tensor>;
+
+// Fast<Params...>::call<kRequired>(args, nargs, f): f(the arguments) for a signature with
+// parameters Params, the first kRequired of them without a default; NotImplemented for any
+// other argument form.
+template <class... Params>
+struct Fast {
+  static constexpr size_t kParams = sizeof...(Params);
+  static constexpr size_t kTensors = (size_t{0} + ... + size_t{is_tensor<Params>});
+  template <size_t I>
+  using Value = std::decay_t<std::tuple_element_t<kTensors + I, std::tuple<Params...>>>;
+
+  static constexpr bool tensors_first() {
+    constexpr bool t[] = {is_tensor<Params>...};
+    for (size_t i = 0; i < kTensors; ++i) {
+      if (!t[i]) return false;
+    }
+    return true;
+  }
+  static_assert(tensors_first(), "myops fast entry: the tensor parameters must come first");
+
+  // f(tensors..., values...) with the values of parameters kTensors + V... read from args
+  template <class F, size_t... V>
+  static PyObject* call_with(PyObject* const* args, F& f, std::index_sequence<V...>) {
+    std::tuple<Value<V>...> v;
+    if (!(read_arg(args[kTensors + V], &std::get<V>(v)) && ...) || !plain_tensors(args, kTensors)) {
       Py_RETURN_NOTIMPLEMENTED;
     }
-  }
-  const c10::string_view a(approx);  // owned by args[1], alive for the call
-  return run(args, [a](const Tensor& x) { return myops::gelu(x, a); }, std::make_index_sequence<1>{});
-  END_HANDLE_TH_ERRORS
-}
-
-// cast(x, dtype)
-PyObject* py_cast(PyObject*, PyObject* const* args, Py_ssize_t nargs) {
-  HANDLE_TH_ERRORS
-  if (nargs != 2 || !THPDtype_Check(args[1]) || !plain_tensors(args, 1)) Py_RETURN_NOTIMPLEMENTED;
-  const auto dtype = reinterpret_cast<THPDtype*>(args[1])->scalar_type;
-  return run(args, [dtype](const Tensor& a) { return myops::cast(a, dtype); }, std::make_index_sequence<1>{});
-  END_HANDLE_TH_ERRORS
-}
-
-// FN(x, number) (mul_scalar, div_scalar, pow_scalar) and FN(x, number[, alpha number])
-// (add_scalar, sub_scalar): a Python number as torch's argument parser reads it
-#define MYOPS_FAST_SCALAR(FN)                                                                       \
-  PyObject* py_##FN(PyObject*, PyObject* const* args, Py_ssize_t nargs) {                          \
-    HANDLE_TH_ERRORS                                                                                \
-    c10::Scalar s;                                                                                  \
-    if (nargs != 2 || !as_scalar(args[1], &s) || !plain_tensors(args, 1)) Py_RETURN_NOTIMPLEMENTED; \
-    return run(args, [&s](const Tensor& a) { return myops::FN(a, s); }, std::make_index_sequence<1>{}); \
-    END_HANDLE_TH_ERRORS                                                                            \
-  }
-#define MYOPS_FAST_SCALAR_ALPHA(FN)                                                                  \
-  PyObject* py_##FN(PyObject*, PyObject* const* args, Py_ssize_t nargs) {                          \
-    HANDLE_TH_ERRORS                                                                                \
-    c10::Scalar s, alpha(int64_t(1));                                                               \
-    if ((nargs != 2 && nargs != 3) || !as_scalar(args[1], &s) || (nargs == 3 && !as_scalar(args[2], &alpha)) || \
-        !plain_tensors(args, 1)) {                                                                  \
-      Py_RETURN_NOTIMPLEMENTED;                                                                     \
-    }                                                                                               \
-    return run(args, [&](const Tensor& a) { return myops::FN(a, s, alpha); }, std::make_index_sequence<1>{}); \
-    END_HANDLE_TH_ERRORS                                                                            \
+    return run(args, [&](const auto&... t) { return f(t..., std::get<V>(v)...); },
+               std::make_index_sequence<kTensors>{});
   }
 
-// One entry point per op of the elementwise table (myops/op_table.h), by its SIG column: FN
-// with plain tensors (and add / sub's alpha, addcmul's value: a Python number), gelu, cast and
-// the number forms above (a Python number second); clamp.Scalar, the number-first and the
-// where number forms have none.
-#define MYOPS_FAST_SIG_unary(FN) MYOPS_FAST_UNARY(FN)
-#define MYOPS_FAST_SIG_binary(FN) MYOPS_FAST_BINARY(FN)
-#define MYOPS_FAST_SIG_ternary(FN) MYOPS_FAST_TERNARY(FN)
-#define MYOPS_FAST_SIG_alpha(FN) MYOPS_FAST_WITH_SCALAR(FN, 2)
-#define MYOPS_FAST_SIG_value(FN) MYOPS_FAST_WITH_SCALAR(FN, 3)
-#define MYOPS_FAST_SIG_gelu(FN)
-#define MYOPS_FAST_SIG_cast(FN)
-#define MYOPS_FAST_SIG_scalar(FN) MYOPS_FAST_SCALAR(FN)
-#define MYOPS_FAST_SIG_clamp_scalar(FN)
-#define MYOPS_FAST_SIG_scalar_alpha(FN) MYOPS_FAST_SCALAR_ALPHA(FN)
-#define MYOPS_FAST_SIG_rscalar(FN)
-#define MYOPS_FAST_SIG_rscalar_alpha(FN)
-#define MYOPS_FAST_SIG_where_scalar_self(FN)
-#define MYOPS_FAST_SIG_where_scalar_other(FN)
-#define MYOPS_FAST_SIG_where_scalars(FN)
-#define MYOPS_FAST_DEF(FN, NAME, OVERLOAD, KIND, RULE, SIG, ...) MYOPS_FAST_SIG_##SIG(FN)
+  // nargs = kRequired + K for one K: the call with that many arguments
+  template <size_t kRequired, class F, size_t... K>
+  static PyObject* dispatch(PyObject* const* args, Py_ssize_t nargs, F& f, std::index_sequence<K...>) {
+    PyObject* out = nullptr;
+    const bool matched =
+        ((nargs == static_cast<Py_ssize_t>(kRequired + K) &&
+          (out = call_with(args, f, std::make_index_sequence<kRequired + K - kTensors>{}), true)) ||
+         ...);
+    if (!matched) Py_RETURN_NOTIMPLEMENTED;
+    return out;
+  }
+
+  template <size_t kRequired, class F>
+  static PyObject* call(PyObject* const* args, Py_ssize_t nargs, F f) {
+    static_assert(kRequired >= kTensors && kRequired <= kParams, "myops fast entry: a tensor has a default");
+    return dispatch<kRequired>(args, nargs, f, std::make_index_sequence<kParams - kRequired + 1>{});
+  }
+};
+
+#define MYOPS_FAST_fast(FN, NAME, SIG)                                    \
+  PyObject* py_##FN(PyObject*, PyObject* const* args, Py_ssize_t nargs) { \
+    HANDLE_TH_ERRORS                                                      \
+    return Fast<MYOPS_EW_TYPES(SIG)>::call<MYOPS_EW_REQUIRED(SIG)>(       \
+        args, nargs, [](const auto&... a) { return myops::MYOPS_EW_API_FN(FN, NAME, SIG)(a...); }); \
+    END_HANDLE_TH_ERRORS                                                  \
+  }
+#define MYOPS_FAST_none(FN, NAME, SIG)
+#define MYOPS_FAST_DEF(FN, NAME, OVERLOAD, KIND, RULE, SIG, ...) MYOPS_EW_BY_FAST(MYOPS_FAST_, SIG)(FN, NAME, SIG)
 MYOPS_EW_OPS(MYOPS_FAST_DEF)
 #undef MYOPS_FAST_DEF
+#undef MYOPS_FAST_fast
+#undef MYOPS_FAST_none
 
 // diagonal(x, offset, dim1, dim2)
 PyObject* py_diagonal(PyObject*, PyObject* const* args, Py_ssize_t nargs) {
@@ -261,22 +261,10 @@ PyObject* py_nonzero_bounded(PyObject*, PyObject* const* args, Py_ssize_t nargs)
 
 #define MYOPS_METHOD(name) {#name, reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(py_##name)), METH_FASTCALL, nullptr}
 
-#define MYOPS_METHOD_SIG_clamp_scalar(FN)
-#define MYOPS_METHOD_SIG_rscalar(FN)
-#define MYOPS_METHOD_SIG_rscalar_alpha(FN)
-#define MYOPS_METHOD_SIG_where_scalar_self(FN)
-#define MYOPS_METHOD_SIG_where_scalar_other(FN)
-#define MYOPS_METHOD_SIG_where_scalars(FN)
-#define MYOPS_METHOD_SIG_scalar_alpha(FN) MYOPS_METHOD(FN),
-#define MYOPS_METHOD_SIG_unary(FN) MYOPS_METHOD(FN),
-#define MYOPS_METHOD_SIG_gelu MYOPS_METHOD_SIG_unary
-#define MYOPS_METHOD_SIG_scalar MYOPS_METHOD_SIG_unary
-#define MYOPS_METHOD_SIG_cast MYOPS_METHOD_SIG_unary
-#define MYOPS_METHOD_SIG_binary MYOPS_METHOD_SIG_unary
-#define MYOPS_METHOD_SIG_alpha MYOPS_METHOD_SIG_unary
-#define MYOPS_METHOD_SIG_ternary MYOPS_METHOD_SIG_unary
-#define MYOPS_METHOD_SIG_value MYOPS_METHOD_SIG_unary
-#define MYOPS_METHOD_OF(FN, NAME, OVERLOAD, KIND, RULE, SIG, ...) MYOPS_METHOD_SIG_##SIG(FN)
+// the elementwise entry points: the ops with a FAST signature
+#define MYOPS_METHOD_fast(FN) MYOPS_METHOD(FN),
+#define MYOPS_METHOD_none(FN)
+#define MYOPS_METHOD_OF(FN, NAME, OVERLOAD, KIND, RULE, SIG, ...) MYOPS_EW_BY_FAST(MYOPS_METHOD_, SIG)(FN)
 
 PyMethodDef methods[] = {
     MYOPS_EW_OPS(MYOPS_METHOD_OF)

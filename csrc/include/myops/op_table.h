@@ -43,10 +43,10 @@ namespace ew {
   K(Cast, 1, All, cast, custom)           \
   K(Add, 2, All, binary, custom)          \
   K(Mul, 2, All, binary, plain)           \
-  K(Div, 2, Float, minmax, plain)         \
-  K(Maximum, 2, All, minmax, plain)       \
-  K(Minimum, 2, All, minmax, plain)       \
-  K(Pow, 2, Float, minmax, plain)         \
+  K(Div, 2, Float, div_pow_minmax, plain) \
+  K(Maximum, 2, All, div_pow_minmax, plain) \
+  K(Minimum, 2, All, div_pow_minmax, plain) \
+  K(Pow, 2, Float, div_pow_minmax, plain) \
   K(Where, 3, All, ternary, custom)       \
   K(Addcmul, 3, NonBool, ternary, custom) \
   K(Clamp, 3, NonBool, ternary, plain)    \
@@ -72,7 +72,7 @@ namespace ew {
 //              but for IntToFloat and PromoteIntToFloat (any dtype: converted to the float
 //              result first) and where noted in the front end (where's condition, addcmul's
 //              and clamp's bool operands promoting to a non-bool result).
-//   SIG        the C++ signature: Sig_<SIG> in common/op_handles.h. The number operands (Scalar
+//   SIG        the C++ signature, a line of myops/op_signatures.h. The number operands (Scalar
 //              overloads, as aten has them: add.Scalar, where.ScalarOther, ...; a number first,
 //              which aten takes as a wrapped-number tensor, is the overload ScalarSelf) are
 //              scalar, scalar_alpha, rscalar, rscalar_alpha and the where_* forms
@@ -202,7 +202,7 @@ MYOPS_EW_KERNELS(MYOPS_EW_FUNCTOR_OF)
 #undef MYOPS_EW_FUNCTOR_OF
 
 // The CUDA_UNIT column: the .cu file of each kind.
-enum class CudaUnit { unary, binary, minmax, ternary, cast };
+enum class CudaUnit { unary, binary, div_pow_minmax, ternary, cast };
 constexpr CudaUnit kCudaUnit[] = {
 #define MYOPS_EW_KIND_UNIT(KIND, ARITY, DTYPES, UNIT, ...) CudaUnit::UNIT,
     MYOPS_EW_KERNELS(MYOPS_EW_KIND_UNIT)

@@ -22,8 +22,6 @@
 #include <optional>
 #include <tuple>
 
-#include "myops/op_table.h"
-
 // Linux only (as the package): the functions are exported whatever -fvisibility the caller uses.
 #define MYOPS_API __attribute__((visibility("default")))
 
@@ -116,7 +114,8 @@ MYOPS_API Tensor paste_masks(const Tensor& masks, const Tensor& boxes, const Ten
 
 // ---- elementwise ---------------------------------------------------------------------------
 // One function per line of the op table (myops/op_table.h: the list of ops, each with its
-// schema), each equal to the torch function of the same name on the same arguments:
+// schema, its C++ signature that of its SIG in myops/op_signatures.h), each equal to the torch
+// function of the same name on the same arguments:
 //   unary      relu, gelu (approximate: "none" or "tanh"), silu, sigmoid, cast (self.to(dtype), a
 //              new tensor)
 //   numbers    the Scalar overloads, torch's promotion for a Python number: add_scalar /
@@ -128,32 +127,7 @@ MYOPS_API Tensor paste_masks(const Tensor& masks, const Tensor& boxes, const Ten
 //   ternary    where(condition, self, other), addcmul (value), clamp with tensor bounds, and
 //              clamp with number bounds (at least one given; the gradient is torch's for number
 //              bounds: self only)
-#define MYOPS_API_DECL_unary(FN, NAME) MYOPS_API Tensor FN(const Tensor& self);
-#define MYOPS_API_DECL_gelu(FN, NAME) MYOPS_API Tensor FN(const Tensor& self, c10::string_view approximate = "none");
-#define MYOPS_API_DECL_scalar(FN, NAME) MYOPS_API Tensor FN(const Tensor& self, const c10::Scalar& other);
-#define MYOPS_API_DECL_cast(FN, NAME) MYOPS_API Tensor FN(const Tensor& self, c10::ScalarType dtype);
-#define MYOPS_API_DECL_binary(FN, NAME) MYOPS_API Tensor FN(const Tensor& self, const Tensor& other);
-#define MYOPS_API_DECL_alpha(FN, NAME) \
-  MYOPS_API Tensor FN(const Tensor& self, const Tensor& other, const c10::Scalar& alpha = 1);
-#define MYOPS_API_DECL_ternary(FN, NAME) MYOPS_API Tensor FN(const Tensor& a, const Tensor& b, const Tensor& c);
-#define MYOPS_API_DECL_value(FN, NAME) \
-  MYOPS_API Tensor FN(const Tensor& self, const Tensor& tensor1, const Tensor& tensor2, const c10::Scalar& value = 1);
-#define MYOPS_API_DECL_scalar_alpha(FN, NAME) \
-  MYOPS_API Tensor FN(const Tensor& self, const c10::Scalar& other, const c10::Scalar& alpha = 1);
-#define MYOPS_API_DECL_rscalar(FN, NAME) MYOPS_API Tensor FN(const c10::Scalar& self, const Tensor& other);
-#define MYOPS_API_DECL_rscalar_alpha(FN, NAME) \
-  MYOPS_API Tensor FN(const c10::Scalar& self, const Tensor& other, const c10::Scalar& alpha = 1);
-#define MYOPS_API_DECL_where_scalar_self(FN, NAME) \
-  MYOPS_API Tensor FN(const Tensor& condition, const c10::Scalar& self, const Tensor& other);
-#define MYOPS_API_DECL_where_scalar_other(FN, NAME) \
-  MYOPS_API Tensor FN(const Tensor& condition, const Tensor& self, const c10::Scalar& other);
-#define MYOPS_API_DECL_where_scalars(FN, NAME) \
-  MYOPS_API Tensor FN(const Tensor& condition, const c10::Scalar& self, const c10::Scalar& other);
-#define MYOPS_API_DECL_clamp_scalar(FN, NAME) \
-  MYOPS_API Tensor NAME(const Tensor& self, const std::optional<c10::Scalar>& min, const std::optional<c10::Scalar>& max);
-#define MYOPS_API_DECL(FN, NAME, OVERLOAD, KIND, RULE, SIG, ...) MYOPS_API_DECL_##SIG(FN, NAME)
-MYOPS_EW_OPS(MYOPS_API_DECL)
-#undef MYOPS_API_DECL
+// The declarations, written out: myops/ops_elementwise.h (included at the end of this file).
 
 // ---- max_pool2d_add ----------------------------------------------------------------------
 
@@ -169,3 +143,5 @@ MYOPS_API Tensor max_pool2d_add(const Tensor& self, const Tensor& other, at::Int
 MYOPS_API Tensor diagonal(const Tensor& self, int64_t offset = 0, int64_t dim1 = 0, int64_t dim2 = 1);
 
 }  // namespace myops
+
+#include "myops/ops_elementwise.h"

@@ -1,5 +1,5 @@
-// Binary elementwise ops on CUDA: the kinds of common/op_table.h whose CUDA_UNIT is minmax (div,
-// maximum, minimum; see elementwise_binary.cu).
+// Binary elementwise ops on CUDA: the kinds of myops/op_table.h whose CUDA_UNIT is
+// div_pow_minmax (div, pow, maximum, minimum; add and mul: elementwise_binary.cu).
 #include "cuda/elementwise.cuh"
 
 namespace myops {
@@ -19,7 +19,7 @@ void CudaKernel<EwKind::Div>::run_dtype(const Desc& d) {
   }
 }
 
-void launch_minmax(EwKind kind, const Desc& d) { launch_unit<CudaUnit::minmax>(kind, d); }
+void launch_div_pow_minmax(EwKind kind, const Desc& d) { launch_unit<CudaUnit::div_pow_minmax>(kind, d); }
 
 }  // namespace cuda
 }  // namespace ew

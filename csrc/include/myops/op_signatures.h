@@ -1,0 +1,79 @@
+#pragma once
+// The C++ signatures of the op table's SIG column (myops/op_table.h), each written once. Every
+// file that expands the table per signature reads these lines: the typed dispatcher handles
+// (common/op_handles.h), the C++ API's declarations (myops/ops_elementwise.h, generated from
+// here by tools/gen_ops_elementwise.py) and definitions (csrc/ops.cpp), the CPU / CUDA front
+// ends (common/elementwise_ops.h), the Autograd kernels (csrc/autograd.cpp), the drop-in's
+// unary kernels (common/aten_override.h) and the Python fast entry points
+// (csrc/python/fast.cpp). Adding a signature is one line here.
+//
+// MYOPS_EW_SIG_<SIG>(F, P) is F(ENTRY, FAST, API_NAME) followed by one P(TYPE, NAME, DEFAULT)
+// per parameter, in order (DEFAULT: `= value`, or empty):
+//   ENTRY     generic: the op has no code of its own; its front end, Autograd kernel and drop-in
+//             kernel are the table's generic unary ones (Ops<B>::unary_op<OP>,
+//             unary_autograd<OP>, Kernels<B>::<FN> generated), its derivative UnaryGrad<OP>;
+//             own: the op FN has its own front end Ops<B>::FN, Autograd kernel FN_autograd and,
+//             if routed, drop-in kernel Kernels<B>::FN
+//   FAST      fast: a Python entry point myops._C.<FN> (tensors first, then numbers, a str or a
+//             dtype; trailing defaults may be left out); none: no entry point
+//   API_NAME  fn: the C++ API function is myops::<FN>; name: myops::<NAME>, an overload of the
+//             op's default form (clamp(self, optional min, optional max))
+// Light header: no torch (the types are spelled out; the files that expand them include torch).
+
+// clang-format off
+//                    SIG                      ENTRY    FAST  API_NAME  parameters
+#define MYOPS_EW_SIG_unary(F, P)              F(generic, fast, fn)   P(const at::Tensor&, self, )
+#define MYOPS_EW_SIG_gelu(F, P)               F(own, fast, fn)       P(const at::Tensor&, self, ) P(c10::string_view, approximate, = "none")
+#define MYOPS_EW_SIG_cast(F, P)               F(own, fast, fn)       P(const at::Tensor&, self, ) P(c10::ScalarType, dtype, )
+#define MYOPS_EW_SIG_scalar(F, P)             F(own, fast, fn)       P(const at::Tensor&, self, ) P(const c10::Scalar&, other, )
+#define MYOPS_EW_SIG_binary(F, P)             F(own, fast, fn)       P(const at::Tensor&, self, ) P(const at::Tensor&, other, )
+#define MYOPS_EW_SIG_alpha(F, P)              F(own, fast, fn)       P(const at::Tensor&, self, ) P(const at::Tensor&, other, ) P(const c10::Scalar&, alpha, = 1)
+#define MYOPS_EW_SIG_scalar_alpha(F, P)       F(own, fast, fn)       P(const at::Tensor&, self, ) P(const c10::Scalar&, other, ) P(const c10::Scalar&, alpha, = 1)
+#define MYOPS_EW_SIG_rscalar(F, P)            F(own, none, fn)       P(const c10::Scalar&, self, ) P(const at::Tensor&, other, )
+#define MYOPS_EW_SIG_rscalar_alpha(F, P)      F(own, none, fn)       P(const c10::Scalar&, self, ) P(const at::Tensor&, other, ) P(const c10::Scalar&, alpha, = 1)
+#define MYOPS_EW_SIG_ternary(F, P)            F(own, fast, fn)       P(const at::Tensor&, a, ) P(const at::Tensor&, b, ) P(const at::Tensor&, c, )
+#define MYOPS_EW_SIG_value(F, P)              F(own, fast, fn)       P(const at::Tensor&, self, ) P(const at::Tensor&, tensor1, ) P(const at::Tensor&, tensor2, ) P(const c10::Scalar&, value, = 1)
+#define MYOPS_EW_SIG_where_scalar_self(F, P)  F(own, none, fn)       P(const at::Tensor&, condition, ) P(const c10::Scalar&, self, ) P(const at::Tensor&, other, )
+#define MYOPS_EW_SIG_where_scalar_other(F, P) F(own, none, fn)       P(const at::Tensor&, condition, ) P(const at::Tensor&, self, ) P(const c10::Scalar&, other, )
+#define MYOPS_EW_SIG_where_scalars(F, P)      F(own, none, fn)       P(const at::Tensor&, condition, ) P(const c10::Scalar&, self, ) P(const c10::Scalar&, other, )
+#define MYOPS_EW_SIG_clamp_scalar(F, P)       F(own, none, name)     P(const at::Tensor&, self, ) P(const std::optional<c10::Scalar>&, min, ) P(const std::optional<c10::Scalar>&, max, )
+// clang-format on
+
+// ---- the signature, taken apart --------------------------------------------------------------
+// MYOPS_EW_TYPES(SIG)     the parameter types:              const at::Tensor&, const c10::Scalar&
+// MYOPS_EW_PARAMS(SIG)    the parameters, named:            const at::Tensor& self, ...
+// MYOPS_EW_DECL(SIG)      the parameters with defaults:     ..., const c10::Scalar& alpha = 1
+// MYOPS_EW_ARGS(SIG)      the names, to forward them:       self, other, alpha
+// MYOPS_EW_REQUIRED(SIG)  how many have no default (a constant expression)
+// MYOPS_EW_ENTRY(SIG), MYOPS_EW_FAST(SIG), MYOPS_EW_API_NAME(SIG)  the facets (a token each)
+#define MYOPS_EW_SIG_CAT(A, B) MYOPS_EW_SIG_CAT_I(A, B)
+#define MYOPS_EW_SIG_CAT_I(A, B) A##B
+#define MYOPS_EW_SIG_EAT(...)
+// a list written as `, a, b, c` without its leading comma
+#define MYOPS_EW_SIG_LIST(...) MYOPS_EW_SIG_LIST_I(__VA_ARGS__)
+#define MYOPS_EW_SIG_LIST_I(FIRST, ...) __VA_ARGS__
+#define MYOPS_EW_SIG_P_TYPE(T, N, D) , T
+#define MYOPS_EW_SIG_P_PARAM(T, N, D) , T N
+#define MYOPS_EW_SIG_P_DECL(T, N, D) , T N D
+#define MYOPS_EW_SIG_P_ARG(T, N, D) , N
+#define MYOPS_EW_SIG_P_REQUIRED(T, N, D) +(sizeof(#D) == 1)
+#define MYOPS_EW_TYPES(SIG) MYOPS_EW_SIG_LIST(MYOPS_EW_SIG_##SIG(MYOPS_EW_SIG_EAT, MYOPS_EW_SIG_P_TYPE))
+#define MYOPS_EW_PARAMS(SIG) MYOPS_EW_SIG_LIST(MYOPS_EW_SIG_##SIG(MYOPS_EW_SIG_EAT, MYOPS_EW_SIG_P_PARAM))
+#define MYOPS_EW_DECL(SIG) MYOPS_EW_SIG_LIST(MYOPS_EW_SIG_##SIG(MYOPS_EW_SIG_EAT, MYOPS_EW_SIG_P_DECL))
+#define MYOPS_EW_ARGS(SIG) MYOPS_EW_SIG_LIST(MYOPS_EW_SIG_##SIG(MYOPS_EW_SIG_EAT, MYOPS_EW_SIG_P_ARG))
+#define MYOPS_EW_REQUIRED(SIG) (0 MYOPS_EW_SIG_##SIG(MYOPS_EW_SIG_EAT, MYOPS_EW_SIG_P_REQUIRED))
+#define MYOPS_EW_SIG_F_ENTRY(ENTRY, FAST, API_NAME) ENTRY
+#define MYOPS_EW_SIG_F_FAST(ENTRY, FAST, API_NAME) FAST
+#define MYOPS_EW_SIG_F_API_NAME(ENTRY, FAST, API_NAME) API_NAME
+#define MYOPS_EW_ENTRY(SIG) MYOPS_EW_SIG_##SIG(MYOPS_EW_SIG_F_ENTRY, MYOPS_EW_SIG_EAT)
+#define MYOPS_EW_FAST(SIG) MYOPS_EW_SIG_##SIG(MYOPS_EW_SIG_F_FAST, MYOPS_EW_SIG_EAT)
+#define MYOPS_EW_API_NAME(SIG) MYOPS_EW_SIG_##SIG(MYOPS_EW_SIG_F_API_NAME, MYOPS_EW_SIG_EAT)
+
+// Per-op helpers for the expansions (X-macro arguments of MYOPS_EW_OPS):
+// MYOPS_EW_BY_ENTRY(PREFIX, SIG) is PREFIX##generic or PREFIX##own, MYOPS_EW_BY_FAST likewise
+// (PREFIX##fast / PREFIX##none), and MYOPS_EW_API_FN(FN, NAME, SIG) the C++ API function's name.
+#define MYOPS_EW_BY_ENTRY(PREFIX, SIG) MYOPS_EW_SIG_CAT(PREFIX, MYOPS_EW_ENTRY(SIG))
+#define MYOPS_EW_BY_FAST(PREFIX, SIG) MYOPS_EW_SIG_CAT(PREFIX, MYOPS_EW_FAST(SIG))
+#define MYOPS_EW_API_FN(FN, NAME, SIG) MYOPS_EW_SIG_CAT(MYOPS_EW_SIG_API_, MYOPS_EW_API_NAME(SIG))(FN, NAME)
+#define MYOPS_EW_SIG_API_fn(FN, NAME) FN
+#define MYOPS_EW_SIG_API_name(FN, NAME) NAME
