@@ -36,8 +36,10 @@ def test_every_public_function_has_an_example():
 
     import myops.detection
     missing = []
-    for mod in (myops, myops.detection, myops.replace):
-        for n in mod.__all__:
+    public = {myops: myops.__all__, myops.replace: myops.replace.__all__,
+              myops.detection: myops.detection.__all__ + ["paste_masks", "heatmaps_to_keypoints"]}
+    for mod, names in public.items():
+        for n in names:
             f = getattr(mod, n)
             if not (inspect.isfunction(f) or inspect.isclass(f)):
                 continue
