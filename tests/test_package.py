@@ -255,3 +255,28 @@ def test_sources_parse_on_the_oldest_supported_python():
     r = subprocess.run([sys.executable, "-m", "ruff", "check", "--no-cache", "--select", "E9", "--quiet", ROOT],
                        capture_output=True, text=True)
     assert r.returncode == 0, r.stdout + r.stderr
+
+
+def test_public_functions_are_written_out():
+    """Every public function is a `def` in a module of the package that tools (mypy, IDEs) read,
+    with type annotations: none is made at import time (no globals() generation), and every
+    plain unary op of the op table has its function."""
+    import ast
+    import inspect
+
+    from myops._table import EW_OPS
+
+    pkg = os.path.dirname(os.path.abspath(myops.__file__))
+    for name in [n for n in os.listdir(pkg) if n.endswith(".py")]:
+        with open(os.path.join(pkg, name)) as f:
+            assert "globals()" not in f.read(), name
+    unary = [fn for fn, op in EW_OPS.items() if op.sig == "unary"]
+    assert unary and set(unary) <= set(myops.__all__), unary
+    for name in myops.ops.__all__:
+        fn = getattr(myops, name)
+        assert getattr(myops.ops, name) is fn, name
+        src = inspect.getsourcefile(fn)
+        tree = ast.parse(open(src).read())
+        defs = [d for d in tree.body if isinstance(d, ast.FunctionDef) and d.name == name]
+        assert len(defs) == 1, (name, src)
+        assert defs[0].returns is not None and all(a.annotation is not None for a in defs[0].args.args), name

@@ -11,6 +11,7 @@ header ``<myops/ops.h>``.
 """
 import os as _os
 import warnings as _warnings
+import typing as _typing
 
 import torch as _torch
 
@@ -95,8 +96,23 @@ _document_registered_ops()
 _warn_if_gpu_without_kernels()
 
 
-def show_config(file=None):
-    """Print the versions myops was built against and the GPU architectures it contains."""
+def show_config(file: _typing.Optional[_typing.TextIO] = None) -> _typing.Dict[str, _typing.Any]:
+    """Print the versions myops was built against and the GPU architectures it contains.
+
+    Args:
+        file: where to print (default ``sys.stdout``).
+
+    Returns:
+        :data:`BUILD_CONFIG`, the build's record (``torch_version``, ``with_cuda``,
+        ``cuda_archs``, ``version``, ...).
+
+    Example::
+
+        >>> import io
+        >>> cfg = myops.show_config(file=io.StringIO())
+        >>> cfg["torch_version"].split("+")[0] == torch.__version__.split("+")[0]
+        True
+    """
     cfg = BUILD_CONFIG
     lines = [
         f"myops {__version__} configuration",

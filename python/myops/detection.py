@@ -264,8 +264,31 @@ def _expanded(masks: Tensor, boxes: Tensor, padding: int) -> Tuple[Tensor, Tenso
 
 
 def paste_masks(masks: Tensor, boxes: Tensor, image_shape: Tuple[int, int], padding: int = 1) -> Tensor:
-    """``torchvision.models.detection.roi_heads.paste_masks_in_image`` (``masks [B, 1, M, M]``,
-    ``boxes [B, 4]`` -> ``[B, 1, H, W]``) as one ``myops.paste_masks`` call: the same bits."""
+    """``torchvision.models.detection.roi_heads.paste_masks_in_image`` as one
+    :func:`myops.paste_masks` call: the same bits. Inference only.
+
+    Args:
+        masks: ``[B, 1, M, M]`` mask probabilities (float32 / float64).
+        boxes: ``[B, 4]`` boxes ``(x1, y1, x2, y2)`` in the image, the masks' dtype.
+        image_shape: the image's ``(height, width)``.
+        padding: the mask padding of torchvision's ``expand_masks`` (1 as in torchvision).
+
+    Returns:
+        ``[B, 1, height, width]``: each mask resized into its box, 0 elsewhere.
+
+    Raises:
+        ValueError, RuntimeError: shapes, dtypes or devices that disagree (as
+        :func:`myops.paste_masks`).
+
+    Example::
+
+        >>> masks, boxes = torch.ones(1, 1, 2, 2), torch.tensor([[1., 1., 3., 3.]])
+        >>> myops.detection.paste_masks(masks, boxes, (4, 4))[0, 0]
+        tensor([[0.0000, 0.0000, 0.0000, 0.0000],
+                [0.0000, 0.4900, 0.7000, 0.4900],
+                [0.0000, 0.7000, 1.0000, 0.7000],
+                [0.0000, 0.4900, 0.7000, 0.4900]])
+    """
     padded, ib = _expanded(masks, boxes, padding)
     count = torch.full((1,), masks.shape[0], dtype=torch.int64, device=masks.device)
     out = torch.ops.myops.paste_masks(padded[None], ib[None], count, [int(image_shape[0]), int(image_shape[1])])
@@ -274,7 +297,26 @@ def paste_masks(masks: Tensor, boxes: Tensor, image_shape: Tuple[int, int], padd
 
 def heatmaps_to_keypoints(maps: Tensor, rois: Tensor) -> Tuple[Tensor, Tensor]:
     """``torchvision.models.detection.roi_heads.heatmaps_to_keypoints`` as one
-    ``myops.heatmaps_to_keypoints`` call over every RoI: the same bits."""
+    :func:`myops.heatmaps_to_keypoints` call over every RoI: the same bits. Inference only.
+
+    Args:
+        maps: ``[R, K, H, W]`` keypoint heatmaps (float32 / float64).
+        rois: ``[R, 4]`` boxes ``(x1, y1, x2, y2)``, the maps' dtype.
+
+    Returns:
+        ``(keypoints, scores)``: float32 ``[R, K, 3]`` (x, y, 1) and ``[R, K]``.
+
+    Raises:
+        ValueError, RuntimeError: shapes, dtypes or devices that disagree (as
+        :func:`myops.heatmaps_to_keypoints`).
+
+    Example::
+
+        >>> maps = torch.zeros(1, 1, 4, 4)
+        >>> maps[0, 0, 1, 2] = 1.0
+        >>> myops.detection.heatmaps_to_keypoints(maps, torch.tensor([[0., 0., 8., 8.]]))
+        (tensor([[[4.5000, 2.5000, 1.0000]]]), tensor([[0.7725]]))
+    """
     count = torch.tensor(maps.shape[0], dtype=torch.int64, device=maps.device)
     return torch.ops.myops.heatmaps_to_keypoints(maps, rois, count)
 
@@ -301,7 +343,26 @@ def _kind(model: nn.Module) -> str:
 
 
 class StaticDetector(nn.Module):
-    """A torchvision detector with static shapes end to end (see the module docstring)."""
+    """A torchvision detector with static shapes end to end (see the module docstring); made by
+    :func:`make_static`, which takes the same arguments and checks the model first.
+
+    Args:
+        model: a torchvision R-CNN (Faster, Mask, Keypoint), RetinaNet, FCOS or SSD / SSDlite
+            detector in eval mode.
+        max_candidates, portable, image_sizes: as :func:`make_static`.
+
+    Raises:
+        TypeError: another kind of model.
+
+    Example::
+
+        >>> import torchvision
+        >>> model = torchvision.models.detection.ssdlite320_mobilenet_v3_large(
+        ...     weights=None, weights_backbone=None, num_classes=3).eval()
+        >>> static = myops.detection.StaticDetector(model)
+        >>> static.kind
+        'ssd'
+    """
 
     def __init__(self, model: nn.Module, max_candidates: int = 4096, portable: bool = False,
                  image_sizes: Optional[List[Tuple[int, int]]] = None):
@@ -536,7 +597,8 @@ class StaticDetector(nn.Module):
         return self._finish(out, sizes, originals)
 
     def forward(self, images: Tensor) -> Dict[str, Tensor]:
-        """Detections for ``images [N, 3, H, W]`` (raw float images, as torchvision takes them)."""
+        """Detections for ``images [N, 3, H, W]`` (raw float images, as torchvision takes them):
+        the padded dict of the module docstring. Raises ValueError for another image shape."""
         if self.kind == "rcnn":
             return self._rcnn(images)
         return self._ssd(images) if self.kind == "ssd" else self._dense(images)
@@ -558,7 +620,33 @@ def make_static(model: nn.Module, *, max_candidates: int = 4096, portable: bool 
     ``image_sizes`` (one ``(h, w)`` per image) makes a module for a batch of images of different
     sizes: the caller places image ``i`` at the top left of ``images[i]`` (any padding value) and
     each is transformed (resized, padded) as torchvision transforms it; the sizes are part of the
-    static shapes, as the batch size is. Without it every image is the whole ``[H, W]``."""
+    static shapes, as the batch size is. Without it every image is the whole ``[H, W]``.
+
+    Args:
+        model: a torchvision R-CNN (Faster, Mask, Keypoint), RetinaNet, FCOS or SSD / SSDlite
+            detector, any weights, in eval mode.
+        max_candidates: the per-class candidates an R-CNN image sends to NMS, at most.
+        portable: ignored (every module is portable).
+        image_sizes: one ``(h, w)`` per image of the batch, or None (every image ``[H, W]``).
+
+    Returns:
+        A :class:`StaticDetector`: ``forward(images [N, 3, H, W])`` gives the padded dict of the
+        module docstring (``boxes``, ``scores``, ``labels``, ``count``, ``overflow``, ...);
+        :func:`unpad` turns it into torchvision's list of dicts.
+
+    Raises:
+        ValueError: a model in training mode.
+        TypeError: a model that is not one of those detectors.
+
+    Example::
+
+        >>> import torchvision
+        >>> model = torchvision.models.detection.ssdlite320_mobilenet_v3_large(
+        ...     weights=None, weights_backbone=None, num_classes=3).eval()
+        >>> out = myops.detection.make_static(model)(torch.rand(1, 3, 320, 320))
+        >>> {k: tuple(v.shape) for k, v in out.items()}
+        {'boxes': (1, 300, 4), 'scores': (1, 300), 'labels': (1, 300), 'count': (1,), 'overflow': (1,)}
+    """
     if model.training:
         raise ValueError("make_static: the model must be in eval mode (call model.eval())")
     return StaticDetector(model, max_candidates=max_candidates, portable=portable,
@@ -566,7 +654,27 @@ def make_static(model: nn.Module, *, max_candidates: int = 4096, portable: bool 
 
 
 def unpad(outputs: Dict[str, Tensor]) -> List[Dict[str, Tensor]]:
-    """The static module's padded outputs as torchvision's list of per-image dicts."""
+    """The static module's padded outputs as torchvision's list of per-image dicts.
+
+    Args:
+        outputs: the dict a :class:`StaticDetector` returns (``count`` and the padded
+            ``boxes``, ``labels``, ``scores``, and ``masks`` / ``keypoints`` /
+            ``keypoints_scores`` where the model has them).
+
+    Returns:
+        One dict per image with the first ``count[i]`` rows of each output, as the torchvision
+        model returns them in eval mode.
+
+    Raises:
+        KeyError: an ``outputs`` without ``count``.
+
+    Example::
+
+        >>> out = {"boxes": torch.zeros(1, 2, 4), "scores": torch.tensor([[0.9, 0.]]),
+        ...        "labels": torch.tensor([[1, -1]]), "count": torch.tensor([1])}
+        >>> myops.detection.unpad(out)
+        [{'boxes': tensor([[0., 0., 0., 0.]]), 'labels': tensor([1]), 'scores': tensor([0.9000])}]
+    """
     counts = outputs["count"].tolist()
     keys = [k for k in ("boxes", "labels", "scores", "masks", "keypoints", "keypoints_scores")
             if k in outputs]

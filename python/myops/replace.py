@@ -41,6 +41,7 @@ on its own threads (CUDA) are not in the block.
 """
 import collections
 import threading
+from typing import Iterable, List, Optional, Union
 
 import torch
 
@@ -110,9 +111,25 @@ class RouteStats:
     :data:`HAND_BACK_REASONS`). For :func:`enable` they are the calls of every thread; for
     :func:`replace_torch_ops`, those of the thread that opened the block (read them there).
     Every call of a routed op that reaches torch's kernel is in one of the two, in every mode:
-    grad mode, ``no_grad``, ``inference_mode`` and autocast."""
+    grad mode, ``no_grad``, ``inference_mode`` and autocast.
 
-    def __init__(self, this_thread):
+    Made by :func:`enable` and :func:`replace_torch_ops`, not by the caller.
+
+    Args:
+        this_thread: count the calls of the thread that makes it (``replace_torch_ops``), not
+            those of every thread (``enable``).
+
+    Example::
+
+        >>> with myops.replace_torch_ops(only={"nonzero"}) as stats:
+        ...     _ = torch.nonzero(torch.tensor([0, 1]))
+        >>> stats
+        RouteStats(routed={'nonzero': 1}, handed_back={}, reasons={})
+        >>> stats["nonzero"], stats.total
+        (1, 1)
+    """
+
+    def __init__(self, this_thread: bool):
         self._this_thread = this_thread
         self._thread = threading.get_ident()
         self._base = _counts(this_thread)
@@ -180,13 +197,32 @@ _lock = threading.Lock()
 _global = None
 
 
-def enable(only=None):
+def enable(only: Optional[Union[str, Iterable[str]]] = None) -> RouteStats:
     """Route torch's ops to myops in every thread of this process, until :func:`disable`.
 
-    ``only``: myops op names to route (an iterable or one name; see :data:`ALL_OPS`); default
-    :data:`DEFAULT_OPS`, the bit-exact ones. Calling it again adds ops to the routed set and
-    returns the same object: the :class:`RouteStats` of the routing, usable as a context
-    manager (``with myops.enable(): ...`` disables at the end of the block).
+    The aten (and ``torchvision::nms``) kernels of the named ops on the CPU and CUDA dispatch keys
+    run myops' kernels for the calls myops computes exactly as torch does, and hand every other
+    call back to torch's own kernel (see the module docstring). Calling it again adds ops to the
+    routed set and returns the same object.
+
+    Args:
+        only: myops op names to route (an iterable or one name; see :data:`ALL_OPS`); default
+            :data:`DEFAULT_OPS`, the bit-exact ones.
+
+    Returns:
+        The :class:`RouteStats` of the routing, also a context manager
+        (``with myops.enable(): ...`` disables at the end of the block).
+
+    Raises:
+        ValueError: a name that is not in :data:`ALL_OPS`.
+
+    Example::
+
+        >>> stats = myops.enable(only={"add"})
+        >>> torch.add(torch.ones(2), torch.ones(2))
+        tensor([2., 2.])
+        >>> myops.disable().routed["add"]
+        1
     """
     global _global
     names = _names(only)
@@ -197,10 +233,20 @@ def enable(only=None):
         return _global
 
 
-def disable():
+def disable() -> Optional[RouteStats]:
     """Stop the process-wide routing of :func:`enable`: torch's kernels are back exactly (open
-    :func:`replace_torch_ops` blocks keep theirs). Returns the (now frozen) :class:`RouteStats`
-    of the routing, or None if it was not enabled."""
+    :func:`replace_torch_ops` blocks keep theirs).
+
+    Returns:
+        The (now frozen) :class:`RouteStats` of the routing, or None if it was not enabled.
+
+    Example::
+
+        >>> with myops.enable(only="relu"):
+        ...     _ = torch.relu(torch.ones(2))
+        >>> myops.disable() is None  # the block has disabled it already
+        True
+    """
     global _global
     with _lock:
         g, _global = _global, None
@@ -210,8 +256,20 @@ def disable():
     return g
 
 
-def enabled_ops():
-    """The ops routed process-wide now (by :func:`enable`, from Python or C++)."""
+def enabled_ops() -> List[str]:
+    """The ops routed process-wide now (by :func:`enable`, from Python or C++).
+
+    Returns:
+        Their myops names, in :data:`ALL_OPS` order.
+
+    Example::
+
+        >>> with myops.enable(only=["relu", "add"]):
+        ...     myops.replace.enabled_ops()
+        ['relu', 'add']
+        >>> myops.replace.enabled_ops()
+        []
+    """
     return list(_ops._override_enabled())
 
 
@@ -219,11 +277,26 @@ class replace_torch_ops:
     """Context manager: route torch's ops to myops for the calls this thread makes inside the
     block (the scoped form of :func:`enable`, same kernels and checks).
 
-    ``only``: myops op names to route; default :data:`DEFAULT_OPS`. ``__enter__`` returns the
-    block's :class:`RouteStats`. Blocks nest; each ends the routing it started.
+    Blocks nest; each ends the routing it started.
+
+    Args:
+        only: myops op names to route (an iterable or one name); default :data:`DEFAULT_OPS`.
+
+    Returns:
+        ``__enter__`` returns the block's :class:`RouteStats`.
+
+    Raises:
+        ValueError: a name that is not in :data:`ALL_OPS`.
+
+    Example::
+
+        >>> with myops.replace_torch_ops(only={"nonzero", "where"}) as stats:
+        ...     _ = torch.where(torch.tensor([True, False]))
+        >>> stats.routed["nonzero"]
+        1
     """
 
-    def __init__(self, only=None):
+    def __init__(self, only: Optional[Union[str, Iterable[str]]] = None):
         self._names = _names(only)
         self._open = []  # (token, stats) of each entry, innermost last
         self.stats = None
