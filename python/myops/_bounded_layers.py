@@ -23,8 +23,8 @@ def linear_bounded(input: Tensor, weight: Tensor, bias: Optional[Tensor], count:
         count: a 0-d int64 tensor on ``input``'s device (clamped to ``[0, R]``).
 
     Returns:
-        A contiguous ``[R, N]`` whose rows ``[0, count)`` are ``F.linear(input[:count], weight,
-        bias)`` and whose other rows are 0.
+        A contiguous ``[R, N]`` whose rows ``[0, count)`` are
+        ``F.linear(input[:count], weight, bias)`` and whose other rows are 0.
 
     Raises:
         RuntimeError: the errors of ``F.linear``, and a ``count`` that is not a 0-d int64.
