@@ -23,6 +23,7 @@ Environment variables:
   MAX_JOBS                parallel compile jobs (read by torch's ninja builder)
   DEBUG=1                 -O0 -g, device code with -G (release builds carry no debug info)
 """
+
 import glob
 import os
 import platform
@@ -126,9 +127,7 @@ else:
 arch_list = os.environ.get("TORCH_CUDA_ARCH_LIST", "") if WITH_CUDA else ""
 if WITH_CUDA and not arch_list:
     if torch.cuda.is_available():
-        arch_list = ";".join(
-            "%d.%d" % torch.cuda.get_device_capability(i) for i in range(torch.cuda.device_count())
-        )
+        arch_list = ";".join("%d.%d" % torch.cuda.get_device_capability(i) for i in range(torch.cuda.device_count()))
     else:
         # No GPU to target (e.g. CI): one architecture keeps the build short.
         arch_list = "9.0"
@@ -188,11 +187,24 @@ def lib_sources():
 # function that is not inlined (a COMDAT copy in several objects) keeps the first copy the
 # linker sees, so a baseline copy wins over one compiled with AVX-512 instructions.
 _X86_64 = platform.machine().lower() in ("x86_64", "amd64")
-ISA_BUILDS = {
-    "_avx2.cpp": ["-mavx2", "-mfma", "-mf16c", "-DCPU_CAPABILITY=AVX2", "-DCPU_CAPABILITY_AVX2"],
-    "_avx512.cpp": ["-mavx512f", "-mavx512bw", "-mavx512vl", "-mavx512dq", "-mavx2", "-mfma", "-mf16c",
-                    "-DCPU_CAPABILITY=AVX512", "-DCPU_CAPABILITY_AVX512"],
-} if _X86_64 else {}
+ISA_BUILDS = (
+    {
+        "_avx2.cpp": ["-mavx2", "-mfma", "-mf16c", "-DCPU_CAPABILITY=AVX2", "-DCPU_CAPABILITY_AVX2"],
+        "_avx512.cpp": [
+            "-mavx512f",
+            "-mavx512bw",
+            "-mavx512vl",
+            "-mavx512dq",
+            "-mavx2",
+            "-mfma",
+            "-mf16c",
+            "-DCPU_CAPABILITY=AVX512",
+            "-DCPU_CAPABILITY_AVX512",
+        ],
+    }
+    if _X86_64
+    else {}
+)
 
 
 def isa_suffix(source):
@@ -326,11 +338,21 @@ class BuildMyops(BuildExtension):
             group = [s for s in sources if isa_suffix(s) == suffix]
             if not group:
                 continue
-            args = dict(ext.extra_compile_args) if isinstance(ext.extra_compile_args, dict) else {"cxx": list(ext.extra_compile_args)}
+            args = (
+                dict(ext.extra_compile_args)
+                if isinstance(ext.extra_compile_args, dict)
+                else {"cxx": list(ext.extra_compile_args)}
+            )
             args["cxx"] = list(args["cxx"]) + flags
             isa_objects += self.compiler.compile(
-                group, output_dir=self.build_temp, macros=ext.define_macros + [(m,) for m in ext.undef_macros],
-                include_dirs=ext.include_dirs, debug=self.debug, extra_postargs=args, depends=ext.depends)
+                group,
+                output_dir=self.build_temp,
+                macros=ext.define_macros + [(m,) for m in ext.undef_macros],
+                include_dirs=ext.include_dirs,
+                debug=self.debug,
+                extra_postargs=args,
+                depends=ext.depends,
+            )
         try:
             ext.sources = [s for s in sources if isa_suffix(s) is None]
             ext.extra_objects = list(extra_objects) + isa_objects
@@ -344,7 +366,10 @@ class BuildMyops(BuildExtension):
         """tools/check_isa_link.py: no baseline code calls an ISA build's copy of a shared
         inline function (the link order above). Needs binutils' nm and objdump."""
         if not (shutil.which("nm") and shutil.which("objdump")):
-            print("WARNING: nm / objdump not found: the ISA link check (tools/check_isa_link.py) did not run", file=sys.stderr)
+            print(
+                "WARNING: nm / objdump not found: the ISA link check (tools/check_isa_link.py) did not run",
+                file=sys.stderr,
+            )
             return
         baseline = self.compiler.object_filenames(ext.sources, output_dir=self.build_temp)
         missing = [o for o in baseline if not os.path.exists(o)]

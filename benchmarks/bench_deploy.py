@@ -29,6 +29,7 @@ build it). `--quick`: batch 1 only.
     python benchmarks/runner.py --family deploy --device cpu --out benchmarks/results --append
     python benchmarks/bench_deploy.py --profile --batch 1   # where the static form spends its time
 """
+
 import copy
 import hashlib
 import os
@@ -128,9 +129,11 @@ def detect_program():
         raise RuntimeError(str(e)) from None
     build = os.path.join(CACHE, "cpp")
     prefix = torch.utils.cmake_prefix_path + ";" + myops.cmake_prefix_path
-    for cmd in (["cmake", "-S", tc.EXAMPLE, "-B", build, "-DCMAKE_BUILD_TYPE=Release",
-                 f"-DCMAKE_PREFIX_PATH={prefix}"] + cuda_args,
-                ["cmake", "--build", build, "--target", "myops_detect", "-j", os.environ.get("MAX_JOBS", "2")]):
+    for cmd in (
+        ["cmake", "-S", tc.EXAMPLE, "-B", build, "-DCMAKE_BUILD_TYPE=Release", f"-DCMAKE_PREFIX_PATH={prefix}"]
+        + cuda_args,
+        ["cmake", "--build", build, "--target", "myops_detect", "-j", os.environ.get("MAX_JOBS", "2")],
+    ):
         r = subprocess.run(cmd, capture_output=True, text=True)
         if r.returncode != 0:
             raise RuntimeError(f"{' '.join(cmd[:3])} failed: {(r.stdout + r.stderr)[-2000:]}")
@@ -220,8 +223,10 @@ def aoti_peer(case, model, x, ref, repeats):
         with torch.no_grad():
             portable = detection.make_static(model, portable=True)(x)
         got, seconds = run_from_cpp(program, package, x, list(portable), repeats)
-        case.sub_label += (f", AOTI {verdict(td.assert_matches_inductor, cpu(ref), got)}"
-                           f" (vs its portable module: {verdict(td.assert_matches_inductor, cpu(detection.unpad(portable)), got)})")
+        case.sub_label += (
+            f", AOTI {verdict(td.assert_matches_inductor, cpu(ref), got)}"
+            f" (vs its portable module: {verdict(td.assert_matches_inductor, cpu(detection.unpad(portable)), got)})"
+        )
         return seconds
 
     return timed
@@ -246,11 +251,19 @@ def cases(device, quick):
         h, w = x.shape[-2:]
         # torch.compile of eager torchvision (the runner's `inductor` peer) breaks its graph at
         # every data-dependent step: compile(static) is the compiled form this family reports
-        case = Case(label=MODEL, sub_label=f"batch {batch}, {h}x{w}; vs torchvision: static {same}",
-                    myops=run_static, torch={"torchvision": lambda model=model, x=x: eager(model, x)},
-                    target=round(1 / (1 + MAX_OVERHEAD), 3), inductor=False, headline=batch == BATCHES[0])
-        case.timed = {"compile(static)": compile_peer(case, static, x, ref, device),
-                      "AOTI from C++": aoti_peer(case, model, x, ref, 3 if quick else REPEATS)}
+        case = Case(
+            label=MODEL,
+            sub_label=f"batch {batch}, {h}x{w}; vs torchvision: static {same}",
+            myops=run_static,
+            torch={"torchvision": lambda model=model, x=x: eager(model, x)},
+            target=round(1 / (1 + MAX_OVERHEAD), 3),
+            inductor=False,
+            headline=batch == BATCHES[0],
+        )
+        case.timed = {
+            "compile(static)": compile_peer(case, static, x, ref, device),
+            "AOTI from C++": aoti_peer(case, model, x, ref, 3 if quick else REPEATS),
+        }
         out.append(case)
     return out
 
@@ -355,8 +368,17 @@ def cost_table(models, sizes, batches, forms, rounds=2, threads=2, log=print):
                     for form in forms:
                         if cell[form]["error"]:
                             continue
-                        cmd = [sys.executable, os.path.abspath(__file__), "--cost-one", name, f"{h}x{w}", str(batch),
-                               form, "--threads", str(threads)]
+                        cmd = [
+                            sys.executable,
+                            os.path.abspath(__file__),
+                            "--cost-one",
+                            name,
+                            f"{h}x{w}",
+                            str(batch),
+                            form,
+                            "--threads",
+                            str(threads),
+                        ]
                         r = subprocess.run(cmd, capture_output=True, text=True)
                         line = [ln for ln in r.stdout.splitlines() if ln.startswith("COST ")]
                         if r.returncode != 0 or not line:
@@ -395,8 +417,9 @@ def format_row(row, forms):
 def table_header(forms):
     cols = ["model", "image", "batch"]
     for f in forms:
-        cols += [f"{f} time", f"{f} peak RSS"] + ([f"eager ÷ {f} (time)", f"{f} ÷ eager (RSS)"] if f != "eager" else
-                                                 ["", ""])
+        cols += [f"{f} time", f"{f} peak RSS"] + (
+            [f"eager ÷ {f} (time)", f"{f} ÷ eager (RSS)"] if f != "eager" else ["", ""]
+        )
     return "| " + " | ".join(cols) + " |\n|" + "---|" * len(cols)
 
 
@@ -425,8 +448,10 @@ def profile(batch, device="cpu", runs=3, top=20):
             per_op.setdefault(e.key, {})[name] = e.self_cpu_time_total / runs / 1e3
         totals[name] = sum(e.self_cpu_time_total for e in p.key_averages()) / runs / 1e3
     print(f"{MODEL}, batch {batch}, {device}: self CPU time per forward (ms), {runs} forwards each")
-    print(f"  total: torchvision {totals['torchvision']:.1f}, static {totals['static']:.1f} "
-          f"({100 * (totals['static'] / totals['torchvision'] - 1):+.1f}%)")
+    print(
+        f"  total: torchvision {totals['torchvision']:.1f}, static {totals['static']:.1f} "
+        f"({100 * (totals['static'] / totals['torchvision'] - 1):+.1f}%)"
+    )
     rows = sorted(per_op.items(), key=lambda kv: -abs(kv[1].get("static", 0) - kv[1].get("torchvision", 0)))
     print(f"  {'op':<48} {'torchvision':>11} {'static':>9} {'diff':>8}")
     for op, t in rows[:top]:
@@ -467,11 +492,14 @@ if __name__ == "__main__":
         td, _ = tests()
         models = args.models or list(td.MODELS)
         sizes = [tuple(map(int, s.split("x"))) for s in args.sizes]
-        commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True,
-                                text=True).stdout.strip()
-        head = (f"deploy cost: {datetime.date.today()}, commit {commit}, CPU, {args.threads} threads, "
-                f"torch {torch.__version__}; time: the minimum of {RUNS} runs x {args.rounds} rounds (each form in "
-                f"its own process, the forms in turn); peak RSS of that process")
+        commit = subprocess.run(
+            ["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True, text=True
+        ).stdout.strip()
+        head = (
+            f"deploy cost: {datetime.date.today()}, commit {commit}, CPU, {args.threads} threads, "
+            f"torch {torch.__version__}; time: the minimum of {RUNS} runs x {args.rounds} rounds (each form in "
+            f"its own process, the forms in turn); peak RSS of that process"
+        )
         print(head)
         print(table_header(args.forms))
         rows = cost_table(models, sizes, args.batches, args.forms, args.rounds, args.threads)

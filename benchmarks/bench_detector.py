@@ -7,6 +7,7 @@ disabling (registering and deregistering the kernels) each run. Target (docs/per
 than torch (ratio >= 1.0). Then its box stages alone (RPN box decoding and proposal filtering,
 the ROI heads' post-processing), where the routed ops are a visible share of the time.
 """
+
 import torch
 
 import myops
@@ -18,9 +19,13 @@ def model_and_images(device, size=320, n_images=2):
     import torchvision
 
     torch.manual_seed(0)
-    model = torchvision.models.detection.fasterrcnn_resnet50_fpn(
-        weights=None, weights_backbone=None, box_score_thresh=0.0, min_size=size, max_size=size
-    ).eval().to(device)
+    model = (
+        torchvision.models.detection.fasterrcnn_resnet50_fpn(
+            weights=None, weights_backbone=None, box_score_thresh=0.0, min_size=size, max_size=size
+        )
+        .eval()
+        .to(device)
+    )
     g = torch.Generator().manual_seed(1)
     images = [torch.rand(3, size, size, generator=g).to(device) for _ in range(n_images)]
     return model, images
@@ -64,9 +69,11 @@ def stages(device, size=320):
         model(images)
     out = {}
     for name, (fn, args, kwargs) in captured.items():
+
         def call(fn=fn, args=args, kwargs=kwargs):
             with torch.no_grad():
                 return fn(*args, **kwargs)
+
         out[name] = call
     return out
 
@@ -111,8 +118,14 @@ def cases(device, quick):
     # a difference is reported in the label (the timings are still worth having), not raised
     same = "" if identical(run_myops(), run_torch()) else " DETECTIONS DIFFER"
     out = [
-        Case(label="fasterrcnn_resnet50_fpn", sub_label=f"2 images {size}x{size}, eval, enable(){same}",
-             myops=run_myops, torch={"torch": run_torch}, target=1.0, headline=True)
+        Case(
+            label="fasterrcnn_resnet50_fpn",
+            sub_label=f"2 images {size}x{size}, eval, enable(){same}",
+            myops=run_myops,
+            torch={"torch": run_torch},
+            target=1.0,
+            headline=True,
+        )
     ]
     for name, call in stages(device, size).items():
         loop, n = repeated(call, device)
@@ -123,6 +136,13 @@ def cases(device, quick):
 
         # no Inductor peer: the stage runs n times in one call to last long enough, and Inductor
         # computes the n identical, pure repeats once (measured: decode 0.36 ms for 106 repeats)
-        out.append(Case(label="fasterrcnn stage", sub_label=f"{name} x{n}, enable()", myops=enabled,
-                        torch={"torch": loop}, inductor=False))
+        out.append(
+            Case(
+                label="fasterrcnn stage",
+                sub_label=f"{name} x{n}, enable()",
+                myops=enabled,
+                torch={"torch": loop},
+                inductor=False,
+            )
+        )
     return out

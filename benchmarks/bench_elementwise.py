@@ -5,6 +5,7 @@ float16 and bfloat16, a misaligned view (x[1:]), and the broadcast [32,64,56,56]
 Targets (docs/performance.md): contiguous >= 64 MiB: >= 1.0x torch (casts to half/bfloat16 >= 1.1x on
 CUDA); broadcast >= 1.3x on CUDA, >= 1.0x on CPU; 2^10 elements (latency): >= 1.0x.
 """
+
 import torch
 import torch.nn.functional as F
 
@@ -42,25 +43,70 @@ def cases(device, quick):
             es = x.element_size()
             tag = f"[2^{e}] {dname}"
             head = dname == "f32" and e == head_exps[0]
-            out.append(Case("add", tag, lambda x=x, y=y: myops.add(x, y), {"torch": lambda x=x, y=y: torch.add(x, y)},
-                            bytes=3 * n * es, numel=n, target=_target(device, 3 * n * es, n),
-                            headline=dname == "f32" and e in head_exps))
-            out.append(Case("relu", tag, lambda x=x: myops.relu(x), {"torch": lambda x=x: torch.relu(x)},
-                            bytes=2 * n * es, numel=n, target=_target(device, 2 * n * es, n), headline=head))
+            out.append(
+                Case(
+                    "add",
+                    tag,
+                    lambda x=x, y=y: myops.add(x, y),
+                    {"torch": lambda x=x, y=y: torch.add(x, y)},
+                    bytes=3 * n * es,
+                    numel=n,
+                    target=_target(device, 3 * n * es, n),
+                    headline=dname == "f32" and e in head_exps,
+                )
+            )
+            out.append(
+                Case(
+                    "relu",
+                    tag,
+                    lambda x=x: myops.relu(x),
+                    {"torch": lambda x=x: torch.relu(x)},
+                    bytes=2 * n * es,
+                    numel=n,
+                    target=_target(device, 2 * n * es, n),
+                    headline=head,
+                )
+            )
             if dname == "f32" or not quick:
-                out.append(Case("gelu", tag, lambda x=x: myops.gelu(x), {"torch": lambda x=x: F.gelu(x)},
-                                bytes=2 * n * es, numel=n, target=_target(device, 2 * n * es, n), headline=head))
+                out.append(
+                    Case(
+                        "gelu",
+                        tag,
+                        lambda x=x: myops.gelu(x),
+                        {"torch": lambda x=x: F.gelu(x)},
+                        bytes=2 * n * es,
+                        numel=n,
+                        target=_target(device, 2 * n * es, n),
+                        headline=head,
+                    )
+                )
             if dname == "f32":
-                out.append(Case("mul", tag + " x[1:]", lambda x=x, y=y: myops.mul(x[1:], y[:-1]),
-                                {"torch": lambda x=x, y=y: torch.mul(x[1:], y[:-1])},
-                                bytes=3 * (n - 1) * es, numel=n - 1, target=_target(device, 3 * n * es, n)))
+                out.append(
+                    Case(
+                        "mul",
+                        tag + " x[1:]",
+                        lambda x=x, y=y: myops.mul(x[1:], y[:-1]),
+                        {"torch": lambda x=x, y=y: torch.mul(x[1:], y[:-1])},
+                        bytes=3 * (n - 1) * es,
+                        numel=n - 1,
+                        target=_target(device, 3 * n * es, n),
+                    )
+                )
                 for to, tname in ((torch.float16, "f16"), (torch.bfloat16, "bf16")):
                     if quick and tname == "bf16":
                         continue
-                    out.append(Case("cast", f"[2^{e}] f32->{tname}", lambda x=x, to=to: myops.cast(x, to),
-                                    {"torch": lambda x=x, to=to: x.to(to)}, bytes=n * (4 + 2), numel=n,
-                                    target=_target(device, n * 6, n, cast_to_half=True),
-                                    headline=head and tname == "f16"))
+                    out.append(
+                        Case(
+                            "cast",
+                            f"[2^{e}] f32->{tname}",
+                            lambda x=x, to=to: myops.cast(x, to),
+                            {"torch": lambda x=x, to=to: x.to(to)},
+                            bytes=n * (4 + 2),
+                            numel=n,
+                            target=_target(device, n * 6, n, cast_to_half=True),
+                            headline=head and tname == "f16",
+                        )
+                    )
     # every elementwise op at 2^16, 2^20 and 2^22 elements in each float dtype (issue #19; the
     # AVX2 and AVX-512 builds are compared with `runner.py --cpu-isa avx2 avx512_bf16`); in the
     # full run the loop above already has add / relu / gelu / mul x[1:] / cast at these sizes
@@ -82,47 +128,117 @@ def cases(device, quick):
             pos = x.abs() + 0.5
             more = [  # (op, case, myops, torch, bytes moved)
                 ("add", tag, lambda x=x, y=y: myops.add(x, y), lambda x=x, y=y: torch.add(x, y), 3 * n * es),
-                ("add", tag + " alpha=2", lambda x=x, y=y: myops.add(x, y, alpha=2),
-                 lambda x=x, y=y: torch.add(x, y, alpha=2), 3 * n * es),
+                (
+                    "add",
+                    tag + " alpha=2",
+                    lambda x=x, y=y: myops.add(x, y, alpha=2),
+                    lambda x=x, y=y: torch.add(x, y, alpha=2),
+                    3 * n * es,
+                ),
                 ("sub", tag, lambda x=x, y=y: myops.sub(x, y), lambda x=x, y=y: torch.sub(x, y), 3 * n * es),
                 ("mul", tag, lambda x=x, y=y: myops.mul(x, y), lambda x=x, y=y: torch.mul(x, y), 3 * n * es),
                 ("div", tag, lambda x=x, y=y: myops.div(x, y), lambda x=x, y=y: torch.div(x, y), 3 * n * es),
-                ("maximum", tag, lambda x=x, y=y: myops.maximum(x, y), lambda x=x, y=y: torch.maximum(x, y),
-                 3 * n * es),
-                ("minimum", tag, lambda x=x, y=y: myops.minimum(x, y), lambda x=x, y=y: torch.minimum(x, y),
-                 3 * n * es),
+                (
+                    "maximum",
+                    tag,
+                    lambda x=x, y=y: myops.maximum(x, y),
+                    lambda x=x, y=y: torch.maximum(x, y),
+                    3 * n * es,
+                ),
+                (
+                    "minimum",
+                    tag,
+                    lambda x=x, y=y: myops.minimum(x, y),
+                    lambda x=x, y=y: torch.minimum(x, y),
+                    3 * n * es,
+                ),
                 ("mul_scalar", tag, lambda x=x: myops.mul_scalar(x, 0.5), lambda x=x: torch.mul(x, 0.5), 2 * n * es),
                 ("relu", tag, lambda x=x: myops.relu(x), lambda x=x: torch.relu(x), 2 * n * es),
                 ("gelu", tag, lambda x=x: myops.gelu(x), lambda x=x: F.gelu(x), 2 * n * es),
-                ("gelu tanh", tag, lambda x=x: myops.gelu(x, approximate="tanh"),
-                 lambda x=x: F.gelu(x, approximate="tanh"), 2 * n * es),
+                (
+                    "gelu tanh",
+                    tag,
+                    lambda x=x: myops.gelu(x, approximate="tanh"),
+                    lambda x=x: F.gelu(x, approximate="tanh"),
+                    2 * n * es,
+                ),
                 ("silu", tag, lambda x=x: myops.silu(x), lambda x=x: F.silu(x), 2 * n * es),
                 ("sigmoid", tag, lambda x=x: myops.sigmoid(x), lambda x=x: torch.sigmoid(x), 2 * n * es),
-                ("addcmul", tag, lambda x=x, y=y, z=z: myops.addcmul(x, y, z, value=0.5),
-                 lambda x=x, y=y, z=z: torch.addcmul(x, y, z, value=0.5), 4 * n * es),
-                ("clamp", tag, lambda x=x, lo=lo, hi=hi: myops.clamp(x, lo, hi),
-                 lambda x=x, lo=lo, hi=hi: torch.clamp(x, lo, hi), 4 * n * es),
-                ("where", tag, lambda m=m, x=x, y=y: myops.where(m, x, y), lambda m=m, x=x, y=y: torch.where(m, x, y),
-                 3 * n * es + n),
+                (
+                    "addcmul",
+                    tag,
+                    lambda x=x, y=y, z=z: myops.addcmul(x, y, z, value=0.5),
+                    lambda x=x, y=y, z=z: torch.addcmul(x, y, z, value=0.5),
+                    4 * n * es,
+                ),
+                (
+                    "clamp",
+                    tag,
+                    lambda x=x, lo=lo, hi=hi: myops.clamp(x, lo, hi),
+                    lambda x=x, lo=lo, hi=hi: torch.clamp(x, lo, hi),
+                    4 * n * es,
+                ),
+                (
+                    "where",
+                    tag,
+                    lambda m=m, x=x, y=y: myops.where(m, x, y),
+                    lambda m=m, x=x, y=y: torch.where(m, x, y),
+                    3 * n * es + n,
+                ),
                 # pow on a positive base (a negative one with a fractional exponent is NaN)
                 ("pow", tag, lambda p=pos, y=y: myops.pow(p, y), lambda p=pos, y=y: torch.pow(p, y), 3 * n * es),
                 ("pow", tag + " ** 2.5", lambda p=pos: myops.pow(p, 2.5), lambda p=pos: torch.pow(p, 2.5), 2 * n * es),
             ]
             # the op table's plain unary ops added through it (issue #29): abs, neg, exp, log, ...;
             # log / sqrt / rsqrt on positive inputs (pos, as pow's base above)
-            more += [(op, tag, lambda a=a, op=op: getattr(myops, op)(a), lambda a=a, op=op: getattr(torch, op)(a),
-                      2 * n * es)
-                     for op, a in (("abs", x), ("neg", x), ("exp", x), ("log", pos), ("sqrt", pos), ("rsqrt", pos),
-                                   ("tanh", x))]
+            more += [
+                (
+                    op,
+                    tag,
+                    lambda a=a, op=op: getattr(myops, op)(a),
+                    lambda a=a, op=op: getattr(torch, op)(a),
+                    2 * n * es,
+                )
+                for op, a in (
+                    ("abs", x),
+                    ("neg", x),
+                    ("exp", x),
+                    ("log", pos),
+                    ("sqrt", pos),
+                    ("rsqrt", pos),
+                    ("tanh", x),
+                )
+            ]
             if dname == "f32":
-                more += [("mul", tag + " x[1:]", lambda x=x, y=y: myops.mul(x[1:], y[:-1]),
-                          lambda x=x, y=y: torch.mul(x[1:], y[:-1]), 3 * (n - 1) * es)]
-                more += [("cast", f"[2^{e}] f32->{tn}", lambda x=x, to=to: myops.cast(x, to),
-                          lambda x=x, to=to: x.to(to), n * 6) for to, tn in ((torch.float16, "f16"),
-                                                                           (torch.bfloat16, "bf16"))]
+                more += [
+                    (
+                        "mul",
+                        tag + " x[1:]",
+                        lambda x=x, y=y: myops.mul(x[1:], y[:-1]),
+                        lambda x=x, y=y: torch.mul(x[1:], y[:-1]),
+                        3 * (n - 1) * es,
+                    )
+                ]
+                more += [
+                    (
+                        "cast",
+                        f"[2^{e}] f32->{tn}",
+                        lambda x=x, to=to: myops.cast(x, to),
+                        lambda x=x, to=to: x.to(to),
+                        n * 6,
+                    )
+                    for to, tn in ((torch.float16, "f16"), (torch.bfloat16, "bf16"))
+                ]
             else:
-                more += [("cast", f"[2^{e}] {dname}->f32", lambda x=x: myops.cast(x, torch.float32),
-                          lambda x=x: x.to(torch.float32), n * 6)]
+                more += [
+                    (
+                        "cast",
+                        f"[2^{e}] {dname}->f32",
+                        lambda x=x: myops.cast(x, torch.float32),
+                        lambda x=x: x.to(torch.float32),
+                        n * 6,
+                    )
+                ]
             for op, case, my, ref, nbytes in more:
                 if (op, case) not in made:
                     out.append(Case(op, case, my, {"torch": ref}, bytes=nbytes, numel=n))
@@ -135,17 +251,42 @@ def cases(device, quick):
         es = a.element_size()
         nb = 2 * a.numel() * es + b.numel() * es
         tgt = 1.3 if device.startswith("cuda") else 1.0
-        out.append(Case("add", f"[32,64,56,56]+[1,64,1,1] {dname}", lambda a=a, b=b: myops.add(a, b),
-                        {"torch": lambda a=a, b=b: torch.add(a, b)}, bytes=nb, numel=a.numel(), target=tgt,
-                        headline=dname != "bf16"))
+        out.append(
+            Case(
+                "add",
+                f"[32,64,56,56]+[1,64,1,1] {dname}",
+                lambda a=a, b=b: myops.add(a, b),
+                {"torch": lambda a=a, b=b: torch.add(a, b)},
+                bytes=nb,
+                numel=a.numel(),
+                target=tgt,
+                headline=dname != "bf16",
+            )
+        )
         cl = a.contiguous(memory_format=torch.channels_last)
-        out.append(Case("mul", f"[32,64,56,56] cl*[1,64,1,1] {dname}", lambda a=cl, b=b: myops.mul(a, b),
-                        {"torch": lambda a=cl, b=b: torch.mul(a, b)}, bytes=nb, numel=a.numel(), target=tgt,
-                        headline=dname != "bf16"))
+        out.append(
+            Case(
+                "mul",
+                f"[32,64,56,56] cl*[1,64,1,1] {dname}",
+                lambda a=cl, b=b: myops.mul(a, b),
+                {"torch": lambda a=cl, b=b: torch.mul(a, b)},
+                bytes=nb,
+                numel=a.numel(),
+                target=tgt,
+                headline=dname != "bf16",
+            )
+        )
         if dname == "f32":
             cond = a > 0
-            out.append(Case("where", f"[32,64,56,56] cond,x,[1,64,1,1] {dname}",
-                            lambda c=cond, a=a, b=b: torch.ops.myops.where(c, a, b),
-                            {"torch": lambda c=cond, a=a, b=b: torch.where(c, a, b)},
-                            bytes=nb + a.numel(), numel=a.numel(), target=tgt))
+            out.append(
+                Case(
+                    "where",
+                    f"[32,64,56,56] cond,x,[1,64,1,1] {dname}",
+                    lambda c=cond, a=a, b=b: torch.ops.myops.where(c, a, b),
+                    {"torch": lambda c=cond, a=a, b=b: torch.where(c, a, b)},
+                    bytes=nb + a.numel(),
+                    numel=a.numel(),
+                    target=tgt,
+                )
+            )
     return out

@@ -5,6 +5,7 @@ result written once; the headline fp32 case [32,64,112,112] + [32,1,56,56] moves
 Targets (docs/performance.md, headline fp32 NCHW): >= 2.0x on the CPU, >= 1.6x and >= 80% of the
 bandwidth floor on CUDA.
 """
+
 import torch
 import torch.nn.functional as F
 
@@ -13,8 +14,20 @@ from runner import Case
 import myops
 
 
-def _case(device, shape, other_shape, dtype, channels_last, k=3, s=2, p=1, target=None, floor_target=None, tag="",
-          headline=False):
+def _case(
+    device,
+    shape,
+    other_shape,
+    dtype,
+    channels_last,
+    k=3,
+    s=2,
+    p=1,
+    target=None,
+    floor_target=None,
+    tag="",
+    headline=False,
+):
     x = torch.randn(shape, device=device, dtype=torch.float32).to(dtype)
     if channels_last:
         x = x.contiguous(memory_format=torch.channels_last)
@@ -46,8 +59,17 @@ def cases(device: str, quick: bool):
     head = [32, 64, 112, 112]
     head_other = [32, 1, 56, 56]
     out = [
-        _case(device, head, head_other, torch.float32, False, target=head_target, floor_target=head_floor,
-              tag=" (headline)", headline=True),
+        _case(
+            device,
+            head,
+            head_other,
+            torch.float32,
+            False,
+            target=head_target,
+            floor_target=head_floor,
+            tag=" (headline)",
+            headline=True,
+        ),
         _case(device, head, head_other, torch.float32, True, headline=True),
         _case(device, head, head_other, torch.float16, False),
         _case(device, head, head_other, torch.float16, True),

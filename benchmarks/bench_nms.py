@@ -3,6 +3,7 @@ boxes (float32, detector-like: clustered, heavily overlapping boxes with distinc
 
     python benchmarks/runner.py --family nms --device cpu --quick
 """
+
 import torch
 
 import myops
@@ -34,13 +35,31 @@ def cases(device: str, quick: bool):
         kept = int(tv.nms(b, s, 0.5).numel())
         sub = f"{n} boxes f32 ({kept} kept)"
         common = dict(bytes=n * 5 * 4 + kept * 8, numel=n, target=TARGET[dev], headline=n == 10000)
-        out.append(Case(label="nms", sub_label=sub, myops=lambda b=b, s=s: myops.nms(b, s, 0.5),
-                        torch={"torchvision.ops.nms": lambda b=b, s=s: tv.nms(b, s, 0.5)}, **common))
-        out.append(Case(label="nms_static", sub_label=sub + f" size={kept}",
-                        myops=lambda b=b, s=s, k=kept: myops.nms_static(b, s, 0.5, size=k),
-                        torch={"torchvision.ops.nms": lambda b=b, s=s: tv.nms(b, s, 0.5)}, **common))
-        out.append(Case(label="batched_nms", sub_label=f"{n} boxes f32 10 classes",
-                        myops=lambda b=b, s=s, i=i: myops.batched_nms(b, s, i, 0.5),
-                        torch={"torchvision.ops.batched_nms": lambda b=b, s=s, i=i: tv.batched_nms(b, s, i, 0.5)},
-                        **common))
+        out.append(
+            Case(
+                label="nms",
+                sub_label=sub,
+                myops=lambda b=b, s=s: myops.nms(b, s, 0.5),
+                torch={"torchvision.ops.nms": lambda b=b, s=s: tv.nms(b, s, 0.5)},
+                **common,
+            )
+        )
+        out.append(
+            Case(
+                label="nms_static",
+                sub_label=sub + f" size={kept}",
+                myops=lambda b=b, s=s, k=kept: myops.nms_static(b, s, 0.5, size=k),
+                torch={"torchvision.ops.nms": lambda b=b, s=s: tv.nms(b, s, 0.5)},
+                **common,
+            )
+        )
+        out.append(
+            Case(
+                label="batched_nms",
+                sub_label=f"{n} boxes f32 10 classes",
+                myops=lambda b=b, s=s, i=i: myops.batched_nms(b, s, i, 0.5),
+                torch={"torchvision.ops.batched_nms": lambda b=b, s=s, i=i: tv.batched_nms(b, s, i, 0.5)},
+                **common,
+            )
+        )
     return out

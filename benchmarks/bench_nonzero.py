@@ -3,6 +3,7 @@ torch.nonzero_static, 10^3 to 10^8 elements, bool and float32, 1% and 50% nonzer
 
     python benchmarks/runner.py --family nonzero --device cpu --quick
 """
+
 import torch
 
 import myops
@@ -32,7 +33,7 @@ def cases(device: str, quick: bool):
     out = []
     for exp in range(3, top + 1):
         numel = 10**exp
-        for ndim in ([1, 4] if exp >= 4 else [1]):
+        for ndim in [1, 4] if exp >= 4 else [1]:
             for dtype in (torch.bool, torch.float32):
                 for density in (0.01, 0.5):
                     x = _input(numel, dtype, density, device, ndim)
@@ -63,8 +64,12 @@ def cases(device: str, quick: bool):
                     # of nonzero_static (its first reference column is myops.nonzero_static)
                     for label, fn, baselines, target in (
                         ("nonzero_static", myops.nonzero_static, ref, TARGET[dev]),
-                        ("nonzero_bounded", myops.nonzero_bounded,
-                         {"myops.nonzero_static": lambda x=x, s=size: myops.nonzero_static(x, size=s), **ref}, 0.95),
+                        (
+                            "nonzero_bounded",
+                            myops.nonzero_bounded,
+                            {"myops.nonzero_static": lambda x=x, s=size: myops.nonzero_static(x, size=s), **ref},
+                            0.95,
+                        ),
                     ):
                         out.append(
                             Case(

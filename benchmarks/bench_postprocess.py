@@ -20,6 +20,7 @@ around objects (NMS suppresses most).
 
     python benchmarks/runner.py --family postprocess --device cpu --quick
 """
+
 import torch
 
 import myops
@@ -83,8 +84,9 @@ def yolo_loop(boxes, scores, conf=CONF, iou=IOU, max_det=MAX_DET, max_nms=MAX_NM
 
 
 def _myops(boxes, scores):
-    return myops.multiclass_nms_static(boxes, scores, score_threshold=CONF, iou_threshold=IOU, max_detections=MAX_DET,
-                                       pre_nms_top_k=MAX_NMS)
+    return myops.multiclass_nms_static(
+        boxes, scores, score_threshold=CONF, iou_threshold=IOU, max_detections=MAX_DET, pre_nms_top_k=MAX_NMS
+    )
 
 
 def cases(device: str, quick: bool):
@@ -96,15 +98,19 @@ def cases(device: str, quick: bool):
         cand = int((scores > CONF).sum()) // n
         compiled_loop = torch.compile(yolo_loop)
         compiled_loop(boxes, scores)  # compiled here, outside the timing
-        out.append(Case(
-            label="multiclass_nms_static",
-            sub_label=f"N={n} A={a} C={CLASSES} f32 (~{cand} candidates, ~{int(num.float().mean())} kept an image)",
-            myops=lambda b=boxes, s=scores: _myops(b, s),
-            torch={"torchvision reference": lambda b=boxes, s=scores: torchvision_reference(b, s),
-                   "YOLO per-image loop": lambda b=boxes, s=scores: yolo_loop(b, s),
-                   "YOLO loop (inductor)": lambda b=boxes, s=scores, f=compiled_loop: f(b, s)},
-            bytes=scores.numel() * scores.element_size() + boxes.numel() * boxes.element_size(),
-            numel=scores.numel(),
-            headline=(n, a) == (8, 8400),  # a batch of YOLO's 640x640 anchors
-        ))
+        out.append(
+            Case(
+                label="multiclass_nms_static",
+                sub_label=f"N={n} A={a} C={CLASSES} f32 (~{cand} candidates, ~{int(num.float().mean())} kept an image)",
+                myops=lambda b=boxes, s=scores: _myops(b, s),
+                torch={
+                    "torchvision reference": lambda b=boxes, s=scores: torchvision_reference(b, s),
+                    "YOLO per-image loop": lambda b=boxes, s=scores: yolo_loop(b, s),
+                    "YOLO loop (inductor)": lambda b=boxes, s=scores, f=compiled_loop: f(b, s),
+                },
+                bytes=scores.numel() * scores.element_size() + boxes.numel() * boxes.element_size(),
+                numel=scores.numel(),
+                headline=(n, a) == (8, 8400),  # a batch of YOLO's 640x640 anchors
+            )
+        )
     return out

@@ -8,6 +8,7 @@ detections equal or not, and the calls routed per run. Then the deploy step (iss
 by examples/cpp's myops_detect with no Python, its detections compared with eager torchvision's.
 The same tables are written as markdown to the file named by --out (default: demo-results.md).
 """
+
 import argparse
 import datetime
 import os
@@ -44,8 +45,13 @@ def cases(device):
     s1 = f"[{n}]"
     yield ("nonzero", s1 + " 50%", "bool", lambda: myops.nonzero(mask), lambda: torch.nonzero(mask))
     yield ("nonzero", "[256,4096] 1%", "bool", lambda: myops.nonzero(grid), lambda: torch.nonzero(grid))
-    yield ("nonzero_static", "[256,4096] 1%", "bool",
-           lambda: myops.nonzero_static(grid, size=12000), lambda: torch.nonzero_static(grid, size=12000))
+    yield (
+        "nonzero_static",
+        "[256,4096] 1%",
+        "bool",
+        lambda: myops.nonzero_static(grid, size=12000),
+        lambda: torch.nonzero_static(grid, size=12000),
+    )
     yield ("where(cond)", s1 + " 50%", "bool", lambda: myops.where(mask), lambda: torch.where(mask))
     yield ("argwhere", "[256,4096] 1%", "bool", lambda: myops.argwhere(grid), lambda: torch.argwhere(grid))
     yield ("relu", s1, "float32", lambda: myops.relu(x), lambda: torch.relu(x))
@@ -59,13 +65,28 @@ def cases(device):
     yield ("div", s1, "float32", lambda: myops.div(x, y), lambda: x / y)
     yield ("maximum", s1, "float32", lambda: myops.maximum(x, y), lambda: torch.maximum(x, y))
     yield ("where", s1, "float32", lambda: myops.where(mask, x, y), lambda: torch.where(mask, x, y))
-    yield ("addcmul", s1, "float32", lambda: myops.addcmul(x, x, y, value=0.5),
-           lambda: torch.addcmul(x, x, y, value=0.5))
+    yield (
+        "addcmul",
+        s1,
+        "float32",
+        lambda: myops.addcmul(x, x, y, value=0.5),
+        lambda: torch.addcmul(x, x, y, value=0.5),
+    )
     yield ("clamp", s1, "float32", lambda: myops.clamp(x, lo, hi), lambda: torch.clamp(x, lo, hi))
-    yield ("max_pool2d_add", "[%d,64,112,112]+[%d,1,56,56]" % (nb, nb), "float32",
-           lambda: myops.max_pool2d_add(src, oth), lambda: F.max_pool2d(src, 3, 2, 1) + oth)
-    yield ("diagonal", "[%d,256,256] (-2,-1)" % mats.shape[0], "float32",
-           lambda: myops.diagonal(mats, 0, -2, -1), lambda: torch.diagonal(mats, 0, -2, -1).contiguous())
+    yield (
+        "max_pool2d_add",
+        "[%d,64,112,112]+[%d,1,56,56]" % (nb, nb),
+        "float32",
+        lambda: myops.max_pool2d_add(src, oth),
+        lambda: F.max_pool2d(src, 3, 2, 1) + oth,
+    )
+    yield (
+        "diagonal",
+        "[%d,256,256] (-2,-1)" % mats.shape[0],
+        "float32",
+        lambda: myops.diagonal(mats, 0, -2, -1),
+        lambda: torch.diagonal(mats, 0, -2, -1).contiguous(),
+    )
 
 
 def compare(a, b):
@@ -74,8 +95,9 @@ def compare(a, b):
         return "exact" if all(r == "exact" for r in results) else "; ".join(results)
     if a.shape != b.shape or a.dtype != b.dtype:
         return f"MISMATCH {tuple(a.shape)} {a.dtype} vs {tuple(b.shape)} {b.dtype}"
-    if torch.equal(a, b) or (a.is_floating_point() and torch.equal(a.isnan(), b.isnan())
-                             and torch.equal(a.nan_to_num(), b.nan_to_num())):
+    if torch.equal(a, b) or (
+        a.is_floating_point() and torch.equal(a.isnan(), b.isnan()) and torch.equal(a.nan_to_num(), b.nan_to_num())
+    ):
         return "exact"
     return "max err %.3g" % (a.double() - b.double()).abs().max().item()
 
@@ -125,8 +147,18 @@ def deploy_step():
     helpers) says why and the demo goes on."""
     head = ["## deploy: a detector exported and run from C++ (no Python in that process)", ""]
     try:
-        from bench_deploy import (MODEL, aoti_package, box_gap, cpu, detect_program, eager,
-                                  model_and_images, run_from_cpp, tests, verdict)
+        from bench_deploy import (
+            MODEL,
+            aoti_package,
+            box_gap,
+            cpu,
+            detect_program,
+            eager,
+            model_and_images,
+            run_from_cpp,
+            tests,
+            verdict,
+        )
 
         td, _ = tests()
         program = detect_program()
@@ -146,18 +178,26 @@ def deploy_step():
         portable = detection.make_static(model, portable=True)(x)
     got, seconds = run_from_cpp(program, package, x, list(portable), repeats=1)
     ref = eager(model, x)
-    md = head + [f"`{MODEL}`, seeded random weights, batch {x.shape[0]} of {tuple(x.shape[-2:])}: package "
-                 f"`{os.path.relpath(package)}`, run by `{os.path.relpath(program)}` (one timed run there, "
-                 f"after one untimed: {fmt_time(seconds)})", "",
-                 "| image | eager torchvision | AOTI from C++ | eager boxes with one of the same label within "
-                 "0.5 px | median / largest gap (px) |", "|---|---|---|---|---|"]
+    md = head + [
+        f"`{MODEL}`, seeded random weights, batch {x.shape[0]} of {tuple(x.shape[-2:])}: package "
+        f"`{os.path.relpath(package)}`, run by `{os.path.relpath(program)}` (one timed run there, "
+        f"after one untimed: {fmt_time(seconds)})",
+        "",
+        "| image | eager torchvision | AOTI from C++ | eager boxes with one of the same label within "
+        "0.5 px | median / largest gap (px) |",
+        "|---|---|---|---|---|",
+    ]
     for i, (n, m, gaps) in enumerate(box_gap(ref, detection.unpad(got))):
         spread = f"{gaps.median().item():.3g} / {gaps.max().item():.3g}" if n else "-"
         md.append(f"| {i} | {n} detections | {m} detections | {int((gaps <= 0.5).sum())} of {n} | {spread} |")
     # the verdicts: tests/test_detection.py's own rule for Inductor's outputs
-    md += ["", f"- same detections as eager torchvision: {verdict(td.assert_matches_inductor, ref, got)}",
-           f"- same detections as the portable module it was made from, run in Python: "
-           f"{verdict(td.assert_matches_inductor, cpu(detection.unpad(portable)), got)}", ""]
+    md += [
+        "",
+        f"- same detections as eager torchvision: {verdict(td.assert_matches_inductor, ref, got)}",
+        f"- same detections as the portable module it was made from, run in Python: "
+        f"{verdict(td.assert_matches_inductor, cpu(detection.unpad(portable)), got)}",
+        "",
+    ]
     print("\n".join("  " + line for line in md[2:]), flush=True)
     return md
 
@@ -166,10 +206,14 @@ def main():
     p = argparse.ArgumentParser(description=__doc__)
     p.add_argument("--out", default="demo-results.md")
     p.add_argument("--no-detector", action="store_true")
-    p.add_argument("--no-deploy", action="store_true",
-                   help="skip the deploy step (export + AOTInductor + C++; minutes the first time)")
-    p.add_argument("--device", nargs="+", default=None,
-                   help="devices to run (default: cpu, and cuda when a GPU is visible)")
+    p.add_argument(
+        "--no-deploy",
+        action="store_true",
+        help="skip the deploy step (export + AOTInductor + C++; minutes the first time)",
+    )
+    p.add_argument(
+        "--device", nargs="+", default=None, help="devices to run (default: cpu, and cuda when a GPU is visible)"
+    )
     args = p.parse_args()
     myops.show_config()
     devices = args.device or (["cpu"] + (["cuda"] if torch.cuda.is_available() else []))
@@ -200,8 +244,12 @@ def main():
             except Exception as e:  # reported, not hidden, and the tables above are kept
                 row = ["fasterrcnn_resnet50_fpn, 2 images 320x320", f"ERROR: {error_text(e, 100)}"] + ["-"] * 5
             print("  " + " | ".join(row), flush=True)
-            md += ["| model | torch | myops.enable() | ratio | detections | count | calls routed per run |",
-                   "|---|---|---|---|---|---|---|", "| " + " | ".join(row) + " |", ""]
+            md += [
+                "| model | torch | myops.enable() | ratio | detections | count | calls routed per run |",
+                "|---|---|---|---|---|---|---|",
+                "| " + " | ".join(row) + " |",
+                "",
+            ]
             write(args.out, md)
     if not args.no_deploy:
         print("\n== deploy (cpu) ...", flush=True)

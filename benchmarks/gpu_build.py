@@ -20,6 +20,7 @@ architectures (when a GPU is visible), and the sources must hash the same. It pr
 line ({"verdict": "match" | "mismatch" | "missing", "reasons": [...], ...}) and exits 0, 1 or 2;
 with --install, a match also puts the archive's files into PKG_ROOT/myops/.
 """
+
 import argparse
 import datetime
 import glob
@@ -49,8 +50,13 @@ def fingerprint():
     compute capability when one is visible."""
     import torch
 
-    fp = {"python": "%d.%d" % sys.version_info[:2], "torch": torch.__version__, "torch_cuda": torch.version.cuda,
-          "torch_git": getattr(torch.version, "git_version", None), "machine": platform.machine()}
+    fp = {
+        "python": "%d.%d" % sys.version_info[:2],
+        "torch": torch.__version__,
+        "torch_cuda": torch.version.cuda,
+        "torch_git": getattr(torch.version, "git_version", None),
+        "machine": platform.machine(),
+    }
     try:
         from importlib.metadata import version
 
@@ -72,8 +78,7 @@ def source_hash(root=ROOT):
             files.append(top)
         for d, dirs, names in os.walk(path):
             dirs[:] = [x for x in dirs if x != "__pycache__"]
-            files += [os.path.relpath(os.path.join(d, n), root) for n in names
-                      if not n.endswith((".o", ".so", ".pyc"))]
+            files += [os.path.relpath(os.path.join(d, n), root) for n in names if not n.endswith((".o", ".so", ".pyc"))]
     for rel in sorted(files):
         h.update(rel.encode() + b"\0")
         with open(os.path.join(root, rel), "rb") as f:
@@ -118,9 +123,15 @@ def pack(build_lib, out_dir, note="", allow_cpu=False, override=None):
     built = config["BUILD_CONFIG"]
     if not built.get("with_cuda") and not allow_cpu:
         raise SystemExit("gpu_build: the build in %s has no CUDA kernels (%s)" % (pkg, built.get("why_no_cuda")))
-    manifest = dict(fingerprint(), source_hash=source_hash(), cuda_archs=built.get("cuda_archs"),
-                    myops=built.get("version"), commit=_git_commit(), note=note,
-                    built=datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"))
+    manifest = dict(
+        fingerprint(),
+        source_hash=source_hash(),
+        cuda_archs=built.get("cuda_archs"),
+        myops=built.get("version"),
+        commit=_git_commit(),
+        note=note,
+        built=datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
+    )
     manifest.pop("capability", None)  # the build machine's GPU, if any, is not the target
     manifest.update(override or {})
     buf = io.BytesIO()
@@ -140,7 +151,7 @@ def pack(build_lib, out_dir, note="", allow_cpu=False, override=None):
         paths = [os.path.join(out_dir, NAME)]
         chunks = [data]
     else:
-        chunks = [data[i:i + PART_BYTES] for i in range(0, len(data), PART_BYTES)]
+        chunks = [data[i : i + PART_BYTES] for i in range(0, len(data), PART_BYTES)]
         paths = [os.path.join(out_dir, f"{NAME}.part{k:02d}") for k in range(len(chunks))]
     for p, c in zip(paths, chunks):
         with open(p, "wb") as f:
@@ -150,8 +161,9 @@ def pack(build_lib, out_dir, note="", allow_cpu=False, override=None):
 
 def _git_commit():
     try:
-        return subprocess.check_output(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, text=True,
-                                       stderr=subprocess.DEVNULL).strip()
+        return subprocess.check_output(
+            ["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, text=True, stderr=subprocess.DEVNULL
+        ).strip()
     except Exception:  # noqa: BLE001
         return "unknown"
 
@@ -163,8 +175,10 @@ def compare(manifest, fp, src_hash):
     if fp.get("capability") and fp["capability"] not in archs:
         reasons.append(f"GPU: compute capability {fp['capability']}, archive built for {archs or 'none'}")
     if manifest.get("source_hash") != src_hash:
-        reasons.append(f"sources: archive built from {manifest.get('source_hash')} "
-                       f"(commit {manifest.get('commit')}), checkout is {src_hash}")
+        reasons.append(
+            f"sources: archive built from {manifest.get('source_hash')} "
+            f"(commit {manifest.get('commit')}), checkout is {src_hash}"
+        )
     return reasons
 
 

@@ -1,19 +1,20 @@
 """pytest plugin of the GPU session (benchmarks/gpu_session.py loads it with -p gpu_pytest_plugin).
 
-  --gpu-record FILE   append one line per test as its outcome is known: "outcome<TAB>nodeid"
-                      (passed, failed, error, skipped), written and flushed at once, so that a run
-                      cut by a timeout still leaves the outcome of every test that ended. Under
-                      pytest-xdist the controller writes it (it sees every worker's reports).
-  --gpu-select FILE   keep only the tests whose node id matches a line of FILE (the sanitizer's
-                      representative set): `*` matches any text, everything else is literal;
-                      blank lines and lines starting with `#` are left out.
-  --gpu-skip-done FILE  leave out the tests whose last outcome in FILE (a --gpu-record file) is
-                      passed or skipped: a rerun runs what failed, errored or never ended.
-  --gpu-selected FILE write the node ids of the tests this run selected (after -m and the options
-                      above), one a line: what a cut run did not reach is the rest.
-  --gpu-dry-hang      (the session's dry run) the third test hangs, so that a deadline cuts the run
-                      after two recorded tests.
+--gpu-record FILE   append one line per test as its outcome is known: "outcome<TAB>nodeid"
+                    (passed, failed, error, skipped), written and flushed at once, so that a run
+                    cut by a timeout still leaves the outcome of every test that ended. Under
+                    pytest-xdist the controller writes it (it sees every worker's reports).
+--gpu-select FILE   keep only the tests whose node id matches a line of FILE (the sanitizer's
+                    representative set): `*` matches any text, everything else is literal;
+                    blank lines and lines starting with `#` are left out.
+--gpu-skip-done FILE  leave out the tests whose last outcome in FILE (a --gpu-record file) is
+                    passed or skipped: a rerun runs what failed, errored or never ended.
+--gpu-selected FILE write the node ids of the tests this run selected (after -m and the options
+                    above), one a line: what a cut run did not reach is the rest.
+--gpu-dry-hang      (the session's dry run) the third test hangs, so that a deadline cuts the run
+                    after two recorded tests.
 """
+
 import os
 import re
 import time

@@ -13,6 +13,7 @@ A unit's status is one of: done, failed (tests failed), errors (sanitizer errors
 rows), CUT (stopped by its deadline: its counts are what ran before), not started (no time was
 left), running (the call was stopped while it ran), no tests.
 """
+
 import argparse
 import json
 import os
@@ -61,7 +62,8 @@ def bench_rows(out_dir, family=None):
 
 def status_word(status):
     return {"cut": "CUT", "failed": "FAILED", "errors": "ERRORS", "running": "CUT (stopped while running)"}.get(
-        status, status)
+        status, status
+    )
 
 
 def test_table(rec):
@@ -123,26 +125,33 @@ def part_outcomes(rec, out_dir):
 
 def render(rec, out_dir):
     env = rec["env"]
-    lines = [f"# myops GPU session — {env['device']} — {env['date']}", "",
-             f"- device: {env['device']}, compute capability {env.get('capability') or '-'}, driver "
-             f"{env.get('driver')}, {env.get('cores')} cores",
-             f"- torch {env['torch']} (CUDA {env['torch_cuda']}, git {str(env.get('torch_git'))[:12]}, wheel "
-             f"{env.get('torch_dist')}), Python {env['python']}; myops commit {env.get('commit')}, sources "
-             f"{env.get('source_hash')} (`benchmarks/gpu_build.py`'s hash)",
-             f"- pytest-xdist: {'yes' if env.get('xdist') else 'no (tests ran serially)'}; pytest-timeout: "
-             f"{'yes' if env.get('pytest_timeout') else 'no'}; compute-sanitizer: {env.get('sanitizer')}"]
+    lines = [
+        f"# myops GPU session — {env['device']} — {env['date']}",
+        "",
+        f"- device: {env['device']}, compute capability {env.get('capability') or '-'}, driver "
+        f"{env.get('driver')}, {env.get('cores')} cores",
+        f"- torch {env['torch']} (CUDA {env['torch_cuda']}, git {str(env.get('torch_git'))[:12]}, wheel "
+        f"{env.get('torch_dist')}), Python {env['python']}; myops commit {env.get('commit')}, sources "
+        f"{env.get('source_hash')} (`benchmarks/gpu_build.py`'s hash)",
+        f"- pytest-xdist: {'yes' if env.get('xdist') else 'no (tests ran serially)'}; pytest-timeout: "
+        f"{'yes' if env.get('pytest_timeout') else 'no'}; compute-sanitizer: {env.get('sanitizer')}",
+    ]
     for k, call in enumerate(rec.get("calls", []), 1):
         b = call.get("build", {})
-        lines.append(f"- call {k}: `{call['kind']}`{' (dry run)' if call.get('dry_run') else ''}, started "
-                     f"{call['started']}, budget {call['budget']} s, ran {call.get('seconds', '?')} s"
-                     f"{'' if call.get('outcome') == 'ended' else ' (' + call.get('outcome', 'STOPPED before its end') + ')'}; "
-                     f"build: {b.get('action', 'not reached')}")
+        lines.append(
+            f"- call {k}: `{call['kind']}`{' (dry run)' if call.get('dry_run') else ''}, started "
+            f"{call['started']}, budget {call['budget']} s, ran {call.get('seconds', '?')} s"
+            f"{'' if call.get('outcome') == 'ended' else ' (' + call.get('outcome', 'STOPPED before its end') + ')'}; "
+            f"build: {b.get('action', 'not reached')}"
+        )
         if b.get("reasons"):
             lines.append(f"  - archive {b.get('verdict')}: " + "; ".join(b["reasons"]))
         if b.get("built_for"):
             bf = b["built_for"]
-            lines.append(f"  - archive built {bf.get('built')} for torch {bf.get('torch')} (CUDA {bf.get('torch_cuda')}), "
-                         f"Python {bf.get('python')}, sources {bf.get('source_hash')} (commit {bf.get('commit')})")
+            lines.append(
+                f"  - archive built {bf.get('built')} for torch {bf.get('torch')} (CUDA {bf.get('torch_cuda')}), "
+                f"Python {bf.get('python')}, sources {bf.get('source_hash')} (commit {bf.get('commit')})"
+            )
     outcomes = part_outcomes(rec, out_dir)
     lines += ["", "## Parts", "", "| part | outcome | detail |", "|---|---|---|"]
     for part in PARTS:
@@ -150,12 +159,19 @@ def render(rec, out_dir):
         lines.append(f"| {part} | {word} | {detail} |")
     units = rec.get("units", {})
     if "tests" in units:
-        lines += ["", "## tests", "", "CUDA tests (`pytest -m cuda`, every test file but the CPU emulation), the "
-                  "last outcome of each:", "",
-                  "| file | passed | failed | skipped | errors | not run |", "|---|---|---|---|---|---|"]
+        lines += [
+            "",
+            "## tests",
+            "",
+            "CUDA tests (`pytest -m cuda`, every test file but the CPU emulation), the last outcome of each:",
+            "",
+            "| file | passed | failed | skipped | errors | not run |",
+            "|---|---|---|---|---|---|",
+        ]
         for fam, row in sorted(test_table(rec).items()):
-            lines.append(f"| {fam} | {row['passed']} | {row['failed']} | {row['skipped']} | {row['error']} | "
-                         f"{row['not run']} |")
+            lines.append(
+                f"| {fam} | {row['passed']} | {row['failed']} | {row['skipped']} | {row['error']} | {row['not run']} |"
+            )
         bad = sorted(n for n, (o, _) in rec.get("tests", {}).items() if o in ("failed", "error"))
         if bad:
             lines += ["", f"Failed ({len(bad)}):", ""] + [f"- `{n}`" for n in bad[:60]]
@@ -165,24 +181,41 @@ def render(rec, out_dir):
             lines += ["", "Changed between calls:", ""] + [f"- `{n}`: {v}" for n, v in sorted(rec["changed"].items())]
     san = {k: v for k, v in units.items() if v.get("part") == "sanitize"}
     if san:
-        lines += ["", "## sanitize", "", "compute-sanitizer over benchmarks/gpu_sanitize_set.txt, one process per "
-                  "tool and test file, the caching allocator off (`graphs`: the `cuda_graph` tests, allocator on):", "",
-                  "| tool | tests | ERROR SUMMARY | passed | failed | skipped | errors | seconds | status | call |",
-                  "|---|---|---|---|---|---|---|---|---|---|"]
+        lines += [
+            "",
+            "## sanitize",
+            "",
+            "compute-sanitizer over benchmarks/gpu_sanitize_set.txt, one process per "
+            "tool and test file, the caching allocator off (`graphs`: the `cuda_graph` tests, allocator on):",
+            "",
+            "| tool | tests | ERROR SUMMARY | passed | failed | skipped | errors | seconds | status | call |",
+            "|---|---|---|---|---|---|---|---|---|---|",
+        ]
         for uid, u in sorted(san.items()):
             c = u.get("counts") or {}
             errs = "-" if u.get("errors") is None else f"{u['errors']} errors"
-            lines.append(f"| {u.get('tool')} | {uid.split(':')[-1]} | {errs} | {c.get('passed', '-')} | "
-                         f"{c.get('failed', '-')} | {c.get('skipped', '-')} | {c.get('error', '-')} | "
-                         f"{u.get('seconds', '-')} | {status_word(u.get('status'))} | {u.get('call')} |")
+            lines.append(
+                f"| {u.get('tool')} | {uid.split(':')[-1]} | {errs} | {c.get('passed', '-')} | "
+                f"{c.get('failed', '-')} | {c.get('skipped', '-')} | {c.get('error', '-')} | "
+                f"{u.get('seconds', '-')} | {status_word(u.get('status'))} | {u.get('call')} |"
+            )
     bench = {k: v for k, v in units.items() if v.get("part") == "bench"}
     if bench:
-        lines += ["", "## bench", "", "The headline cases of each family (`runner.py --headline`), `torch` eager and "
-                  "`inductor` peers; the tables are the runner's .md / .json beside this file:", "",
-                  "| family | rows | error rows | seconds | status | call |", "|---|---|---|---|---|---|"]
+        lines += [
+            "",
+            "## bench",
+            "",
+            "The headline cases of each family (`runner.py --headline`), `torch` eager and "
+            "`inductor` peers; the tables are the runner's .md / .json beside this file:",
+            "",
+            "| family | rows | error rows | seconds | status | call |",
+            "|---|---|---|---|---|---|",
+        ]
         for uid, u in bench.items():
-            lines.append(f"| {uid[6:]} | {u.get('rows', '-')} | {u.get('error_rows', '-')} | {u.get('seconds', '-')} | "
-                         f"{status_word(u.get('status'))} | {u.get('call')} |")
+            lines.append(
+                f"| {uid[6:]} | {u.get('rows', '-')} | {u.get('error_rows', '-')} | {u.get('seconds', '-')} | "
+                f"{status_word(u.get('status'))} | {u.get('call')} |"
+            )
     return "\n".join(lines) + "\n"
 
 

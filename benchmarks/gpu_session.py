@@ -44,6 +44,7 @@ newest). Dry run (--dry-run, CI): every part on the CPU against the CPU build (t
 skip, a stand-in prints the sanitizer's summary, the build is the CPU build packed);
 GPU_SESSION_DRY_HANG="tests sanitize bench" makes those parts hang, to prove a cut.
 """
+
 import argparse
 import datetime
 import glob
@@ -126,8 +127,9 @@ class Session:
             return None, True, 0.0
         with open(logpath, "ab") as log:
             try:
-                p = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT, env=env or self.env, cwd=ROOT,
-                                     start_new_session=True)
+                p = subprocess.Popen(
+                    cmd, stdout=log, stderr=subprocess.STDOUT, env=env or self.env, cwd=ROOT, start_new_session=True
+                )
             except OSError as e:  # e.g. no compute-sanitizer on PATH
                 log.write(f"ERROR: cannot run {cmd[0]}: {e}\n".encode())
                 return 127, False, 0.0
@@ -165,8 +167,12 @@ class Session:
         """The record a rerun continues: GPU_SESSION_RECORD, else the newest of the one kept on
         this machine and the committed ones."""
         given = os.environ.get("GPU_SESSION_RECORD")
-        paths = [given] if given else [os.path.join(self.state, "record.json")] + \
-            sorted(glob.glob(os.path.join(self.results, "*-session.json")))
+        paths = (
+            [given]
+            if given
+            else [os.path.join(self.state, "record.json")]
+            + sorted(glob.glob(os.path.join(self.results, "*-session.json")))
+        )
         best = None
         for path in paths:
             try:
@@ -178,10 +184,13 @@ class Session:
             if best is None or key > best[0]:
                 best = (key, rec, path)
         if best is None:
-            raise SystemExit("rerun: no record of an earlier call (build/gpu-session/record.json, "
-                             f"{self.results}/*-session.json or GPU_SESSION_RECORD)")
-        self.log(f"rerun: continuing the record {best[2]} (session {best[1]['session']}, "
-                 f"{len(best[1]['calls'])} call(s))")
+            raise SystemExit(
+                "rerun: no record of an earlier call (build/gpu-session/record.json, "
+                f"{self.results}/*-session.json or GPU_SESSION_RECORD)"
+            )
+        self.log(
+            f"rerun: continuing the record {best[2]} (session {best[1]['session']}, {len(best[1]['calls'])} call(s))"
+        )
         return best[1]
 
     def flush(self):
@@ -233,20 +242,35 @@ class Session:
     # ---- setup -----------------------------------------------------------------------------
     def probe(self):
         """The stack here: fingerprint (gpu_build.py) and device, driver, cores."""
-        out = subprocess.run([self.python, os.path.join(HERE, "gpu_build.py"), "fingerprint"], env=self.env,
-                             capture_output=True, text=True, cwd=ROOT)
+        out = subprocess.run(
+            [self.python, os.path.join(HERE, "gpu_build.py"), "fingerprint"],
+            env=self.env,
+            capture_output=True,
+            text=True,
+            cwd=ROOT,
+        )
         if out.returncode:
             raise SystemExit(f"cannot import torch with {self.python}: {out.stderr[-2000:]}")
         fp = json.loads(out.stdout.strip().splitlines()[-1])
         # the machine's copy of the checkout has no .git: the sources' hash names them there
-        env = dict(fp, date=datetime.date.today().isoformat(), cores=os.cpu_count(), commit=gpu_build._git_commit(),
-                   source_hash=gpu_build.source_hash())
+        env = dict(
+            fp,
+            date=datetime.date.today().isoformat(),
+            cores=os.cpu_count(),
+            commit=gpu_build._git_commit(),
+            source_hash=gpu_build.source_hash(),
+        )
         if self.dry:
             env.update(device="CPU (dry run: every part's plumbing, no GPU)", driver="-", slug="cpu-dryrun")
         else:
             try:
-                q = subprocess.check_output(["nvidia-smi", "--query-gpu=name,driver_version", "--format=csv,noheader"],
-                                            text=True).strip().splitlines()[0]
+                q = (
+                    subprocess.check_output(
+                        ["nvidia-smi", "--query-gpu=name,driver_version", "--format=csv,noheader"], text=True
+                    )
+                    .strip()
+                    .splitlines()[0]
+                )
                 env["device"], env["driver"] = [x.strip() for x in q.split(",")]
             except Exception:  # noqa: BLE001
                 env["device"], env["driver"] = "unknown GPU", "unknown"
@@ -272,9 +296,17 @@ class Session:
             if verdict == "match":
                 break
         folder, verdict, reasons, manifest = found
-        b.update(verdict=verdict, reasons=reasons, folder=folder,
-                 built_for={k: manifest.get(k) for k in ("python", "torch", "torch_cuda", "torch_git", "built",
-                                                          "commit", "source_hash")} if manifest else None)
+        b.update(
+            verdict=verdict,
+            reasons=reasons,
+            folder=folder,
+            built_for={
+                k: manifest.get(k)
+                for k in ("python", "torch", "torch_cuda", "torch_git", "built", "commit", "source_hash")
+            }
+            if manifest
+            else None,
+        )
         if verdict == "match":
             self.install(folder)
             b["action"] = f"archive used ({os.path.relpath(folder, ROOT) if folder.startswith(ROOT) else folder})"
@@ -284,9 +316,18 @@ class Session:
         self.flush()
         ok = b["action"].startswith(("archive used", "built here"))
         if ok:
-            r = subprocess.run([self.python, "-c", "import myops, sys; myops.show_config(); "
-                                f"sys.exit(0 if myops.BUILD_CONFIG['with_cuda'] or {self.dry} else 1)"],
-                               env=self.env, cwd=ROOT, capture_output=True, text=True)
+            r = subprocess.run(
+                [
+                    self.python,
+                    "-c",
+                    "import myops, sys; myops.show_config(); "
+                    f"sys.exit(0 if myops.BUILD_CONFIG['with_cuda'] or {self.dry} else 1)",
+                ],
+                env=self.env,
+                cwd=ROOT,
+                capture_output=True,
+                text=True,
+            )
             print(r.stdout + r.stderr, end="")
             if r.returncode:
                 b["action"] += "; IMPORT FAILED (myops without its CUDA kernels, or a broken archive)"
@@ -297,9 +338,11 @@ class Session:
     def install(self, folder):
         if self.dry:  # a scratch package: the checkout's .py files and the archive's built files
             shutil.rmtree(self.pkgroot, ignore_errors=True)
-            shutil.copytree(os.path.join(ROOT, "python", "myops"), os.path.join(self.pkgroot, "myops"),
-                            ignore=shutil.ignore_patterns("*.so", "lib", "include", "share", "_build_config.py",
-                                                          "__pycache__"))
+            shutil.copytree(
+                os.path.join(ROOT, "python", "myops"),
+                os.path.join(self.pkgroot, "myops"),
+                ignore=shutil.ignore_patterns("*.so", "lib", "include", "share", "_build_config.py", "__pycache__"),
+            )
         verdict, reasons, _ = gpu_build.check(folder, install=self.pkgroot, fp=self.rec["env"])
         assert verdict == "match", reasons
 
@@ -310,22 +353,33 @@ class Session:
         lib = os.path.join(self.work, "build-lib")
         if self.dry:
             os.makedirs(lib)
-            shutil.copytree(os.path.join(ROOT, "python", "myops"), os.path.join(lib, "myops"),
-                            ignore=shutil.ignore_patterns("__pycache__"))
+            shutil.copytree(
+                os.path.join(ROOT, "python", "myops"),
+                os.path.join(lib, "myops"),
+                ignore=shutil.ignore_patterns("__pycache__"),
+            )
             how = "built here (dry run: the CPU build in python/myops packed as a stand-in)"
         else:
             env = dict(self.env, FORCE_CUDA="1", MAX_JOBS=str(os.cpu_count() or 16))
             log = os.path.join(self.work, "build.log")
-            cmd = [self.python, "setup.py", "build_ext", "--build-lib", lib,
-                   "--build-temp", os.path.join(ROOT, "build", "gpu-temp")]
+            cmd = [
+                self.python,
+                "setup.py",
+                "build_ext",
+                "--build-lib",
+                lib,
+                "--build-temp",
+                os.path.join(ROOT, "build", "gpu-temp"),
+            ]
             self.log("building myops here: " + " ".join(cmd))
             rc, cut, secs = self.run(cmd, self.budget - MARGIN - 60, log, env)
             if rc != 0 or cut:
                 print(open(log, errors="replace").read()[-6000:])
                 return f"build {'CUT' if cut else 'FAILED'} after {secs:.0f} s (the log's end is in session.log)"
             how = f"built here in {self.elapsed() - start:.0f} s"
-        paths, _ = gpu_build.pack(lib, self.out, note=f"built by gpu_session.py on {self.rec['env']['device']}",
-                                  allow_cpu=self.dry)
+        paths, _ = gpu_build.pack(
+            lib, self.out, note=f"built by gpu_session.py on {self.rec['env']['device']}", allow_cpu=self.dry
+        )
         keep = os.path.join(self.state, "archive")
         shutil.rmtree(keep, ignore_errors=True)
         os.makedirs(keep)
@@ -339,8 +393,19 @@ class Session:
     def pytest_cmd(self, args, record, selected=None, hang=False, timeout=120):
         """pytest with the session's plugin (benchmarks/gpu_pytest_plugin.py): each test's outcome
         into `record` as it ends; pytest-timeout's per-test limit where it is installed."""
-        cmd = [self.python, "-m", "pytest", "-q", "-rfE", "-p", "no:cacheprovider", "-p", "gpu_pytest_plugin",
-               "--gpu-record", record]
+        cmd = [
+            self.python,
+            "-m",
+            "pytest",
+            "-q",
+            "-rfE",
+            "-p",
+            "no:cacheprovider",
+            "-p",
+            "gpu_pytest_plugin",
+            "--gpu-record",
+            record,
+        ]
         if self.rec["env"]["pytest_timeout"]:
             cmd += ["--timeout", str(timeout)]
         if selected:
@@ -353,8 +418,11 @@ class Session:
         fams = os.environ.get("GPU_SESSION_FAMILIES", "").split()
         if fams:
             return [f"tests/test_{f}.py" for f in fams]
-        return [os.path.relpath(p, ROOT) for p in sorted(glob.glob(os.path.join(ROOT, "tests", "test_*.py")))
-                if not p.endswith("test_cuda_emulation.py")]
+        return [
+            os.path.relpath(p, ROOT)
+            for p in sorted(glob.glob(os.path.join(ROOT, "tests", "test_*.py")))
+            if not p.endswith("test_cuda_emulation.py")
+        ]
 
     def part_tests(self, deadline):
         try:
@@ -364,8 +432,12 @@ class Session:
 
     def run_tests(self, deadline):
         files = self.test_files()
-        cmd = self.pytest_cmd(files + ["-m", "cuda"], os.path.join(self.work, "tests.record"),
-                              os.path.join(self.work, "tests.selected"), hang="tests" in self.hang)
+        cmd = self.pytest_cmd(
+            files + ["-m", "cuda"],
+            os.path.join(self.work, "tests.record"),
+            os.path.join(self.work, "tests.selected"),
+            hang="tests" in self.hang,
+        )
         if self.mode == "rerun":
             done = os.path.join(self.work, "tests.done")
             with open(done, "w") as f:
@@ -400,8 +472,12 @@ class Session:
         graphs = f is None
         files = [x for x in self.test_files()] if graphs else [f]
         mark = "cuda and cuda_graph" if graphs else "cuda and not cuda_graph"
-        cmd = self.pytest_cmd(files + ["-m", mark, "--gpu-select", SANITIZE_SET],
-                              os.path.join(self.work, f"{uid}.record"), hang="sanitize" in self.hang, timeout=300)
+        cmd = self.pytest_cmd(
+            files + ["-m", mark, "--gpu-select", SANITIZE_SET],
+            os.path.join(self.work, f"{uid}.record"),
+            hang="sanitize" in self.hang,
+            timeout=300,
+        )
         if self.dry:
             # the stand-in: the same tests, then the summary line compute-sanitizer prints
             summary = f"========= ERROR SUMMARY: 0 errors (dry run: no compute-sanitizer, tool {tool})"
@@ -419,8 +495,9 @@ class Session:
     def part_sanitize(self, deadline, units):
         queue = list(units)
         for uid, tool, f in queue:
-            self.rec["units"].setdefault(uid, {}).update(part="sanitize", tool=tool, status="not started",
-                                                          call=len(self.rec["calls"]))
+            self.rec["units"].setdefault(uid, {}).update(
+                part="sanitize", tool=tool, status="not started", call=len(self.rec["calls"])
+            )
         self.flush()
         self.log(f"sanitize: start ({len(queue)} units, deadline {deadline:.0f} s)")
 
@@ -447,8 +524,14 @@ class Session:
                     status = "errors"
                 else:
                     status = {0: "done", 1: "failed"}.get(rc, f"exit {rc}")
-                self.set_unit(uid, status=status, rc=rc, seconds=round(secs), errors=sum(errors) if errors else None,
-                              counts=counts)
+                self.set_unit(
+                    uid,
+                    status=status,
+                    rc=rc,
+                    seconds=round(secs),
+                    errors=sum(errors) if errors else None,
+                    counts=counts,
+                )
                 self.log(f"{uid}: {status} in {secs:.0f} s" + (f", ERROR SUMMARY {sum(errors)}" if errors else ""))
                 self.excerpt(os.path.basename(log))
 
@@ -483,8 +566,9 @@ class Session:
 
     def part_bench(self, fams):
         for uid in fams:
-            self.rec["units"].setdefault(f"bench:{uid}", {}).update(part="bench", status="not started",
-                                                                  call=len(self.rec["calls"]))
+            self.rec["units"].setdefault(f"bench:{uid}", {}).update(
+                part="bench", status="not started", call=len(self.rec["calls"])
+            )
         self.flush()
         extra = os.environ.get("GPU_SESSION_BENCH_ARGS", "--quick" if self.dry else "").split()
         kept = os.path.join(self.state, "bench")  # the runner's tables so far: --append adds to them
@@ -495,8 +579,19 @@ class Session:
         for i, fam in enumerate(fams):
             share = (self.left() - GRACE) / (len(fams) - i)
             uid = f"bench:{fam}"
-            cmd = [self.python, os.path.join(HERE, "runner.py"), "--family", fam, "--device",
-                   "cpu" if self.dry else "cuda", "--out", self.out, "--append", "--no-plots", "--headline"] + extra
+            cmd = [
+                self.python,
+                os.path.join(HERE, "runner.py"),
+                "--family",
+                fam,
+                "--device",
+                "cpu" if self.dry else "cuda",
+                "--out",
+                self.out,
+                "--append",
+                "--no-plots",
+                "--headline",
+            ] + extra
             if "bench" in self.hang:
                 cmd = ["sleep", "3600"]
             self.set_unit(uid, status="running")
@@ -527,8 +622,16 @@ class Session:
         path = os.path.join(self.work, logname)
         if not os.path.exists(path):
             return
-        keys = ("FAILED ", "ERROR ", "========= Invalid", "========= Uninitialized", "========= ERROR SUMMARY: ",
-                "Traceback", "Timeout", "ERROR:")
+        keys = (
+            "FAILED ",
+            "ERROR ",
+            "========= Invalid",
+            "========= Uninitialized",
+            "========= ERROR SUMMARY: ",
+            "Traceback",
+            "Timeout",
+            "ERROR:",
+        )
         lines = [x.rstrip() for x in open(path, errors="replace") if x.startswith(keys) and "0 errors" not in x]
         for x in lines[:n]:
             print(f"  {logname}: {x[:300]}")
@@ -537,37 +640,55 @@ class Session:
     def plan(self):
         """What this call runs: {part: list of units} (tests: [True] or [])."""
         if self.mode == "all":
-            return {"tests": ["tests"] if "tests" in self.parts else [],
-                    "sanitize": self.sanitize_units() if "sanitize" in self.parts else [],
-                    "bench": self.bench_families() if "bench" in self.parts else []}
+            return {
+                "tests": ["tests"] if "tests" in self.parts else [],
+                "sanitize": self.sanitize_units() if "sanitize" in self.parts else [],
+                "bench": self.bench_families() if "bench" in self.parts else [],
+            }
         units = self.rec["units"]
         redo = lambda uid: units.get(uid, {}).get("status") not in ("done", "no tests")  # noqa: E731
         tests_left = [n for n in self.rec.get("selected", []) if self.rec["tests"].get(n, ["?"])[0] not in DONE]
-        plan = {"tests": ["tests"] if "tests" in units and (redo("tests") or tests_left) else [],
-                "sanitize": [u for u in self.sanitize_units() if u[0] in units and redo(u[0])],
-                "bench": [uid[6:] for uid in units if uid.startswith("bench:") and redo(uid)]}
+        plan = {
+            "tests": ["tests"] if "tests" in units and (redo("tests") or tests_left) else [],
+            "sanitize": [u for u in self.sanitize_units() if u[0] in units and redo(u[0])],
+            "bench": [uid[6:] for uid in units if uid.startswith("bench:") and redo(uid)],
+        }
         plan = {k: (v if k in self.parts else []) for k, v in plan.items()}
-        self.log(f"rerun: tests: {len(tests_left)} not passed or skipped" + ("" if plan["tests"] else ", nothing to do")
-                 + f"; sanitize: {[u[0] for u in plan['sanitize']] or 'nothing to do'}"
-                 + f"; bench: {plan['bench'] or 'nothing to do'}")
+        self.log(
+            f"rerun: tests: {len(tests_left)} not passed or skipped"
+            + ("" if plan["tests"] else ", nothing to do")
+            + f"; sanitize: {[u[0] for u in plan['sanitize']] or 'nothing to do'}"
+            + f"; bench: {plan['bench'] or 'nothing to do'}"
+        )
         return plan
 
     def main(self):
         env = self.probe()
         if self.mode == "all":
             shutil.rmtree(os.path.join(self.state, "bench"), ignore_errors=True)  # an earlier session's tables
-            self.rec = {"format": 1, "session": now_iso(), "env": env, "calls": [], "units": {}, "tests": {},
-                        "changed": {}, "selected": []}
+            self.rec = {
+                "format": 1,
+                "session": now_iso(),
+                "env": env,
+                "calls": [],
+                "units": {},
+                "tests": {},
+                "changed": {},
+                "selected": [],
+            }
         else:
             self.rec = self.load_record()
             self.rec["env"].update({k: v for k, v in env.items() if k not in ("date", "slug")})
-        self.rec["calls"].append({"kind": self.mode, "started": now_iso(), "budget": self.budget, "dry_run": self.dry,
-                                  "parts": self.parts})
-        self.log(f"{self.mode}: budget {self.budget} s on {env['device']} ({env['cores']} cores); torch "
-                 f"{env['torch']} (CUDA {env['torch_cuda']}, git {str(env['torch_git'])[:7]}), Python {env['python']}; "
-                 f"pytest-xdist {'yes' if env['xdist'] else 'NO (tests run serially)'}, "
-                 f"pytest-timeout {'yes' if env['pytest_timeout'] else 'NO (no per-test limit)'}; "
-                 f"sanitizer {env['sanitizer']}")
+        self.rec["calls"].append(
+            {"kind": self.mode, "started": now_iso(), "budget": self.budget, "dry_run": self.dry, "parts": self.parts}
+        )
+        self.log(
+            f"{self.mode}: budget {self.budget} s on {env['device']} ({env['cores']} cores); torch "
+            f"{env['torch']} (CUDA {env['torch_cuda']}, git {str(env['torch_git'])[:7]}), Python {env['python']}; "
+            f"pytest-xdist {'yes' if env['xdist'] else 'NO (tests run serially)'}, "
+            f"pytest-timeout {'yes' if env['pytest_timeout'] else 'NO (no per-test limit)'}; "
+            f"sanitizer {env['sanitizer']}"
+        )
         self.flush()
         if not self.prepare_build():
             self.rec["calls"][-1]["outcome"] = "no usable build: nothing ran"
@@ -589,8 +710,9 @@ class Session:
         if plan["tests"]:
             threads.append(threading.Thread(target=self.guarded, args=(self.part_tests, a_deadline)))
         if plan["sanitize"]:
-            threads.append(threading.Thread(target=self.guarded, args=(self.part_sanitize, a_deadline,
-                                                                       plan["sanitize"])))
+            threads.append(
+                threading.Thread(target=self.guarded, args=(self.part_sanitize, a_deadline, plan["sanitize"]))
+            )
         stop = threading.Event()
 
         def refresher():  # the tests' outcomes into $OUT while they run

@@ -3,6 +3,7 @@ myops, torch (first baseline) and the bandwidth floor (the measured copy bandwid
 
     python benchmarks/plot.py benchmarks/results/cpu-2026-11-24.json
 """
+
 import collections
 import json
 import os
@@ -43,8 +44,13 @@ def plot(json_path):
             c = colors[i % len(colors)]
             ax.plot(xs, [r["bytes"] / r["myops_s"] / 1e9 for r in srows], "o-", color=c, label=f"myops {name}")
             base = next(iter(srows[0]["baselines"]))
-            ax.plot(xs, [r["bytes"] / r["baselines"][base]["s"] / 1e9 for r in srows], "x--", color=c,
-                    label=f"{base} {name}")
+            ax.plot(
+                xs,
+                [r["bytes"] / r["baselines"][base]["s"] / 1e9 for r in srows],
+                "x--",
+                color=c,
+                label=f"{base} {name}",
+            )
         ax.axhline(meta["copy_GBps"], color="k", lw=1, ls=":", label=f"floor: copy {meta['copy_GBps']:.0f} GB/s")
         ax.set_xscale("log")
         ax.set_yscale("log")

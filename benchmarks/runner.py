@@ -18,6 +18,7 @@ held to the matching level (ATEN_CPU_CAPABILITY=avx2 + ONEDNN_MAX_CPU_ISA=AVX2 f
 ATEN_CPU_CAPABILITY=avx512 for the AVX-512 builds, default for baseline), as on a machine whose
 best ISA is that one, and writes one report per build plus a side-by-side table.
 """
+
 import argparse
 import dataclasses
 import datetime
@@ -31,7 +32,7 @@ import subprocess
 import sys
 import time
 import warnings
-from typing import Callable, Dict, List, Optional
+from typing import Callable, Dict, Optional
 
 import torch
 
@@ -40,8 +41,17 @@ warnings.filterwarnings("ignore", category=FutureWarning, module=r"torch\._induc
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
-FAMILIES = ["nonzero", "elementwise", "max_pool2d_add", "diagonal", "latency", "detector", "nms", "postprocess",
-            "deploy"]
+FAMILIES = [
+    "nonzero",
+    "elementwise",
+    "max_pool2d_add",
+    "diagonal",
+    "latency",
+    "detector",
+    "nms",
+    "postprocess",
+    "deploy",
+]
 
 
 @dataclasses.dataclass
@@ -247,8 +257,14 @@ def error_text(e, limit=300):
 
 def error_row(family, device, label, sub_label, e):
     """A case (or a whole family) that raised: reported in its place, the run goes on."""
-    return {"family": family, "device": device, "label": label, "sub_label": sub_label,
-            "error": error_text(e), "baselines": {}}
+    return {
+        "family": family,
+        "device": device,
+        "label": label,
+        "sub_label": sub_label,
+        "error": error_text(e),
+        "baselines": {},
+    }
 
 
 def run_family(family, device, quick, bw, ops=None, headline=False):
@@ -367,8 +383,12 @@ def target_summary(rows):
         groups.setdefault(key, []).append(r)
     if not groups:
         return []
-    out = ["## Targets", "",
-           "| family | op | target (torch ÷ myops) | measured | cases meeting it |", "|---|---|---|---|---|"]
+    out = [
+        "## Targets",
+        "",
+        "| family | op | target (torch ÷ myops) | measured | cases meeting it |",
+        "|---|---|---|---|---|",
+    ]
     for (fam, label, target, floor_target), grows in groups.items():
         ratios = [reference(r)["ratio"] for r in grows]
         met = sum(meets(r) for r in grows)
@@ -390,8 +410,10 @@ def markdown(rows, meta):
         f"- device: `{meta['device']}` — {meta['device_name']}",
     ]
     if meta.get("cpu_isa"):
-        out.append(f"- CPU: {meta.get('cpu_model', '?')}; myops CPU build `{meta['cpu_isa']}`, torch CPU capability "
-                   f"`{meta.get('torch_cpu_capability', '?')}`" + (f" ({meta['env']})" if meta.get("env") else ""))
+        out.append(
+            f"- CPU: {meta.get('cpu_model', '?')}; myops CPU build `{meta['cpu_isa']}`, torch CPU capability "
+            f"`{meta.get('torch_cpu_capability', '?')}`" + (f" ({meta['env']})" if meta.get("env") else "")
+        )
     if meta.get("note"):
         out.append(f"- {meta['note']}")
     out += [
@@ -466,24 +488,51 @@ def main(argv=None):
     p.add_argument("--device", nargs="+", default=None, help="devices (default: cpu and cuda if present)")
     p.add_argument("--quick", action="store_true", help="fewer and smaller cases")
     p.add_argument("--out", default=None, help="folder for <device>-<date>.md and .json")
-    p.add_argument("--render", nargs="+", default=None, metavar="JSON",
-                   help="only rewrite the .md (and plots) of earlier runs from their .json")
-    p.add_argument("--cpu-isa", nargs="+", default=None, metavar="BUILD",
-                   help="run the CPU benchmarks once per myops CPU build (baseline avx2 avx512 avx512_bf16), "
-                        "torch held to the same ISA, and write a side-by-side table")
+    p.add_argument(
+        "--render",
+        nargs="+",
+        default=None,
+        metavar="JSON",
+        help="only rewrite the .md (and plots) of earlier runs from their .json",
+    )
+    p.add_argument(
+        "--cpu-isa",
+        nargs="+",
+        default=None,
+        metavar="BUILD",
+        help="run the CPU benchmarks once per myops CPU build (baseline avx2 avx512 avx512_bf16), "
+        "torch held to the same ISA, and write a side-by-side table",
+    )
     p.add_argument("--tag", default=None, help=argparse.SUPPRESS)  # file name part, set by --cpu-isa
     p.add_argument("--note", default=None, help="a line for the report's header (e.g. the host)")
-    p.add_argument("--no-plots", action="store_true",
-                   help="write the .md and .json only (benchmarks/plot.py draws the plots from the .json)")
-    p.add_argument("--ops", nargs="+", default=None, metavar="OP",
-                   help="only the cases of these ops (the table's first column, e.g. exp log 'gelu tanh')")
-    p.add_argument("--no-inductor", action="store_true",
-                   help="leave out the torch.compile (Inductor) peer (it compiles every case once)")
-    p.add_argument("--headline", action="store_true",
-                   help="only each family's headline cases (Case.headline: the ones its targets are read on)")
-    p.add_argument("--append", action="store_true",
-                   help="add to the report of the same device and date in --out, replacing the rows of "
-                        "the families run now (one process per family, e.g. each under its own timeout)")
+    p.add_argument(
+        "--no-plots",
+        action="store_true",
+        help="write the .md and .json only (benchmarks/plot.py draws the plots from the .json)",
+    )
+    p.add_argument(
+        "--ops",
+        nargs="+",
+        default=None,
+        metavar="OP",
+        help="only the cases of these ops (the table's first column, e.g. exp log 'gelu tanh')",
+    )
+    p.add_argument(
+        "--no-inductor",
+        action="store_true",
+        help="leave out the torch.compile (Inductor) peer (it compiles every case once)",
+    )
+    p.add_argument(
+        "--headline",
+        action="store_true",
+        help="only each family's headline cases (Case.headline: the ones its targets are read on)",
+    )
+    p.add_argument(
+        "--append",
+        action="store_true",
+        help="add to the report of the same device and date in --out, replacing the rows of "
+        "the families run now (one process per family, e.g. each under its own timeout)",
+    )
     args = p.parse_args(argv)
     global USE_INDUCTOR
     USE_INDUCTOR = not args.no_inductor
@@ -523,14 +572,18 @@ def main(argv=None):
         if device == "cpu":
             meta["cpu_model"] = cpu_model()
             meta["cpu_isa"], meta["torch_cpu_capability"] = cpu_builds()
-            meta["env"] = " ".join(f"{k}={os.environ[k]}" for k in
-                                   ("MYOPS_CPU_ISA", "ATEN_CPU_CAPABILITY", "ONEDNN_MAX_CPU_ISA", "OMP_NUM_THREADS")
-                                   if os.environ.get(k))
+            meta["env"] = " ".join(
+                f"{k}={os.environ[k]}"
+                for k in ("MYOPS_CPU_ISA", "ATEN_CPU_CAPABILITY", "ONEDNN_MAX_CPU_ISA", "OMP_NUM_THREADS")
+                if os.environ.get(k)
+            )
         if args.note:
             meta["note"] = args.note
-        print(f"== {device}: {meta['device_name']}, copy bandwidth {bw / 1e9:.1f} GB/s"
-              + (f"; myops CPU build {meta['cpu_isa']}, torch {meta['torch_cpu_capability']}" if device == "cpu" else ""),
-              flush=True)
+        print(
+            f"== {device}: {meta['device_name']}, copy bandwidth {bw / 1e9:.1f} GB/s"
+            + (f"; myops CPU build {meta['cpu_isa']}, torch {meta['torch_cpu_capability']}" if device == "cpu" else ""),
+            flush=True,
+        )
         rows = []
         stem = None
         if args.out:
@@ -595,8 +648,10 @@ def run_cpu_isas(args):
             cmd += ["--ops"] + args.ops
         if args.note:
             cmd += ["--note", args.note]
-        print(f"### myops CPU build {isa}: " + " ".join(f"{k}={env[k]}" for k in sorted(TORCH_ENV_FOR_ISA.get(isa, {}))),
-              flush=True)
+        print(
+            f"### myops CPU build {isa}: " + " ".join(f"{k}={env[k]}" for k in sorted(TORCH_ENV_FOR_ISA.get(isa, {}))),
+            flush=True,
+        )
         subprocess.run(cmd, env=env, check=True)
         jsons.append(os.path.join(out, f"cpu-{isa}-{datetime.date.today().isoformat()}.json"))
     path = os.path.join(out, f"cpu-builds-{datetime.date.today().isoformat()}.md")
@@ -614,16 +669,24 @@ def side_by_side(jsons):
             runs.append(json.load(f))
     isas = [r["meta"].get("cpu_isa", "?") for r in runs]
     m0 = runs[0]["meta"]
-    out = [f"# myops CPU builds side by side — {m0.get('cpu_model', m0['device_name'])}", "",
-           f"- date: {m0['date']}; torch {m0['torch']}; commit {m0['commit']}"]
+    out = [
+        f"# myops CPU builds side by side — {m0.get('cpu_model', m0['device_name'])}",
+        "",
+        f"- date: {m0['date']}; torch {m0['torch']}; commit {m0['commit']}",
+    ]
     if m0.get("note"):
         out.append(f"- {m0['note']}")
     for r in runs:
         m = r["meta"]
-        out.append(f"- `{m.get('cpu_isa')}`: myops CPU build `{m.get('cpu_isa')}` against torch at "
-                   f"`{m.get('torch_cpu_capability')}` ({m.get('env', '')})")
-    out += ["- ratio = torch time ÷ myops time, each build against torch held to the same ISA, samples "
-            "interleaved in one process (> 1: myops is faster)", ""]
+        out.append(
+            f"- `{m.get('cpu_isa')}`: myops CPU build `{m.get('cpu_isa')}` against torch at "
+            f"`{m.get('torch_cpu_capability')}` ({m.get('env', '')})"
+        )
+    out += [
+        "- ratio = torch time ÷ myops time, each build against torch held to the same ISA, samples "
+        "interleaved in one process (> 1: myops is faster)",
+        "",
+    ]
     keys, rows = [], {}
     for k, r in enumerate(runs):
         for row in r["rows"]:

@@ -15,6 +15,7 @@ gather anything else predicted per location (masks, keypoints).
 
 tests/test_multiclass_nms.py (``test_example_aoti_from_cpp``) runs the same steps.
 """
+
 import argparse
 import os
 import subprocess
@@ -30,13 +31,25 @@ OUTPUTS = ("num_detections", "boxes", "scores", "classes", "anchors")
 
 
 class TinyDetector(nn.Module):
-    def __init__(self, num_classes: int = 3, width: int = 16, image_size: int = 64, *, score_threshold: float = 0.2,
-                 iou_threshold: float = 0.5, max_detections: int = 64, pre_nms_top_k: int = 100):
+    def __init__(
+        self,
+        num_classes: int = 3,
+        width: int = 16,
+        image_size: int = 64,
+        *,
+        score_threshold: float = 0.2,
+        iou_threshold: float = 0.5,
+        max_detections: int = 64,
+        pre_nms_top_k: int = 100,
+    ):
         super().__init__()
         self.stem = nn.Sequential(
-            nn.Conv2d(3, width, 3, 2, 1), nn.ReLU(),
-            nn.Conv2d(width, width, 3, 2, 1), nn.ReLU(),
-            nn.Conv2d(width, width, 3, 2, 1), nn.ReLU(),   # stride 8
+            nn.Conv2d(3, width, 3, 2, 1),
+            nn.ReLU(),
+            nn.Conv2d(width, width, 3, 2, 1),
+            nn.ReLU(),
+            nn.Conv2d(width, width, 3, 2, 1),
+            nn.ReLU(),  # stride 8
         )
         self.down = nn.Sequential(nn.Conv2d(width, width, 3, 2, 1), nn.ReLU())  # stride 16
         self.head = nn.Conv2d(width, 4 + num_classes, 1)  # shared by both levels
@@ -54,8 +67,12 @@ class TinyDetector(nn.Module):
             strides.append(torch.full((n * n, 1), float(s)))
         self.register_buffer("centers", torch.cat(centers))
         self.register_buffer("anchor_strides", torch.cat(strides))
-        self.post = dict(score_threshold=score_threshold, iou_threshold=iou_threshold,
-                         max_detections=max_detections, pre_nms_top_k=pre_nms_top_k)
+        self.post = dict(
+            score_threshold=score_threshold,
+            iou_threshold=iou_threshold,
+            max_detections=max_detections,
+            pre_nms_top_k=pre_nms_top_k,
+        )
 
     def forward(self, images):
         p3 = self.stem(images)
@@ -90,8 +107,15 @@ def build_program(workdir: str) -> str:
     here = os.path.dirname(os.path.abspath(__file__))
     build = os.path.join(workdir, "cpp")
     prefix = torch.utils.cmake_prefix_path + ";" + myops.cmake_prefix_path
-    configure = ["cmake", "-S", os.path.join(here, "cpp"), "-B", build, "-DCMAKE_BUILD_TYPE=Release",
-                 f"-DCMAKE_PREFIX_PATH={prefix}"]
+    configure = [
+        "cmake",
+        "-S",
+        os.path.join(here, "cpp"),
+        "-B",
+        build,
+        "-DCMAKE_BUILD_TYPE=Release",
+        f"-DCMAKE_PREFIX_PATH={prefix}",
+    ]
     # a CUDA build of torch: its CMake config needs the toolkit (tests/test_cpp.py finds it)
     sys.path.insert(0, os.path.join(os.path.dirname(here), "tests"))
     try:
@@ -99,8 +123,10 @@ def build_program(workdir: str) -> str:
     finally:
         sys.path.pop(0)
     configure += _cuda_cmake_args()
-    for cmd in (configure,
-                ["cmake", "--build", build, "--target", "myops_detect", "-j", os.environ.get("MAX_JOBS", "2")]):
+    for cmd in (
+        configure,
+        ["cmake", "--build", build, "--target", "myops_detect", "-j", os.environ.get("MAX_JOBS", "2")],
+    ):
         subprocess.run(cmd, check=True)
     return os.path.join(build, "myops_detect")
 

@@ -1,4 +1,5 @@
 """Shared test helpers: devices, dtypes, input layouts and exact comparison."""
+
 import math
 
 import pytest
@@ -135,13 +136,34 @@ def signed_zero_tie_cases(dtype, lengths=range(81)):
         s0, s1 = signed_zeros((), dtype), signed_zeros((1,), dtype)
         m, col = signed_zeros((3, n), dtype), signed_zeros((3, 1), dtype)
         mt = signed_zeros((n, 3), dtype).t()
-        pairs += [(f"n={n} {k}", v) for k, v in {
-            "contiguous": (a, b), "stepped": (big[1::2], b), "offset": (big[1:n + 1], b),
-            "0-d second": (a, s0), "0-d first": (s0, a), "[1] second": (a, s1), "[1] first": (s1, a),
-            "expanded": (s1.expand(n), a), "rows": (m, b), "rows, column": (m, col), "transposed": (mt, m)}.items()]
-        triples += [(f"n={n} {k}", v) for k, v in {
-            "contiguous": (a, b, c), "0-d min": (a, s0, c), "0-d max": (a, b, s0), "0-d bounds": (a, s0, s1),
-            "0-d self": (s0, a, b), "stepped": (big[1::2], b, c), "rows": (m, b, col)}.items()]
+        pairs += [
+            (f"n={n} {k}", v)
+            for k, v in {
+                "contiguous": (a, b),
+                "stepped": (big[1::2], b),
+                "offset": (big[1 : n + 1], b),
+                "0-d second": (a, s0),
+                "0-d first": (s0, a),
+                "[1] second": (a, s1),
+                "[1] first": (s1, a),
+                "expanded": (s1.expand(n), a),
+                "rows": (m, b),
+                "rows, column": (m, col),
+                "transposed": (mt, m),
+            }.items()
+        ]
+        triples += [
+            (f"n={n} {k}", v)
+            for k, v in {
+                "contiguous": (a, b, c),
+                "0-d min": (a, s0, c),
+                "0-d max": (a, b, s0),
+                "0-d bounds": (a, s0, s1),
+                "0-d self": (s0, a, b),
+                "stepped": (big[1::2], b, c),
+                "rows": (m, b, col),
+            }.items()
+        ]
     return pairs, triples
 
 
@@ -151,9 +173,11 @@ def check_signed_zero_ties(dtype):
     import myops
 
     pairs, triples = signed_zero_tie_cases(dtype)
-    calls = [(name, fn, ref, label, args) for name, fn, ref in (("maximum", myops.maximum, torch.maximum),
-                                                                 ("minimum", myops.minimum, torch.minimum))
-             for label, args in pairs]
+    calls = [
+        (name, fn, ref, label, args)
+        for name, fn, ref in (("maximum", myops.maximum, torch.maximum), ("minimum", myops.minimum, torch.minimum))
+        for label, args in pairs
+    ]
     calls += [("clamp", myops.clamp, torch.clamp, label, args) for label, args in triples]
     for name, fn, ref, label, args in calls:
         want = ref(*args)
@@ -171,7 +195,7 @@ def outcome(fn):
     """(result, None) or (None, the exception) of fn()."""
     try:
         return fn(), None
-    except Exception as e:  # noqa: BLE001: the caller compares it
+    except Exception as e:  # noqa: BLE001  (the caller compares it)
         return None, e
 
 
@@ -183,7 +207,8 @@ def assert_like_torch(fn_myops, fn_torch, check_stride=True):
     if e_err is not None:
         assert a_err is not None, f"torch raised {type(e_err).__name__} ({e_err}); myops returned {actual}"
         assert type(a_err) is type(e_err), (
-            f"torch raised {type(e_err).__name__} ({e_err}); myops {type(a_err).__name__} ({a_err})")
+            f"torch raised {type(e_err).__name__} ({e_err}); myops {type(a_err).__name__} ({a_err})"
+        )
         return
     assert a_err is None, f"myops raised {type(a_err).__name__} ({a_err}); torch returned {expected}"
     assert_same(actual, expected, check_stride=check_stride)
@@ -200,11 +225,22 @@ def add_alpha_scalar_tail_cases(dtype, lengths=range(81)):
         s0, s1 = torch.randn((), dtype=dtype), torch.randn(1, dtype=dtype)
         m, col = torch.randn(3, n, dtype=dtype), torch.randn(3, 1, dtype=dtype)
         big = torch.randn(2 * n + 1, dtype=dtype)
-        cases += [(f"n={n} {k}", v) for k, v in {
-            "0-d second": (a, s0), "[1] second": (a, s1), "number second": (a, 0.7310585786),
-            "0-d first": (s0, a), "[1] first": (s1, a), "contiguous": (a, b), "stepped, 0-d": (big[1::2], s0),
-            "offset, 0-d": (big[1:n + 1], s0), "rows, column": (m, col), "rows, 0-d": (m, s0),
-            "rows, row": (m, b)}.items()]
+        cases += [
+            (f"n={n} {k}", v)
+            for k, v in {
+                "0-d second": (a, s0),
+                "[1] second": (a, s1),
+                "number second": (a, 0.7310585786),
+                "0-d first": (s0, a),
+                "[1] first": (s1, a),
+                "contiguous": (a, b),
+                "stepped, 0-d": (big[1::2], s0),
+                "offset, 0-d": (big[1 : n + 1], s0),
+                "rows, column": (m, col),
+                "rows, 0-d": (m, s0),
+                "rows, row": (m, b),
+            }.items()
+        ]
     n = 70001  # more than one parallel piece: a piece's rows end where torch's do
     cases.append((f"n={n} 0-d second", (torch.randn(n, dtype=dtype), torch.randn((), dtype=dtype))))
     return cases
@@ -215,9 +251,12 @@ def check_add_alpha_scalar_tail(dtype):
     drop-in leaves floating add / sub with alpha to torch)."""
     import myops
 
-    calls = [(name, fn, ref, alpha, label, args) for name, fn, ref in (("add", myops.add, torch.add),
-                                                                        ("sub", myops.sub, torch.sub))
-             for alpha in (3.7, -1.3) for label, args in add_alpha_scalar_tail_cases(dtype)]
+    calls = [
+        (name, fn, ref, alpha, label, args)
+        for name, fn, ref in (("add", myops.add, torch.add), ("sub", myops.sub, torch.sub))
+        for alpha in (3.7, -1.3)
+        for label, args in add_alpha_scalar_tail_cases(dtype)
+    ]
     for name, fn, ref, alpha, label, args in calls:
         want = ref(*args, alpha=alpha)
         try:
@@ -231,8 +270,8 @@ def gelu_edge_values(dtype):
     NaN, and for float32 / bfloat16 2^127 and above, beside ordinary values."""
     fi = torch.finfo(dtype)
     v = [math.inf, -math.inf, math.nan, -math.nan, fi.max, -fi.max, 0.0, -0.0, 1e4, -1e4, 3.0, -3.0]
-    if fi.max >= 2.0 ** 127:
-        v += [2.0 ** 127, 2.0 ** 127 * (1 - 2 ** -8), -(2.0 ** 127)]
+    if fi.max >= 2.0**127:
+        v += [2.0**127, 2.0**127 * (1 - 2**-8), -(2.0**127)]
     return torch.tensor(v, dtype=torch.float64).to(dtype)
 
 
@@ -245,17 +284,26 @@ def check_gelu_edges(dtype):
     import myops
 
     edges = gelu_edge_values(dtype)
-    tol = {torch.float32: (1e-5, 3e-6), torch.float64: (1e-12, 1e-14), torch.float16: (2 ** -10, 2e-6),
-           torch.bfloat16: (2 ** -7, 2e-6)}[dtype]
+    tol = {
+        torch.float32: (1e-5, 3e-6),
+        torch.float64: (1e-12, 1e-14),
+        torch.float16: (2**-10, 2e-6),
+        torch.bfloat16: (2**-7, 2e-6),
+    }[dtype]
     for n in range(81):
         x = (torch.randn(n, dtype=torch.float64) * 8).to(dtype)
-        x[torch.randperm(n)[:min(n, len(edges))]] = edges[torch.randperm(len(edges))[:min(n, len(edges))]]
+        x[torch.randperm(n)[: min(n, len(edges))]] = edges[torch.randperm(len(edges))[: min(n, len(edges))]]
         big = torch.empty(2 * n, dtype=dtype)
         big[1::2] = x
         m = torch.empty(3, n, dtype=dtype).t()
         m[:, 1] = x
-        for label, t in (("contiguous", x), ("stepped", big[1::2]), ("column of transposed", m[:, 1]),
-                         ("[n, 1]", x[:, None]), ("offset", torch.cat([x[:1], x])[1:])):
+        for label, t in (
+            ("contiguous", x),
+            ("stepped", big[1::2]),
+            ("column of transposed", m[:, 1]),
+            ("[n, 1]", x[:, None]),
+            ("offset", torch.cat([x[:1], x])[1:]),
+        ):
             for approximate in ("none", "tanh"):
                 for onednn in (True, False):
                     with torch.backends.mkldnn.flags(enabled=onednn):
@@ -268,15 +316,18 @@ def check_gelu_edges(dtype):
                     # bits compared at ±inf, and from 2^127 on where oneDNN ran (its results, NaN
                     # of either sign included); the kernel's where they are numbers (its NaN's
                     # bits, and a NaN input's, are not promised: docs/exactness.md)
-                    edge = (t.isinf() & (~want.isnan() | onednn_ran)) | ((t.abs() >= 2.0 ** 127) & onednn_ran)
+                    edge = (t.isinf() & (~want.isnan() | onednn_ran)) | ((t.abs() >= 2.0**127) & onednn_ran)
                     assert torch.equal(got.isnan(), want.isnan()), f"{where}: NaN positions differ"
                     try:
                         assert_same(got[edge], want[edge], check_stride=False)
                     except AssertionError as e:
-                        raise AssertionError(f"{where}: {e} at {t[edge].tolist()}: {got[edge].tolist()} vs "
-                                             f"{want[edge].tolist()}") from None
+                        raise AssertionError(
+                            f"{where}: {e} at {t[edge].tolist()}: {got[edge].tolist()} vs {want[edge].tolist()}"
+                        ) from None
                     ok = ~edge & ~want.isnan()
-                    torch.testing.assert_close(got[ok], want[ok], rtol=tol[0], atol=tol[1], msg=lambda s: f"{where}: {s}")
+                    torch.testing.assert_close(
+                        got[ok], want[ok], rtol=tol[0], atol=tol[1], msg=lambda s: f"{where}: {s}"
+                    )
 
 
 # ---- a Python number first, and the gradients' edge rules (issue #47) --------------------------
@@ -284,8 +335,30 @@ def check_gelu_edges(dtype):
 # numbers at the edges torch converts them at: beside float16 / bfloat16 tensors a number first
 # must not be rounded to the storage type (-1.2748 * bf16 -104 is 133, not 132), ints past int64
 # (uint64 to c10) and past uint64 (torch: OverflowError)
-EDGE_NUMBERS = [-1.2747972618057282, 0.1, 1 / 3, -2.7, 289, 65519, 1e5, 3.0e38, 1e39, -2**63, 2**63 - 1, 2**63,
-                2**64 - 1, 2**64, -2**64, -2**63 + 1, 0, -0.0, math.inf, math.nan, True, False]
+EDGE_NUMBERS = [
+    -1.2747972618057282,
+    0.1,
+    1 / 3,
+    -2.7,
+    289,
+    65519,
+    1e5,
+    3.0e38,
+    1e39,
+    -(2**63),
+    2**63 - 1,
+    2**63,
+    2**64 - 1,
+    2**64,
+    -(2**64),
+    -(2**63) + 1,
+    0,
+    -0.0,
+    math.inf,
+    math.nan,
+    True,
+    False,
+]
 
 
 def number_first_calls(s, c):
@@ -320,6 +393,7 @@ def check_like_torch_with_grad(label, fm, ft, x, g=None):
     """fm(x) and ft(x), x requiring a gradient where its dtype can: the same exception type (in
     the forward or the backward), or the same result (assert_same) and the same gradient of x
     for the incoming gradient g (default: random, of the result's shape and dtype)."""
+
     def leaf():
         return x.detach().clone().requires_grad_(x.dtype.is_floating_point)
 
@@ -338,7 +412,8 @@ def check_like_torch_with_grad(label, fm, ft, x, g=None):
     got, a_err = outcome(lambda: torch.autograd.grad(fm(t), t, g)[0])
     if e_err is not None:
         assert a_err is not None and type(a_err) is type(e_err), (
-            f"{label}: torch's backward raised {type(e_err).__name__} ({e_err}); myops': {a_err!r}")
+            f"{label}: torch's backward raised {type(e_err).__name__} ({e_err}); myops': {a_err!r}"
+        )
         return
     assert a_err is None, f"{label}: myops' backward raised {a_err!r}"
     try:
@@ -374,7 +449,7 @@ def check_number_first(dtype, numbers=EDGE_NUMBERS, device="cpu"):
                 check_like_torch_with_grad(f"{label}({s!r}, {dtype} {tuple(x.shape)})", fm, ft, x)
 
 
-ALPHAS = [0, 0.0, -0.0, False, True, 1, 1.0, -1, 2, 0.5, -2**63, 2**63, 2**64 - 1, math.inf, math.nan]
+ALPHAS = [0, 0.0, -0.0, False, True, 1, 1.0, -1, 2, 0.5, -(2**63), 2**63, 2**64 - 1, math.inf, math.nan]
 
 
 def check_gradient_edges(dtype):
@@ -393,11 +468,12 @@ def check_gradient_edges(dtype):
     for alpha in ALPHAS:
         for name, fm, ft in (("add", myops.add, torch.add), ("sub", myops.sub, torch.sub)):
             for label, m, t, arg in (
-                    ("number first", lambda a: fm(1.5, a, alpha=alpha), lambda a: ft(1.5, a, alpha=alpha), x),
-                    ("one-element first, other", lambda a: fm(one, a, alpha=alpha), lambda a: ft(one, a, alpha=alpha), x),
-                    ("one-element first, self", lambda a: fm(a, x, alpha=alpha), lambda a: ft(a, x, alpha=alpha), one),
-                    ("tensors, other", lambda a: fm(x.t().t(), a, alpha=alpha), lambda a: ft(x.t().t(), a, alpha=alpha), x),
-                    ("number second", lambda a: fm(a, 1.5, alpha=alpha), lambda a: ft(a, 1.5, alpha=alpha), x)):
+                ("number first", lambda a: fm(1.5, a, alpha=alpha), lambda a: ft(1.5, a, alpha=alpha), x),
+                ("one-element first, other", lambda a: fm(one, a, alpha=alpha), lambda a: ft(one, a, alpha=alpha), x),
+                ("one-element first, self", lambda a: fm(a, x, alpha=alpha), lambda a: ft(a, x, alpha=alpha), one),
+                ("tensors, other", lambda a: fm(x.t().t(), a, alpha=alpha), lambda a: ft(x.t().t(), a, alpha=alpha), x),
+                ("number second", lambda a: fm(a, 1.5, alpha=alpha), lambda a: ft(a, 1.5, alpha=alpha), x),
+            ):
                 check_like_torch_with_grad(f"{name} alpha={alpha!r} {label} {dtype}", m, t, arg)
     # clamp / maximum / minimum: ties (the bounds take values of self), broadcast and transposed
     vals = torch.tensor([0.0, 1.0, -0.5, 0.5, 2.0, -1.0])
@@ -409,8 +485,12 @@ def check_gradient_edges(dtype):
         return v.transpose(-1, -2).contiguous().transpose(-1, -2) if t else v
 
     for self_dt in (torch.bool, dtype, torch.float32):
-        for s_shape, lo_shape, hi_shape, t in (((1,), (7,), (3, 5, 7), True), ((3, 5, 7), (7,), (3, 5, 1), False),
-                                               ((5, 1), (1, 7), (3, 5, 7), True), ((3, 5, 7), (5, 7), (3, 5, 7), True)):
+        for s_shape, lo_shape, hi_shape, t in (
+            ((1,), (7,), (3, 5, 7), True),
+            ((3, 5, 7), (7,), (3, 5, 1), False),
+            ((5, 1), (1, 7), (3, 5, 7), True),
+            ((3, 5, 7), (5, 7), (3, 5, 7), True),
+        ):
             s = pick(*s_shape, dt=torch.float32) > 0.3 if self_dt == torch.bool else pick(*s_shape, dt=self_dt)
             lo = pick(*lo_shape, dt=torch.float32)
             hi = pick(*hi_shape, dt=dtype, t=t)
@@ -422,10 +502,15 @@ def check_gradient_edges(dtype):
                     check_like_torch_with_grad(f"{where}: self", lambda a: fm(a, lo, hi), lambda a: ft(a, lo, hi), s)
             for fm, ft in ((myops.maximum, torch.maximum), (myops.minimum, torch.minimum)):
                 if self_dt != torch.bool:
-                    check_like_torch_with_grad(f"{fm.__name__}({where}): other", lambda a: fm(s, a), lambda a: ft(s, a), hi)
-                    check_like_torch_with_grad(f"{fm.__name__}({where}): self", lambda a: fm(a, hi), lambda a: ft(a, hi), s)
-                check_like_torch_with_grad(f"clamp min only ({where})", lambda a: myops.clamp(s, min=a),
-                                           lambda a: torch.clamp(s, min=a), hi)
+                    check_like_torch_with_grad(
+                        f"{fm.__name__}({where}): other", lambda a: fm(s, a), lambda a: ft(s, a), hi
+                    )
+                    check_like_torch_with_grad(
+                        f"{fm.__name__}({where}): self", lambda a: fm(a, hi), lambda a: ft(a, hi), s
+                    )
+                check_like_torch_with_grad(
+                    f"clamp min only ({where})", lambda a: myops.clamp(s, min=a), lambda a: torch.clamp(s, min=a), hi
+                )
 
 
 def check_pool_number_other(device):
@@ -438,8 +523,21 @@ def check_pool_number_other(device):
 
     import myops
 
-    numbers = [2**63, 2**63 + 2**39, 2**63 + 2**39 + 1, 2**63 + 3 * 2**39, 2**64 - 1, 2**64 - 2**39, 2**64,
-               -2**63 - 1, 10**30, -2**63, 2**63 - 1, True, 1.0001]
+    numbers = [
+        2**63,
+        2**63 + 2**39,
+        2**63 + 2**39 + 1,
+        2**63 + 3 * 2**39,
+        2**64 - 1,
+        2**64 - 2**39,
+        2**64,
+        -(2**63) - 1,
+        10**30,
+        -(2**63),
+        2**63 - 1,
+        True,
+        1.0001,
+    ]
     g = torch.Generator().manual_seed(6)
     for dtype in (torch.float32, torch.float64, torch.float16, torch.bfloat16):
         for scale in (1.0, 2.0**41, 2.0**56):

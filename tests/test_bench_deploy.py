@@ -3,6 +3,7 @@ runner, its case builder runs in --quick mode (one row, batch 1, the four peers)
 reports peers that time themselves (Case.timed) beside the interleaved ones. Nothing is timed
 for a report and nothing compiled here: compile(static) and the C++ package are set up when the
 runner first times them."""
+
 import os
 import sys
 
@@ -33,8 +34,10 @@ def test_deploy_family_quick_cases():
 def test_box_gap():
     g = torch.Generator().manual_seed(0)
     xy = torch.rand(30, 2, generator=g) * 300
-    ref = {"boxes": torch.cat([xy, xy + 10 + torch.rand(30, 2, generator=g) * 50], 1),
-           "labels": torch.randint(1, 5, (30,), generator=g)}
+    ref = {
+        "boxes": torch.cat([xy, xy + 10 + torch.rand(30, 2, generator=g) * 50], 1),
+        "labels": torch.randint(1, 5, (30,), generator=g),
+    }
     [(n, m, gaps)] = bench_deploy.box_gap([ref], [ref])
     assert (n, m) == (30, 30) and gaps.tolist() == [0.0] * 30
     moved = {"boxes": ref["boxes"].clone(), "labels": ref["labels"].clone()}
@@ -51,9 +54,14 @@ def test_runner_reports_timed_peers():
     def fails():
         raise RuntimeError("no cmake\nmore")
 
-    case = runner.Case(label="x", sub_label="y", myops=lambda: torch.ones(4).sum(), inductor=False,
-                       torch={"torch": lambda: torch.ones(4).sum()},
-                       timed={"slow": lambda: 1.0, "broken": fails})
+    case = runner.Case(
+        label="x",
+        sub_label="y",
+        myops=lambda: torch.ones(4).sum(),
+        inductor=False,
+        torch={"torch": lambda: torch.ones(4).sum()},
+        timed={"slow": lambda: 1.0, "broken": fails},
+    )
     row = runner.measure_case("f", case, "cpu", 1e10)
     assert list(row["baselines"]) == ["torch", "slow", "broken"]
     assert row["baselines"]["slow"] == {"s": 1.0, "ratio": 1.0 / row["myops_s"]}

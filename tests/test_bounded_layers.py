@@ -1,5 +1,6 @@
 """linear_bounded / conv_bounded: torch's layers over the first `count` rows of a padded batch
 (issue 28: the static detector's RoI heads on their real rows only)."""
+
 import re
 
 import pytest
@@ -44,6 +45,7 @@ def rand(shape, dtype, device):
 
 # ---- linear_bounded ---------------------------------------------------------------------------
 
+
 @pytest.mark.parametrize("device", DEVICES)
 @pytest.mark.parametrize("dtype", DTYPES)
 @pytest.mark.parametrize("bias", [True, False])
@@ -51,8 +53,14 @@ def rand(shape, dtype, device):
 def test_linear_matches_torch(device, dtype, bias, c):
     x, w = rand((R, 29), dtype, device), rand((13, 29), dtype, device)
     b = rand((13,), dtype, device) if bias else None
-    check(lambda x, w, b, count: torch.ops.myops.linear_bounded(x, w, b, count),
-          lambda rows: F.linear(rows, w, b), x, c, w, b)
+    check(
+        lambda x, w, b, count: torch.ops.myops.linear_bounded(x, w, b, count),
+        lambda rows: F.linear(rows, w, b),
+        x,
+        c,
+        w,
+        b,
+    )
 
 
 @pytest.mark.parametrize("device", DEVICES)
@@ -67,8 +75,11 @@ def test_linear_layouts(device, layout):
 
 def test_linear_box_head_shapes():
     # torchvision's TwoMLPHead fc6 (12544 -> 1024) at a detector's sizes: 1000 rows, 196 real
-    x, w, b = rand((1000, 12544), torch.float32, "cpu"), rand((1024, 12544), torch.float32, "cpu") * 0.01, \
-        rand((1024,), torch.float32, "cpu")
+    x, w, b = (
+        rand((1000, 12544), torch.float32, "cpu"),
+        rand((1024, 12544), torch.float32, "cpu") * 0.01,
+        rand((1024,), torch.float32, "cpu"),
+    )
     check(lambda x, count: myops.linear_bounded(x, w, b, count), lambda rows: F.linear(rows, w, b), x, 196)
 
 
@@ -78,8 +89,11 @@ CONVS = {  # name: (input shape, weight shape, keyword arguments)
     "conv2d": ((9, 4, 11, 10), (6, 4, 3, 3), dict(stride=1, padding=1)),
     "conv2d_strided_groups": ((9, 4, 11, 10), (6, 2, 3, 2), dict(stride=2, padding=(1, 0), dilation=(1, 2), groups=2)),
     "conv_transpose2d": ((9, 4, 7, 6), (4, 3, 2, 2), dict(stride=2, transposed=True)),
-    "conv_transpose2d_padded": ((9, 4, 7, 6), (4, 2, 3, 3), dict(stride=2, padding=1, output_padding=1,
-                                                                 transposed=True, groups=2)),
+    "conv_transpose2d_padded": (
+        (9, 4, 7, 6),
+        (4, 2, 3, 3),
+        dict(stride=2, padding=1, output_padding=1, transposed=True, groups=2),
+    ),
     "conv1d": ((9, 3, 20), (5, 3, 4), dict(stride=3, padding=2)),
     "conv3d": ((5, 2, 6, 5, 4), (3, 2, 3, 3, 3), dict(padding=1)),
 }
@@ -87,11 +101,22 @@ CONVS = {  # name: (input shape, weight shape, keyword arguments)
 
 def torch_conv(w, b, kw):
     n = w.dim() - 2
-    args = {k: (v,) * n if isinstance(v, int) else v for k, v in
-            dict(stride=1, padding=0, dilation=1, output_padding=0).items()}
+    args = {
+        k: (v,) * n if isinstance(v, int) else v
+        for k, v in dict(stride=1, padding=0, dilation=1, output_padding=0).items()
+    }
     args.update({k: (v,) * n if isinstance(v, int) else v for k, v in kw.items() if k not in ("transposed", "groups")})
-    return lambda rows: torch.convolution(rows, w, b, args["stride"], args["padding"], args["dilation"],
-                                          kw.get("transposed", False), args["output_padding"], kw.get("groups", 1))
+    return lambda rows: torch.convolution(
+        rows,
+        w,
+        b,
+        args["stride"],
+        args["padding"],
+        args["dilation"],
+        kw.get("transposed", False),
+        args["output_padding"],
+        kw.get("groups", 1),
+    )
 
 
 @pytest.mark.parametrize("device", DEVICES)
@@ -115,9 +140,18 @@ def test_conv_is_the_modules_forward():
     up = torch.nn.ConvTranspose2d(8, 4, 2, 2).eval()
     x = torch.randn(100, 8, 14, 14)
     for m in (conv, up):
-        got = myops.conv_bounded(x, m.weight.detach(), m.bias.detach(), count_of(23), stride=m.stride,
-                                 padding=m.padding, dilation=m.dilation, transposed=m.transposed,
-                                 output_padding=m.output_padding, groups=m.groups)
+        got = myops.conv_bounded(
+            x,
+            m.weight.detach(),
+            m.bias.detach(),
+            count_of(23),
+            stride=m.stride,
+            padding=m.padding,
+            dilation=m.dilation,
+            transposed=m.transposed,
+            output_padding=m.output_padding,
+            groups=m.groups,
+        )
         with torch.no_grad():
             exp = m(x[:23])
         assert_same(got[:23], exp)
@@ -136,6 +170,7 @@ def test_conv_layouts(device, layout):
 
 # ---- errors -----------------------------------------------------------------------------------
 
+
 def _linear(device, x=None, count=None, bias=True):
     x = torch.randn(5, 3, device=device) if x is None else x
     w, b = torch.randn(4, 3, device=device), torch.randn(4, device=device) if bias else None
@@ -144,16 +179,30 @@ def _linear(device, x=None, count=None, bias=True):
 
 def _conv(device, x=None, count=None):
     x = torch.randn(5, 3, 6, 6, device=device) if x is None else x
-    return torch.ops.myops.conv_bounded(x, torch.randn(4, 3, 3, 3, device=device), None, [1, 1], [0, 0], [1, 1],
-                                        False, [0, 0], 1, count_of(2, device) if count is None else count)
+    return torch.ops.myops.conv_bounded(
+        x,
+        torch.randn(4, 3, 3, 3, device=device),
+        None,
+        [1, 1],
+        [0, 0],
+        [1, 1],
+        False,
+        [0, 0],
+        1,
+        count_of(2, device) if count is None else count,
+    )
 
 
 ERRORS = [
     ("linear_bounded", dict(x=torch.randn(5)), ValueError, "argument 'input' must be a 2-D [R, K] tensor"),
     ("linear_bounded", dict(x=torch.randn(2, 5, 3)), ValueError, "argument 'input' must be a 2-D [R, K] tensor"),
     ("linear_bounded", dict(count=torch.tensor([2])), ValueError, "argument 'count' must be a 0-d tensor"),
-    ("linear_bounded", dict(count=torch.tensor(2, dtype=torch.int32)), RuntimeError,
-     "argument 'count' must have dtype int64, got"),
+    (
+        "linear_bounded",
+        dict(count=torch.tensor(2, dtype=torch.int32)),
+        RuntimeError,
+        "argument 'count' must have dtype int64, got",
+    ),
     ("conv_bounded", dict(x=torch.randn(3, 6)), ValueError, "argument 'input' must be a batched [R, C, *spatial]"),
     ("conv_bounded", dict(count=torch.tensor(2.0)), RuntimeError, "argument 'count' must have dtype int64"),
 ]
@@ -169,8 +218,9 @@ def test_errors(device, op, kw, exc, msg):
 
 def test_count_on_another_device():
     for call in (_linear, _conv):
-        with pytest.raises(RuntimeError, match="expected all tensors on the same device, got 'input' on cpu and "
-                                               "'count' on meta"):
+        with pytest.raises(
+            RuntimeError, match="expected all tensors on the same device, got 'input' on cpu and 'count' on meta"
+        ):
             call("cpu", count=count_of(2, "meta"))
 
 
@@ -210,24 +260,41 @@ def test_no_gradient():
 
 # ---- tracing ----------------------------------------------------------------------------------
 
+
 @pytest.mark.parametrize("device", DEVICES)
 def test_opcheck(device):
-    x, w, b = rand((R, 29), torch.float32, device), rand((13, 29), torch.float32, device), rand((13,), torch.float32, device)
+    x, w, b = (
+        rand((R, 29), torch.float32, device),
+        rand((13, 29), torch.float32, device),
+        rand((13,), torch.float32, device),
+    )
     for c in (0, 9, R):
         torch.library.opcheck(torch.ops.myops.linear_bounded.default, (x, w, b, count_of(c, device)))
-        torch.library.opcheck(torch.ops.myops.linear_bounded.default, (x.t().contiguous().t(), w, None,
-                                                                       count_of(c, device)))
+        torch.library.opcheck(
+            torch.ops.myops.linear_bounded.default, (x.t().contiguous().t(), w, None, count_of(c, device))
+        )
     for name, (xs, ws, kw) in CONVS.items():
         x, w = rand(xs, torch.float32, device), rand(ws, torch.float32, device)
         n = w.dim() - 2
         full = dict(stride=1, padding=0, dilation=1, transposed=False, output_padding=0, groups=1)
         full.update(kw)
-        args = [list(full[k]) if not isinstance(full[k], int) else [full[k]] * n
-                for k in ("stride", "padding", "dilation")]
+        args = [
+            list(full[k]) if not isinstance(full[k], int) else [full[k]] * n for k in ("stride", "padding", "dilation")
+        ]
         op = full["output_padding"]
-        torch.library.opcheck(torch.ops.myops.conv_bounded.default,
-                              (x, w, None, *args, full["transposed"], [op] * n if isinstance(op, int) else list(op),
-                               full["groups"], count_of(3, device)))
+        torch.library.opcheck(
+            torch.ops.myops.conv_bounded.default,
+            (
+                x,
+                w,
+                None,
+                *args,
+                full["transposed"],
+                [op] * n if isinstance(op, int) else list(op),
+                full["groups"],
+                count_of(3, device),
+            ),
+        )
 
 
 def test_export_static_shapes():

@@ -1,21 +1,25 @@
 """tools/check_spills.py (issue #25): a ptxas spill or local-memory warning fails the build unless
 docs/design.md lists the kernel with its reason."""
+
 import os
 import subprocess
 import sys
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 TOOL = os.path.join(ROOT, "tools", "check_spills.py")
-SPILL = ("ptxas warning : Registers are spilled to local memory in function "
-         "'_ZN5myops11elementwise6kernelEv', 8 bytes spill stores, 8 bytes spill loads\n")
+SPILL = (
+    "ptxas warning : Registers are spilled to local memory in function "
+    "'_ZN5myops11elementwise6kernelEv', 8 bytes spill stores, 8 bytes spill loads\n"
+)
 LMEM = "ptxas warning : Local memory used for function '_ZN5myops8diagonal4copyEv', size of stack frame: 16 bytes\n"
 
 
 def run(tmp_path, log, readme_list):
     (tmp_path / "build.log").write_text("nvcc -c x.cu\n" + log)
     (tmp_path / "README.md").write_text("# x\n\n### Register spills and local memory\n\n" + readme_list + "\n## next\n")
-    return subprocess.run([sys.executable, TOOL, str(tmp_path / "build.log"), str(tmp_path / "README.md")],
-                          capture_output=True, text=True)
+    return subprocess.run(
+        [sys.executable, TOOL, str(tmp_path / "build.log"), str(tmp_path / "README.md")], capture_output=True, text=True
+    )
 
 
 def test_clean_log_passes(tmp_path):
@@ -34,12 +38,12 @@ def test_listed_spills_pass(tmp_path):
     assert p.returncode == 0, p.stdout
 
 
-
 def test_missing_list_is_an_error(tmp_path):
     (tmp_path / "build.log").write_text("nvcc -c x.cu\n" + SPILL)
     (tmp_path / "design.md").write_text("# x\n\nno list here\n")
-    p = subprocess.run([sys.executable, TOOL, str(tmp_path / "build.log"), str(tmp_path / "design.md")],
-                       capture_output=True, text=True)
+    p = subprocess.run(
+        [sys.executable, TOOL, str(tmp_path / "build.log"), str(tmp_path / "design.md")], capture_output=True, text=True
+    )
     assert p.returncode != 0 and "no '### Register spills and local memory' section" in p.stderr, p.stdout + p.stderr
 
 

@@ -1,4 +1,5 @@
 """Compilers and other callers: torch.compile, torch.export, TorchScript, the C++ dispatcher."""
+
 import pytest
 import torch
 
@@ -98,7 +99,8 @@ BAD_CALLS = {
     "max_pool2d_add_other": lambda: myops.max_pool2d_add(_t(1, 2, 8, 8), _t(3, 1, 1)),
     "max_pool2d_add_too_small": lambda: torch.ops.myops.max_pool2d_add(_t(1, 2, 1, 1), _t(1), [3, 3], [2, 2], [0, 0]),
     "max_pool2d_add_backward_grad": lambda: torch.ops.myops.max_pool2d_add_backward(
-        _t(1, 2, 3, 3), _t(1, 2, 8, 8), [3, 3], [2, 2], [1, 1], False),
+        _t(1, 2, 3, 3), _t(1, 2, 8, 8), [3, 3], [2, 2], [1, 1], False
+    ),
     "diagonal_same_dim": lambda: myops.diagonal(_t(3, 4), 0, 1, -1),
     "diagonal_dim_range": lambda: myops.diagonal(_t(3, 4), 0, 0, 2),
     "diagonal_backward_grad": lambda: torch.ops.myops.diagonal_backward(_t(2), [3, 4], 0, 0, 1),
@@ -107,16 +109,21 @@ BAD_CALLS = {
     "batched_nms_idxs": lambda: torch.ops.myops.batched_nms(_t(4, 4), _t(4), _t(3), 0.5),
     "nms_static_size": lambda: torch.ops.myops.nms_static(_t(4, 4), _t(4), 0.5, size=-1),
     "multiclass_nms_scores": lambda: torch.ops.myops.multiclass_nms_static(
-        _t(1, 5, 4), _t(1, 6, 2), score_threshold=0.1, iou_threshold=0.5, max_detections=3),
+        _t(1, 5, 4), _t(1, 6, 2), score_threshold=0.1, iou_threshold=0.5, max_detections=3
+    ),
     "roi_align_levels_rois": lambda: torch.ops.myops.roi_align_levels(
-        [_t(1, 2, 8, 8)], _t(3, 4), torch.zeros(3, dtype=torch.int64), [1.0], 2, 2),
+        [_t(1, 2, 8, 8)], _t(3, 4), torch.zeros(3, dtype=torch.int64), [1.0], 2, 2
+    ),
     "heatmaps_to_keypoints_rois": lambda: torch.ops.myops.heatmaps_to_keypoints(
-        _t(2, 3, 5, 5), _t(3, 4), torch.tensor(1)),
+        _t(2, 3, 5, 5), _t(3, 4), torch.tensor(1)
+    ),
     "paste_masks_image_size": lambda: torch.ops.myops.paste_masks(
-        _t(2, 1, 4, 4), torch.zeros(2, 1, 4, dtype=torch.int64), torch.tensor([1, 1]), [8, 8]),
+        _t(2, 1, 4, 4), torch.zeros(2, 1, 4, dtype=torch.int64), torch.tensor([1, 1]), [8, 8]
+    ),
     "linear_bounded_count": lambda: torch.ops.myops.linear_bounded(_t(3, 4), _t(2, 4), None, torch.tensor(1.0)),
     "conv_bounded_input": lambda: torch.ops.myops.conv_bounded(
-        _t(3, 4), _t(2, 4, 1), None, [1], [0], [1], False, [0], 1, torch.tensor(1)),
+        _t(3, 4), _t(2, 4, 1), None, [1], [0], [1], False, [0], 1, torch.tensor(1)
+    ),
     "nonzero_static_size": lambda: torch.ops.myops.nonzero_static(_t(3), size=-2),
     "nonzero_dtype": lambda: torch.ops.myops.nonzero(_t(3, dtype=torch.uint16)),
 }

@@ -6,6 +6,7 @@ myops._C links it. examples/cpp is built with CMake against the installed packag
 AOTInductor package of a model that uses myops ops, loaded with AOTIModelPackageLoader. The
 process must not map libpython.
 """
+
 import glob
 import os
 import re
@@ -87,7 +88,8 @@ def _cuda_cmake_args():
         # Beside torch, or in any other site directory on the path (a venv layered over another).
         sites = [os.path.dirname(os.path.dirname(torch.__file__))] + [p for p in sys.path if p]
         nvrtc = [
-            f for site in sites
+            f
+            for site in sites
             for f in sorted(glob.glob(os.path.join(site, "nvidia", f"cu{major}", "lib", "libnvrtc.so.*")))
         ]
         nvrtc = [p for p in nvrtc if re.search(r"libnvrtc\.so\.\d+$", p)]
@@ -106,7 +108,8 @@ def test_ops_elementwise_header_is_current():
     is what tools/gen_ops_elementwise.py writes from the op table and its signatures."""
     r = subprocess.run(
         [sys.executable, os.path.join(ROOT, "tools", "gen_ops_elementwise.py"), "--check"],
-        capture_output=True, text=True,
+        capture_output=True,
+        text=True,
     )
     assert r.returncode == 0, r.stdout + r.stderr
 
@@ -132,8 +135,14 @@ def example_build(tmp_path_factory, aoti_package):
     build = str(tmp_path_factory.mktemp("example"))
     prefix = torch.utils.cmake_prefix_path + ";" + myops.cmake_prefix_path
     configure = [
-        "cmake", "-S", EXAMPLE, "-B", build, "-DCMAKE_BUILD_TYPE=Release",
-        f"-DCMAKE_PREFIX_PATH={prefix}", f"-DMYOPS_AOTI_PACKAGE={aoti_package}",
+        "cmake",
+        "-S",
+        EXAMPLE,
+        "-B",
+        build,
+        "-DCMAKE_BUILD_TYPE=Release",
+        f"-DCMAKE_PREFIX_PATH={prefix}",
+        f"-DMYOPS_AOTI_PACKAGE={aoti_package}",
     ] + _cuda_cmake_args()
     for cmd in (configure, ["cmake", "--build", build, "-j", os.environ.get("MAX_JOBS", "2")]):
         r = subprocess.run(cmd, capture_output=True, text=True)
@@ -151,7 +160,10 @@ def _env_without_python():
 def test_cpp_example_runs_without_python(example_build, aoti_package):
     r = subprocess.run(
         ["ctest", "--test-dir", example_build, "--output-on-failure", "-V"],
-        capture_output=True, text=True, env=_env_without_python(), timeout=600,
+        capture_output=True,
+        text=True,
+        env=_env_without_python(),
+        timeout=600,
     )
     out = r.stdout + r.stderr
     assert r.returncode == 0, out[-6000:]

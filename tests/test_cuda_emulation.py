@@ -18,6 +18,7 @@ References follow PyTorch's CUDA rules: half / bfloat16 computed in float and ro
 `alpha` / `value` fused (one rounding), a CPU scalar applied at float precision, result strides
 as TensorIterator lays them out off the CPU (computed here on the meta device).
 """
+
 import os
 
 import math
@@ -155,8 +156,14 @@ def test_alpha(E, op, dtype):
     check(out, exp, meta_strides(lambda x, y: getattr(torch, op)(x, y, alpha=alpha), a, b))
 
 
-MIXED = [(torch.float16, torch.float32), (torch.bfloat16, torch.float16), (torch.int32, torch.float16),
-         (torch.uint8, torch.int8), (torch.bool, torch.float32), (torch.int64, torch.int32)]
+MIXED = [
+    (torch.float16, torch.float32),
+    (torch.bfloat16, torch.float16),
+    (torch.int32, torch.float16),
+    (torch.uint8, torch.int8),
+    (torch.bool, torch.float32),
+    (torch.int64, torch.int32),
+]
 
 
 # sub of bool raises (tested on the CPU)
@@ -254,7 +261,9 @@ def test_relu_mul_scalar(E, dtype, shape, layout):
 
 
 @pytest.mark.parametrize(
-    "dtype", [torch.float32, torch.float64, torch.float16, torch.bfloat16, torch.int32, torch.int8, torch.uint8], ids=str
+    "dtype",
+    [torch.float32, torch.float64, torch.float16, torch.bfloat16, torch.int32, torch.int8, torch.uint8],
+    ids=str,
 )
 @pytest.mark.parametrize("layout", ["contiguous", "transposed", "expanded"])
 def test_number_overloads(E, dtype, layout):
@@ -264,8 +273,11 @@ def test_number_overloads(E, dtype, layout):
     c = rand((33,), torch.bool, "cpu")
     for s in (3, -2, 0.3, True):
         alpha = 1 if dtype.is_floating_point or isinstance(s, float) else 2  # an int alpha: exact
-        check(E.add.Scalar(x, s, alpha), reference(lambda t: torch.add(t, s, alpha=alpha), x),
-              meta_strides(lambda t: t + s, x))
+        check(
+            E.add.Scalar(x, s, alpha),
+            reference(lambda t: torch.add(t, s, alpha=alpha), x),
+            meta_strides(lambda t: t + s, x),
+        )
         check(E.mul.Scalar(x, s), reference(lambda t: t * s, x), meta_strides(lambda t: t * s, x))
         check(E.mul.ScalarSelf(s, x), reference(lambda t: t * s, x), meta_strides(lambda t: t * s, x))
         check(E.add.ScalarSelf(s, x), reference(lambda t: t + s, x), meta_strides(lambda t: t + s, x))
@@ -273,13 +285,15 @@ def test_number_overloads(E, dtype, layout):
             check(E.sub.ScalarSelf(s, x), reference(lambda t: torch.sub(s, t), x), meta_strides(lambda t: s - t, x))
             # torch's reciprocal rule (div_reference), the number read in the opmath type
             rt = torch.result_type(x, s)
-            b = torch.tensor(s, dtype=(torch.float64 if rt == torch.float64 else torch.float32) if isinstance(s, float) else None)
+            b = torch.tensor(
+                s, dtype=(torch.float64 if rt == torch.float64 else torch.float32) if isinstance(s, float) else None
+            )
             check(E.div.Scalar(x, s), div_reference(x, b), meta_strides(lambda t: t / s, x))
         expected = torch.where(c, x, s)
         check(E.where.ScalarOther(c, x, s), expected, expected.stride())
     # a number first is not rounded to a float16 / bfloat16 result first (issue #47: -1.2748 *
     # bf16 -104 is 133; -2^63 * fp16 0 is -0)
-    for s in (-1.2747972618057282, -2**63, 2**63):
+    for s in (-1.2747972618057282, -(2**63), 2**63):
         check(E.mul.ScalarSelf(s, x), reference(lambda t: t * s, x), meta_strides(lambda t: t * s, x))
 
 
@@ -290,10 +304,18 @@ def test_transcendental(E, op, dtype, layout):
     # the host's libm stands in for the device's, so only the plumbing is exact: within a few
     # ulp of torch (float / double), one ulp of the storage type (half / bfloat16)
     x = with_layout(rand((7, 131), dtype, "cpu"), layout)
-    fe = {"gelu": lambda t: E.gelu(t, approximate="none"), "gelu_tanh": lambda t: E.gelu(t, approximate="tanh"),
-          "silu": E.silu, "sigmoid": E.sigmoid}[op]
-    ft = {"gelu": F.gelu, "gelu_tanh": lambda t: F.gelu(t, approximate="tanh"), "silu": F.silu,
-          "sigmoid": torch.sigmoid}[op]
+    fe = {
+        "gelu": lambda t: E.gelu(t, approximate="none"),
+        "gelu_tanh": lambda t: E.gelu(t, approximate="tanh"),
+        "silu": E.silu,
+        "sigmoid": E.sigmoid,
+    }[op]
+    ft = {
+        "gelu": F.gelu,
+        "gelu_tanh": lambda t: F.gelu(t, approximate="tanh"),
+        "silu": F.silu,
+        "sigmoid": torch.sigmoid,
+    }[op]
     ulps = 1 if dtype in REDUCED else 8
     atol = {torch.float32: 2e-6, torch.float64: 1e-12}.get(dtype, 1e-6)
     check(fe(x), ft(x.double()).to(dtype), meta_strides(ft, x), ulps=ulps, atol=atol)
@@ -333,10 +355,18 @@ def test_table_ops(E, op, dtype, layout):
 
 
 CASTS = [
-    (torch.float32, torch.float16), (torch.float32, torch.bfloat16), (torch.float16, torch.float32),
-    (torch.bfloat16, torch.float32), (torch.float64, torch.float16), (torch.float32, torch.int32),
-    (torch.int64, torch.float32), (torch.int32, torch.int8), (torch.float32, torch.bool),
-    (torch.bool, torch.float16), (torch.uint8, torch.int64), (torch.float16, torch.bfloat16),
+    (torch.float32, torch.float16),
+    (torch.float32, torch.bfloat16),
+    (torch.float16, torch.float32),
+    (torch.bfloat16, torch.float32),
+    (torch.float64, torch.float16),
+    (torch.float32, torch.int32),
+    (torch.int64, torch.float32),
+    (torch.int32, torch.int8),
+    (torch.float32, torch.bool),
+    (torch.bool, torch.float16),
+    (torch.uint8, torch.int64),
+    (torch.float16, torch.bfloat16),
 ]
 
 
@@ -398,8 +428,11 @@ def test_clamp(E, dtype):
 
 def with_nans(x, frac=0.3):
     """x with NaNs of random sign and payload at random places."""
-    ibits = {torch.float16: (torch.int16, 16, 10), torch.bfloat16: (torch.int16, 16, 7),
-             torch.float32: (torch.int32, 32, 23)}
+    ibits = {
+        torch.float16: (torch.int16, 16, 10),
+        torch.bfloat16: (torch.int16, 16, 7),
+        torch.float32: (torch.int32, 32, 23),
+    }
     itype, width, mant = ibits[x.dtype]
     exp_mask = ((1 << (width - 1 - mant)) - 1) << mant
     payload = torch.randint(1, 1 << mant, x.shape, dtype=torch.int64)
@@ -459,8 +492,9 @@ def test_max_pool2d_add(E, dtype, pool, channels_last, other_shape):
     if channels_last:
         x = x.contiguous(memory_format=torch.channels_last)
     out_shape = F.max_pool2d(x, k, s, p, ceil_mode=ceil).shape
-    oshape = {"full": out_shape, "channel": (1, 5, 1, 1), "plane": (2, 1) + tuple(out_shape[2:]),
-              "scalar": ()}[other_shape]
+    oshape = {"full": out_shape, "channel": (1, 5, 1, 1), "plane": (2, 1) + tuple(out_shape[2:]), "scalar": ()}[
+        other_shape
+    ]
     other = rand(oshape, dtype, "cpu")
     out = E.max_pool2d_add(x, other, list(k), list(s), list(p), ceil)
     exp = pool_ref(x, other, k, s, p, ceil)
@@ -537,8 +571,16 @@ def test_max_pool2d_add_backward_all_minus_inf_window(E, channels_last):
 )
 @pytest.mark.parametrize(
     "shape,offset,d1,d2",
-    [((5, 7), 0, 0, 1), ((5, 7), 2, 0, 1), ((5, 7), -3, 1, 0), ((3, 4, 6, 5), 1, 1, 3), ((2, 9, 9), 0, -2, -1),
-     ((2, 3, 4, 5, 6), -1, 0, 4), ((4, 4), 9, 0, 1), ((64, 33, 33), 0, 1, 2)],
+    [
+        ((5, 7), 0, 0, 1),
+        ((5, 7), 2, 0, 1),
+        ((5, 7), -3, 1, 0),
+        ((3, 4, 6, 5), 1, 1, 3),
+        ((2, 9, 9), 0, -2, -1),
+        ((2, 3, 4, 5, 6), -1, 0, 4),
+        ((4, 4), 9, 0, 1),
+        ((64, 33, 33), 0, 1, 2),
+    ],
     ids=str,
 )
 @pytest.mark.parametrize("layout", ["contiguous", "transposed", "sliced", "expanded", "misaligned"])
@@ -579,8 +621,17 @@ def test_64bit_offsets(E):
 
 # ---- nonzero (the CUB passes by host stand-ins: the glue, flags and coordinate writers run) ----
 
-NZ_DTYPES = [torch.bool, torch.uint8, torch.int16, torch.int64, torch.float16, torch.bfloat16, torch.float32,
-             torch.float64, torch.complex64]
+NZ_DTYPES = [
+    torch.bool,
+    torch.uint8,
+    torch.int16,
+    torch.int64,
+    torch.float16,
+    torch.bfloat16,
+    torch.float32,
+    torch.float64,
+    torch.complex64,
+]
 
 
 def sparse_like(shape, dtype, frac=0.3):
@@ -629,8 +680,12 @@ def test_nonzero_paths(E):
 
 
 @settings(max_examples=40, deadline=None, derandomize=True)
-@given(shape=st.lists(st.integers(0, 6), min_size=0, max_size=6), perm_seed=st.integers(0, 10**6),
-       frac=st.sampled_from([0.0, 0.05, 0.5, 1.0]), dtype=st.sampled_from([torch.bool, torch.float32, torch.int8]))
+@given(
+    shape=st.lists(st.integers(0, 6), min_size=0, max_size=6),
+    perm_seed=st.integers(0, 10**6),
+    frac=st.sampled_from([0.0, 0.05, 0.5, 1.0]),
+    dtype=st.sampled_from([torch.bool, torch.float32, torch.int8]),
+)
 def test_nonzero_property(E, shape, perm_seed, frac, dtype):
     g = torch.Generator().manual_seed(perm_seed)
     perm = torch.randperm(len(shape), generator=g).tolist()
@@ -651,6 +706,7 @@ def test_max_pool2d_add_backward_copies_single_window_gradient(E, dtype, channel
     assert (gi == 0).all()
     _, idx = F.max_pool2d(x.float(), 3, 2, 1, return_indices=True)
     argmax = torch.zeros(2, 3, 80, dtype=torch.bool).scatter_(2, idx.flatten(2), True).view(2, 3, 8, 10)
+
     def windows(i, n_out):  # how many 3x3 / s2 / p1 windows cover position i
         return sum(1 for o in range(n_out) if 2 * o - 1 <= i <= 2 * o + 1)
 
@@ -684,8 +740,14 @@ def test_clamp_number_bounds_keep_a_0d_self_dtype(E, dtype):
 
 # CUDA's limits on an H100: grid (2^31 - 1, 65535, 65535), block (1024, 1024, 64), 1024 threads
 BAD_LAUNCHES = [
-    ([0, 1, 1], [32, 1, 1]), ([2**31, 1, 1], [1, 1, 1]), ([1, 65536, 1], [1, 1, 1]), ([1, 1, 65536], [1, 1, 1]),
-    ([1, 1, 1], [0, 1, 1]), ([1, 1, 1], [1025, 1, 1]), ([1, 1, 1], [1, 1025, 1]), ([1, 1, 1], [1, 1, 65]),
+    ([0, 1, 1], [32, 1, 1]),
+    ([2**31, 1, 1], [1, 1, 1]),
+    ([1, 65536, 1], [1, 1, 1]),
+    ([1, 1, 65536], [1, 1, 1]),
+    ([1, 1, 1], [0, 1, 1]),
+    ([1, 1, 1], [1025, 1, 1]),
+    ([1, 1, 1], [1, 1025, 1]),
+    ([1, 1, 1], [1, 1, 65]),
     ([1, 1, 1], [32, 32, 2]),
 ]
 
@@ -696,8 +758,11 @@ def test_launch_limits(E, grid, block):
         E._emu_launch(grid, block)
 
 
-@pytest.mark.parametrize("grid,block", [([7, 3, 2], [32, 4, 2]), ([1, 1, 1], [1024, 1, 1]), ([5, 1, 1], [1, 1, 64]),
-                                        ([3, 1, 1], [16, 64, 1])], ids=str)
+@pytest.mark.parametrize(
+    "grid,block",
+    [([7, 3, 2], [32, 4, 2]), ([1, 1, 1], [1024, 1, 1]), ([5, 1, 1], [1, 1, 64]), ([3, 1, 1], [16, 64, 1])],
+    ids=str,
+)
 def test_launch_limits_accepted(E, grid, block):
     order = E._emu_launch(grid, block)
     assert torch.equal(order.sort().values, torch.arange(math.prod(grid) * math.prod(block)))
@@ -793,7 +858,12 @@ DROPIN_CASES = [
     ("add_half", "add", lambda: torch.add(_t((5, 33), torch.float16), _t((5, 33), torch.float16)), ""),
     ("add_int_alpha", "add", lambda: torch.add(_t((7, 9), torch.int64), _t((9,), torch.int64), alpha=3), ""),
     ("add_float_alpha", "add", lambda: torch.add(_t((7,), torch.float32), _t((7,), torch.float32), alpha=0.5), ""),
-    ("add_complex", "add", lambda: torch.add(torch.randn(4, dtype=torch.complex64), torch.randn(4, dtype=torch.complex64)), ""),
+    (
+        "add_complex",
+        "add",
+        lambda: torch.add(torch.randn(4, dtype=torch.complex64), torch.randn(4, dtype=torch.complex64)),
+        "",
+    ),
     ("add_transposed", "add", lambda: torch.add(_t((17, 6), torch.float64).t(), _t((6, 17), torch.float64)), ""),
     ("sub", "sub", lambda: torch.sub(_t((3, 4, 5), torch.int32), _t((4, 1), torch.int32)), ""),
     ("mul_bool", "mul", lambda: torch.mul(torch.rand(9) < 0.5, torch.rand(9) < 0.5), ""),
@@ -801,15 +871,35 @@ DROPIN_CASES = [
     ("div", "div", lambda: torch.div(_t((8, 8), torch.float32), _t((8,), torch.float32) + 3), ""),
     ("div_host_scalar", "div", lambda: torch.div(_t((8, 8), torch.float32), torch.tensor(3.0)), "hands_back"),
     ("maximum", "maximum", lambda: torch.maximum(_t((4, 31), torch.float32), _t((31,), torch.float32)), "signed_zero"),
-    ("minimum", "minimum", lambda: torch.minimum(_t((4, 31), torch.bfloat16), _t((4, 31), torch.bfloat16)), "signed_zero"),
+    (
+        "minimum",
+        "minimum",
+        lambda: torch.minimum(_t((4, 31), torch.bfloat16), _t((4, 31), torch.bfloat16)),
+        "signed_zero",
+    ),
     ("relu", "relu", lambda: torch.relu(_t((1000,), torch.float16)), "signed_zero"),
     ("relu_bool", "relu", lambda: torch.relu(torch.rand(5) < 0.5), ""),
-    ("where", "where", lambda: torch.where(torch.rand(6, 5) < 0.5, _t((6, 5), torch.float32), _t((5,), torch.float32)), ""),
-    ("clamp", "clamp", lambda: torch.clamp(_t((4, 9), torch.float32), _t((9,), torch.float32) - 1, _t((4, 1), torch.float32) + 1), "signed_zero"),
+    (
+        "where",
+        "where",
+        lambda: torch.where(torch.rand(6, 5) < 0.5, _t((6, 5), torch.float32), _t((5,), torch.float32)),
+        "",
+    ),
+    (
+        "clamp",
+        "clamp",
+        lambda: torch.clamp(_t((4, 9), torch.float32), _t((9,), torch.float32) - 1, _t((4, 1), torch.float32) + 1),
+        "signed_zero",
+    ),
     ("clamp_one_sided", "clamp", lambda: torch.clamp(_t((4, 9), torch.float32), min=_t((9,), torch.float32)), ""),
     ("nonzero", "nonzero", lambda: torch.nonzero(torch.rand(13, 7) < 0.3), "layout"),
     ("nonzero_big", "nonzero", lambda: torch.nonzero(torch.rand(700, 900) < 0.01), "layout"),
-    ("nonzero_static", "nonzero_static", lambda: torch.nonzero_static(torch.rand(13, 7) < 0.3, size=40, fill_value=-1), "layout"),
+    (
+        "nonzero_static",
+        "nonzero_static",
+        lambda: torch.nonzero_static(torch.rand(13, 7) < 0.3, size=40, fill_value=-1),
+        "layout",
+    ),
     ("sigmoid_int", "sigmoid", lambda: torch.sigmoid(_t((9,), torch.int32)), ""),
 ]
 

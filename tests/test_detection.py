@@ -9,6 +9,7 @@ Models have seeded random weights (torchvision's init) and run on small images (
 max_size=416) of uniform noise. The score threshold of each
 model is set so that every image yields at least 20 detections (asserted).
 """
+
 import copy
 import functools
 import os
@@ -68,8 +69,11 @@ def _trained_like(model, logit_scale):
         bn.running_mean.copy_(args[0].mean((0, 2, 3)))
         bn.running_var.copy_(args[0].var((0, 2, 3)))
 
-    hooks = [m.register_forward_pre_hook(measure) for m in model.modules()
-             if isinstance(m, (FrozenBatchNorm2d, torch.nn.BatchNorm2d))]
+    hooks = [
+        m.register_forward_pre_hook(measure)
+        for m in model.modules()
+        if isinstance(m, (FrozenBatchNorm2d, torch.nn.BatchNorm2d))
+    ]
     try:
         with torch.no_grad():
             model(images(SIZE, SIZE))
@@ -91,7 +95,8 @@ def build(name, seed=0):
         torch.manual_seed(seed)
         sizes = {} if name in FIXED_SIZE else {"min_size": SIZE[0], "max_size": SIZE[1]}
         model = getattr(torchvision.models.detection, name)(
-            weights=None, weights_backbone=None, **sizes, **{key: thresh})
+            weights=None, weights_backbone=None, **sizes, **{key: thresh}
+        )
         model.eval()
         if name in TRAINED_LIKE:
             _trained_like(model, TRAINED_LIKE[name])
@@ -224,7 +229,7 @@ def test_matches_eager_batch_of_sizes(name):
     imgs = images(*sizes)
     batch = torch.full((2, 3) + SIZE, 7.0)  # the padding value never reaches the model
     for b, img in zip(batch, imgs):
-        b[:, :img.shape[1], :img.shape[2]] = img
+        b[:, : img.shape[1], : img.shape[2]] = img
     static = detection.make_static(model, image_sizes=sizes)
     with torch.no_grad():
         out = static(batch)
@@ -268,7 +273,7 @@ def test_nms_step_takes_torchvision_path(real):
     boxes, scores, idxs, valid = _overlapping_candidates(4096, real)
     ref = valid.nonzero().squeeze(1)[batched_nms(boxes[valid], scores[valid], idxs[valid], 0.5)]
     keep, _ = detection._batched_nms_static(boxes, scores, idxs, valid, 0.5, 4096)
-    got = keep[:int(detection._survivors(keep, valid))]
+    got = keep[: int(detection._survivors(keep, valid))]
     # equal scores may come in another order (torchvision's unstable sort): the same boxes, and
     # the same scores in the same order
     assert sorted(got.tolist()) == sorted(ref.tolist())
@@ -305,8 +310,9 @@ def test_bounded_heads_leave_the_model_as_it_is():
     modules = dict(model.named_modules())
     static = detection.make_static(model)
     assert dict(model.named_modules()) == modules
-    assert all(type(m) is not detection._BoundedLinear and type(m) is not detection._BoundedConv
-               for m in model.modules())
+    assert all(
+        type(m) is not detection._BoundedLinear and type(m) is not detection._BoundedConv for m in model.modules()
+    )
     own = {id(p) for p in model.parameters()}
     assert all(id(p) in own for p in static.parameters())
     heads = static.heads
@@ -338,8 +344,14 @@ def assert_static_graph(ep):
             elif isinstance(v, (torch.SymInt, torch.SymBool, torch.SymFloat)):
                 symbolic.add(str(v))
     assert symbolic == set(), f"symbolic sizes in the exported graph: {sorted(symbolic)[:10]}"
-    asserts = [n for n in ep.graph.nodes if n.op == "call_function" and re.search(
-        r"_assert_scalar|sym_constrain_range|_assert_async|aten\.item\b|_local_scalar_dense", str(n.target))]
+    asserts = [
+        n
+        for n in ep.graph.nodes
+        if n.op == "call_function"
+        and re.search(
+            r"_assert_scalar|sym_constrain_range|_assert_async|aten\.item\b|_local_scalar_dense", str(n.target)
+        )
+    ]
     assert asserts == [], asserts
     assert ep.range_constraints == {}, ep.range_constraints
 
@@ -429,10 +441,11 @@ def detect_program(tmp_path_factory):
         pytest.skip("cmake not installed")
     build = str(tmp_path_factory.mktemp("detect"))
     prefix = torch.utils.cmake_prefix_path + ";" + myops.cmake_prefix_path
-    for cmd in (["cmake", "-S", EXAMPLE, "-B", build, "-DCMAKE_BUILD_TYPE=Release",
-                 f"-DCMAKE_PREFIX_PATH={prefix}"] + _cuda_cmake_args(),
-                ["cmake", "--build", build, "--target", "myops_detect", "-j",
-                 os.environ.get("MAX_JOBS", "2")]):
+    for cmd in (
+        ["cmake", "-S", EXAMPLE, "-B", build, "-DCMAKE_BUILD_TYPE=Release", f"-DCMAKE_PREFIX_PATH={prefix}"]
+        + _cuda_cmake_args(),
+        ["cmake", "--build", build, "--target", "myops_detect", "-j", os.environ.get("MAX_JOBS", "2")],
+    ):
         r = subprocess.run(cmd, capture_output=True, text=True)
         assert r.returncode == 0, f"{' '.join(cmd)} failed:\n{r.stdout[-4000:]}\n{r.stderr[-4000:]}"
     return os.path.join(build, "myops_detect")
@@ -445,8 +458,13 @@ def run_package_from_cpp(program, package, x, workdir, repeats=0):
 
     images, out = os.path.join(workdir, "images.pt"), os.path.join(workdir, "out.pt")
     torch.save(x.contiguous(), images)
-    r = subprocess.run([program, package, images, out, str(repeats)], capture_output=True, text=True,
-                       env=_env_without_python(), timeout=600)
+    r = subprocess.run(
+        [program, package, images, out, str(repeats)],
+        capture_output=True,
+        text=True,
+        env=_env_without_python(),
+        timeout=600,
+    )
     assert r.returncode == 0, (r.stdout + r.stderr)[-6000:]
     # written by torch::pickle_save in our own program (a list of tensors): not weights-only
     return torch.load(out, weights_only=False), r.stdout

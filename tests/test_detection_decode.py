@@ -1,6 +1,7 @@
 """heatmaps_to_keypoints / paste_masks (issue 42): torchvision's per-detection loops
 (roi_heads.heatmaps_to_keypoints, paste_masks_in_image) as one op over the real rows, bit for bit
 on the CPU; the padding rows are not read and come out 0."""
+
 import pytest
 import torch
 from torch.library import opcheck
@@ -25,8 +26,15 @@ def make_rois(n, dtype, device="cpu", extent=120.0):
     xy = torch.rand(n, 2, dtype=dtype, device=device) * 100
     wh = torch.rand(n, 2, dtype=dtype, device=device) * extent + 0.2
     rois = torch.cat([xy, xy + wh], dim=1)
-    special = [[0.0, 0.0, 37.5, 12.25], [5.0, 7.0, 5.0, 30.0], [5.0, 7.0, 40.0, 7.0], [3.0, 3.0, 3.0, 3.0],
-               [0.0, 0.0, 0.3, 0.6], [10.0, 20.0, 66.0, 76.0], [0.0, 0.0, 1.0, 1.0]]
+    special = [
+        [0.0, 0.0, 37.5, 12.25],
+        [5.0, 7.0, 5.0, 30.0],
+        [5.0, 7.0, 40.0, 7.0],
+        [3.0, 3.0, 3.0, 3.0],
+        [0.0, 0.0, 0.3, 0.6],
+        [10.0, 20.0, 66.0, 76.0],
+        [0.0, 0.0, 1.0, 1.0],
+    ]
     k = min(n, len(special))
     if k:
         rois[:k] = torch.tensor(special[:k], dtype=dtype, device=device)
@@ -80,8 +88,10 @@ def test_keypoints_ties_take_the_first_maximum(device):
     maps[1, 1] = 2.0
     maps[2, 2, 30, 20] = float("nan")
     maps[3, 0, :, 28:] = 1.0
-    rois = torch.tensor([[0.0, 0.0, 56.0, 56.0], [3.0, 4.0, 115.0, 116.0], [2.0, 2.0, 58.0, 58.0],
-                         [0.0, 0.0, 20.0, 90.0]], device=device)
+    rois = torch.tensor(
+        [[0.0, 0.0, 56.0, 56.0], [3.0, 4.0, 115.0, 116.0], [2.0, 2.0, 58.0, 58.0], [0.0, 0.0, 20.0, 90.0]],
+        device=device,
+    )
     xy, sc = KP(maps, rois, count_of(r, device))
     ref_xy, ref_sc = tv_keypoints(maps.cpu(), rois.cpu())
     torch.testing.assert_close(xy.cpu(), ref_xy, rtol=0, atol=0, equal_nan=True)
@@ -129,13 +139,18 @@ def test_keypoints_errors():
 
 # ---- paste_masks ------------------------------------------------------------------------------
 
+
 def make_boxes(n, h, w):
     """Detections clipped to the image (as torchvision's postprocess gives them), some degenerate."""
     size = torch.tensor([w, h], dtype=torch.float32)
     xy = torch.rand(n, 2) * size
     boxes = torch.cat([xy, torch.minimum(xy + torch.rand(n, 2) * size, size)], dim=1)
-    special = [[0.0, 0.0, float(w), float(h)], [3.0, 2.0, 3.0, 9.0], [0.0, 0.0, 0.0, 0.0],
-               [float(w) - 1, float(h) - 1, float(w), float(h)]]
+    special = [
+        [0.0, 0.0, float(w), float(h)],
+        [3.0, 2.0, 3.0, 9.0],
+        [0.0, 0.0, 0.0, 0.0],
+        [float(w) - 1, float(h) - 1, float(w), float(h)],
+    ]
     k = min(n, len(special))
     if k:
         boxes[:k] = torch.tensor(special[:k])
@@ -205,6 +220,7 @@ def test_paste_errors():
 
 # ---- opcheck, export --------------------------------------------------------------------------
 
+
 @pytest.mark.parametrize("device", DEVICES)
 def test_opcheck(device):
     maps = torch.randn(5, 3, 56, 56, device=device)
@@ -221,8 +237,14 @@ def test_export():
             xy, sc = KP(maps, rois, count)
             return xy, sc, PASTE(masks, ib, counts, [40, 35])
 
-    args = (torch.randn(5, 3, 56, 56), make_rois(5, torch.float32), count_of(3), torch.rand(1, 4, 30, 30),
-            torch.tensor([[[1, 2, 20, 30]] * 4]), torch.tensor([2]))
+    args = (
+        torch.randn(5, 3, 56, 56),
+        make_rois(5, torch.float32),
+        count_of(3),
+        torch.rand(1, 4, 30, 30),
+        torch.tensor([[[1, 2, 20, 30]] * 4]),
+        torch.tensor([2]),
+    )
     ep = torch.export.export(M(), args)
     for a, b in zip(ep.module()(*args), M()(*args)):
         torch.testing.assert_close(a, b, rtol=0, atol=0)

@@ -1,4 +1,5 @@
 """myops.diagonal and myops.diagonal_backward against torch.diagonal / aten.diagonal_backward."""
+
 import itertools
 import math
 import random
@@ -132,8 +133,14 @@ def test_more_strides(device):
 def test_transpose_like(device):
     """The diagonal over the leading dims of [.., n, n, C]: the output's inner dim is strided in
     the input and the next one contiguous (tiled path on CPU), with ragged tile edges."""
-    for shape, dims in [((37, 37, 19), (0, 1)), ((3, 33, 33, 17), (1, 2)), ((70, 65, 130), (0, 1)),
-                        ((2, 64, 64, 64), (1, 2)), ((16, 16, 8), (0, 1)), ((20, 18, 9), (1, 0))]:
+    for shape, dims in [
+        ((37, 37, 19), (0, 1)),
+        ((3, 33, 33, 17), (1, 2)),
+        ((70, 65, 130), (0, 1)),
+        ((2, 64, 64, 64), (1, 2)),
+        ((16, 16, 8), (0, 1)),
+        ((20, 18, 9), (1, 0)),
+    ]:
         for dtype in [torch.float32, torch.int8, torch.complex128, torch.float16]:
             x = rand(shape, dtype, device)
             check(x, 0, *dims)
@@ -144,8 +151,19 @@ def test_transpose_like(device):
 
 @pytest.mark.parametrize("device", DEVICES)
 def test_empty_and_size_one(device):
-    shapes = [(0, 3), (3, 0), (0, 0), (2, 0, 4), (1, 1), (1, 5), (5, 1), (1, 1, 1, 1), (4, 1, 3, 0),
-              (1, 6, 1), (3, 1, 3)]
+    shapes = [
+        (0, 3),
+        (3, 0),
+        (0, 0),
+        (2, 0, 4),
+        (1, 1),
+        (1, 5),
+        (5, 1),
+        (1, 1, 1, 1),
+        (4, 1, 3, 0),
+        (1, 6, 1),
+        (3, 1, 3),
+    ]
     for shape in shapes:
         x = rand(shape, torch.float32, device)
         nd = len(shape)
@@ -174,8 +192,9 @@ def test_many_unmergeable_dims(device):
     check(xp, -1, -1, 0)
     check(xp[..., :1], 1, 0, 5)
     g = rand([2] * 17, torch.float32, device).permute(random.sample(range(17), 17))
-    assert_same(myops.diagonal_backward(g, [2] * ndim, 0, 2, 7),
-                torch.ops.aten.diagonal_backward(g, [2] * ndim, 0, 2, 7))
+    assert_same(
+        myops.diagonal_backward(g, [2] * ndim, 0, 2, 7), torch.ops.aten.diagonal_backward(g, [2] * ndim, 0, 2, 7)
+    )
 
 
 @pytest.mark.parametrize("device", DEVICES)
@@ -210,16 +229,25 @@ def test_conj_and_neg_views(device):
 @pytest.mark.parametrize("device", DEVICES)
 @pytest.mark.parametrize("dtype", DIAG_DTYPES, ids=str)
 def test_backward_op(device, dtype):
-    for sizes, offset, dim1, dim2 in [([5, 6], 1, 0, 1), ([4, 3, 5], -2, 2, 0), ([3, 7, 7, 2], 0, -3, -2),
-                                      ([2, 3, 4, 5, 6], 3, 4, 1), ([4, 4], 9, 0, 1), ([0, 3, 3], 0, 1, 2),
-                                      ([2, 20, 20, 9], 1, 1, 2),
-                                      # large enough for the CPU's blocked (zero + scatter per block) path
-                                      ([64, 40, 40], 0, -2, -1), ([8, 4, 50, 50], -1, 3, 2),
-                                      ([16, 70, 3, 70], 2, 1, 3)]:
+    for sizes, offset, dim1, dim2 in [
+        ([5, 6], 1, 0, 1),
+        ([4, 3, 5], -2, 2, 0),
+        ([3, 7, 7, 2], 0, -3, -2),
+        ([2, 3, 4, 5, 6], 3, 4, 1),
+        ([4, 4], 9, 0, 1),
+        ([0, 3, 3], 0, 1, 2),
+        ([2, 20, 20, 9], 1, 1, 2),
+        # large enough for the CPU's blocked (zero + scatter per block) path
+        ([64, 40, 40], 0, -2, -1),
+        ([8, 4, 50, 50], -1, 3, 2),
+        ([16, 70, 3, 70], 2, 1, 3),
+    ]:
         shape = torch.empty(sizes, device="meta").diagonal(offset, dim1, dim2).shape
-        for g in (rand(shape, dtype, device),
-                  with_layout(rand(shape, dtype, device), "transposed"),
-                  rand(shape[:-1] + (1,), dtype, device).expand(shape)):
+        for g in (
+            rand(shape, dtype, device),
+            with_layout(rand(shape, dtype, device), "transposed"),
+            rand(shape[:-1] + (1,), dtype, device).expand(shape),
+        ):
             before = g.clone()
             out = myops.diagonal_backward(g, sizes, offset, dim1, dim2)
             exp = torch.ops.aten.diagonal_backward(g, sizes, offset, dim1, dim2)
@@ -273,7 +301,10 @@ def test_errors(device):
         with pytest.raises(RuntimeError, match=r"myops.diagonal: argument 'dim2' must refer to a different dim"):
             myops.diagonal(x, 0, dim1, dim2)
     g = rand((5, 3), torch.float32, device)
-    with pytest.raises(RuntimeError, match=r"myops.diagonal_backward: argument 'grad' must have the shape of the diagonal \[5, 3\], got \[3, 5\]"):
+    with pytest.raises(
+        RuntimeError,
+        match=r"myops.diagonal_backward: argument 'grad' must have the shape of the diagonal \[5, 3\], got \[3, 5\]",
+    ):
         myops.diagonal_backward(g.t(), [3, 4, 5], 0, 0, 1)
     with pytest.raises(RuntimeError, match=r"myops.diagonal_backward: argument 'input_sizes' must be non-negative"):
         myops.diagonal_backward(g, [3, -4, 5], 0, 0, 1)

@@ -1,6 +1,7 @@
 """How a call reaches the kernels: the wrappers' direct entry points (myops._C.<op>, used for
 plain tensors and default options) against torch.ops.myops.<op>, and the C++ autograd kernels
 (no graph without gradients; formulas, double backward)."""
+
 import pytest
 import torch
 from torch.overrides import TorchFunctionMode
@@ -59,7 +60,12 @@ def test_fast_entry_points_equal_torch_ops(device):
     for name, args, ref in fast_cases(device):
         got, want = getattr(_C, name)(*args), ref()
         assert got is not NotImplemented, name
-        assert (got.shape, got.stride(), got.dtype, got.device) == (want.shape, want.stride(), want.dtype, want.device), name
+        assert (got.shape, got.stride(), got.dtype, got.device) == (
+            want.shape,
+            want.stride(),
+            want.dtype,
+            want.device,
+        ), name
         assert torch.equal(got, want), name
 
 
@@ -111,12 +117,16 @@ def test_fast_entry_points_raise_the_kernels_errors(device):
     with pytest.raises(RuntimeError, match=r"myops.gelu: argument 'approximate' must be 'none' or 'tanh', got 'fast'"):
         _C.gelu(x, "fast")
     xi = torch.arange(3, device=device)
-    with pytest.raises(RuntimeError, match=r"myops.add: argument 'alpha' must not be a floating point number "
-                                           r"for integral inputs \(result dtype Long\), got 0.5"):
+    with pytest.raises(
+        RuntimeError,
+        match=r"myops.add: argument 'alpha' must not be a floating point number "
+        r"for integral inputs \(result dtype Long\), got 0.5",
+    ):
         _C.add(xi, xi, 0.5)  # torch.add raises RuntimeError here too
 
 
 # ---- autograd (csrc/autograd.cpp) ---------------------------------------------------------------
+
 
 def test_no_graph_without_gradients():
     x = torch.randn(6, requires_grad=True)

@@ -8,7 +8,7 @@ too, and runs every example of the site):
 - no file cites the design notes this repository does not have;
 - the README's examples run, and the README stays a front page (at most 250 lines).
 """
-import os
+
 import re
 import sys
 from pathlib import Path
@@ -30,7 +30,8 @@ def test_every_registered_op_has_an_entry():
     missing = sorted(registered - documented)
     assert not missing, (
         f"torch.ops.myops ops without an entry in the op reference: {missing}; add a "
-        "```{myops-op} NAME``` entry (what it equals, its exactness, an example) to a page of docs/ops/")
+        "```{myops-op} NAME``` entry (what it equals, its exactness, an example) to a page of docs/ops/"
+    )
     assert not sorted(documented - registered), "op reference entries for ops that are not registered"
 
 
@@ -44,14 +45,21 @@ def test_every_public_function_is_documented():
 def test_checks_can_fail(tmp_path):
     """The readers find what they look for, so the tests above can fail."""
     page = tmp_path / "p.md"
-    page.write_text("see `csrc/nope.cpp`, [x](benchmarks/results/none.md), tests/test_docs.py, "
-                    "`benchmarks/results/<device>-<date>.md`, `git show 8ba78d3:benchmarks/results/old.md`, "
-                    "![plot](../benchmarks/nope.png)\n"
-                    "```{myops-op} nms\n```\n")
+    page.write_text(
+        "see `csrc/nope.cpp`, [x](benchmarks/results/none.md), tests/test_docs.py, "
+        "`benchmarks/results/<device>-<date>.md`, `git show 8ba78d3:benchmarks/results/old.md`, "
+        "![plot](../benchmarks/nope.png)\n"
+        "```{myops-op} nms\n```\n"
+    )
     assert doccheck.cited_paths(page.read_text()) == {
-        "csrc/nope.cpp", "benchmarks/results/none.md", "tests/test_docs.py", "../benchmarks/nope.png"}
+        "csrc/nope.cpp",
+        "benchmarks/results/none.md",
+        "tests/test_docs.py",
+        "../benchmarks/nope.png",
+    }
     assert doccheck.missing_paths([page]) == {
-        str(page): ["../benchmarks/nope.png", "benchmarks/results/none.md", "csrc/nope.cpp"]}
+        str(page): ["../benchmarks/nope.png", "benchmarks/results/none.md", "csrc/nope.cpp"]
+    }
     assert doccheck.OP_DIRECTIVE.findall(page.read_text()) == ["nms"]
 
 
@@ -64,9 +72,11 @@ def test_named_paths_exist():
 @in_git_checkout
 def test_no_file_cites_the_design_notes():
     citing = doccheck.files_citing(doccheck.NOTES_FILE)
-    assert not citing, (f"{citing} cite {doccheck.NOTES_FILE}, which this repository does not have: "
-                        "cite the docs page that holds the rule (docs/exactness.md, docs/design.md, "
-                        "docs/performance.md)")
+    assert not citing, (
+        f"{citing} cite {doccheck.NOTES_FILE}, which this repository does not have: "
+        "cite the docs page that holds the rule (docs/exactness.md, docs/design.md, "
+        "docs/performance.md)"
+    )
 
 
 def test_readme_is_a_front_page():

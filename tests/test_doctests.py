@@ -1,5 +1,6 @@
 """The examples in the docstrings of the public Python API run and print what they show (the docs
 build executes the same examples): ``torch`` and ``myops`` are in scope, on the CPU."""
+
 import doctest
 import importlib
 
@@ -9,9 +10,20 @@ import torch
 import myops
 
 # every module holding public functions (myops.ops re-exports the family modules' functions)
-MODULES = ["myops", "myops._nonzero", "myops._nms", "myops._roi_align", "myops._detection_decode",
-           "myops._bounded_layers", "myops._unary", "myops._elementwise", "myops._max_pool2d_add",
-           "myops._diagonal", "myops.replace", "myops.detection"]
+MODULES = [
+    "myops",
+    "myops._nonzero",
+    "myops._nms",
+    "myops._roi_align",
+    "myops._detection_decode",
+    "myops._bounded_layers",
+    "myops._unary",
+    "myops._elementwise",
+    "myops._max_pool2d_add",
+    "myops._diagonal",
+    "myops.replace",
+    "myops.detection",
+]
 
 
 def _examples(name):
@@ -35,9 +47,13 @@ def test_every_public_function_has_an_example():
     import inspect
 
     import myops.detection
+
     missing = []
-    public = {myops: myops.__all__, myops.replace: myops.replace.__all__,
-              myops.detection: myops.detection.__all__ + ["paste_masks", "heatmaps_to_keypoints"]}
+    public = {
+        myops: myops.__all__,
+        myops.replace: myops.replace.__all__,
+        myops.detection: myops.detection.__all__ + ["paste_masks", "heatmaps_to_keypoints"],
+    }
     for mod, names in public.items():
         for n in names:
             f = getattr(mod, n)

@@ -3,6 +3,7 @@ and a ResNet give torch's outputs bit for bit, in eval and over one training ste
 TorchScript Faster R-CNN loaded in a fresh process routes its calls and gives torch's outputs.
 
 Random weights (nothing is downloaded) and small images keep this file short on 2 cores."""
+
 import os
 import subprocess
 import sys
@@ -140,8 +141,9 @@ def test_resnet_eval_and_train_step_identical(device):
 
 
 # SSD300's VGG16 costs ~30 GFLOP an image: slow (MYOPS_SLOW=1, make deploy-check); CI runs SSDlite
-@pytest.mark.parametrize("name", ["ssdlite320_mobilenet_v3_large",
-                                  pytest.param("ssd300_vgg16", marks=pytest.mark.slow)])
+@pytest.mark.parametrize(
+    "name", ["ssdlite320_mobilenet_v3_large", pytest.param("ssd300_vgg16", marks=pytest.mark.slow)]
+)
 def test_ssd_under_inference_mode_identical(name):
     """SSD / SSDlite as a server runs them: eval, inside torch.inference_mode(). Their
     postprocess (per-class score filter and topk, then batched_nms: one torchvision nms per class
@@ -191,7 +193,10 @@ def test_scripted_fasterrcnn_in_fresh_process(tmp_path):
     code = CHILD.format(threads=torch.get_num_threads())
     proc = subprocess.run(
         [sys.executable, "-c", code, str(path), str(inputs_path), str(out_path)],
-        env=env, capture_output=True, text=True, timeout=600,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
     )
     assert proc.returncode == 0, proc.stderr[-3000:]
     result = torch.load(out_path)

@@ -1,4 +1,5 @@
 """Parity of the elementwise ops (unary, binary, ternary) with PyTorch on every device."""
+
 import math
 
 import pytest
@@ -8,10 +9,28 @@ import torch.nn.functional as F
 
 import myops
 from myops._table import EW_OPS
-from helpers import (ALL_DTYPES, DEVICES, FLOAT_DTYPES, INT_DTYPES, LAYOUTS, assert_bits_nan_anywhere, assert_like_torch,
-                     assert_same, check_add_alpha_scalar_tail, check_gelu_edges, check_gradient_edges,
-                     check_like_torch_with_grad, check_number_first, check_signed_zero_ties, cuda_only,
-                     gelu_edge_values, number_first_calls, outcome, rand, with_layout)
+from helpers import (
+    ALL_DTYPES,
+    DEVICES,
+    FLOAT_DTYPES,
+    INT_DTYPES,
+    LAYOUTS,
+    assert_bits_nan_anywhere,
+    assert_like_torch,
+    assert_same,
+    check_add_alpha_scalar_tail,
+    check_gelu_edges,
+    check_gradient_edges,
+    check_like_torch_with_grad,
+    check_number_first,
+    check_signed_zero_ties,
+    cuda_only,
+    gelu_edge_values,
+    number_first_calls,
+    outcome,
+    rand,
+    with_layout,
+)
 
 ops = torch.ops.myops
 
@@ -79,14 +98,22 @@ def in_float(ref):
     """PyTorch's result computed on float32 copies of half/bfloat16 operands, rounded back.
     For add with alpha: PyTorch's CPU vector path computes fma(alpha, b, a) in float, but its
     scalar tail multiplies alpha * b in half first; myops always does the former."""
+
     def fn(*args):
         out = ref(*args)
         if out.dtype not in (torch.float16, torch.bfloat16):
             return out
         # cast to the result dtype (as PyTorch does first), then compute in float
-        up = [a.to(out.dtype).float() if isinstance(a, torch.Tensor)
-              else torch.tensor(a, dtype=out.dtype).item() if isinstance(a, float) else a for a in args]
+        up = [
+            a.to(out.dtype).float()
+            if isinstance(a, torch.Tensor)
+            else torch.tensor(a, dtype=out.dtype).item()
+            if isinstance(a, float)
+            else a
+            for a in args
+        ]
         return ref(*up).to(out.dtype)
+
     return fn
 
 
@@ -95,10 +122,12 @@ def gelu_ref(approximate):
         # torch's own result, edges included: on the CPU, where it runs oneDNN, NaN at +inf (and
         # inf from 2^127 on); myops follows (helpers.check_gelu_edges)
         return F.gelu(x, approximate=approximate)
+
     return fn
 
 
 # ---- op tables ------------------------------------------------------------------------------------
+
 
 def aten_ref(op):
     """torch's own op for a row of the op table (the aten overload the drop-in stands in for,
@@ -110,8 +139,11 @@ def aten_ref(op):
 # The op table's plain ops (myops._table: csrc/include/myops/op_table.h): the myops op, torch's,
 # the dtypes the op takes, and whether it is exact (the drop-in routes exactly the exact ones by
 # default); the other forms follow by hand.
-TABLE_UNARY = {op.fn: (getattr(myops, op.fn), aten_ref(op), list(op.accepted), op.dropin_default)
-               for op in EW_OPS.values() if op.sig == "unary"}
+TABLE_UNARY = {
+    op.fn: (getattr(myops, op.fn), aten_ref(op), list(op.accepted), op.dropin_default)
+    for op in EW_OPS.values()
+    if op.sig == "unary"
+}
 
 UNARY = {
     # name: (myops, torch, dtypes, exact)
@@ -164,8 +196,6 @@ def compare(exact, actual, expected):
         assert_ulp(actual, expected, atol=3e-6)
     else:
         assert_ulp(actual, expected)
-
-
 
 
 def ternary_inputs(name, shapes, dtype, device):
@@ -250,8 +280,15 @@ def test_cast_all_pairs(src, device):
 
 @pytest.mark.parametrize("device", DEVICES)
 @pytest.mark.parametrize("layout", LAYOUTS)
-@pytest.mark.parametrize("pair", [(torch.float32, torch.float16), (torch.float32, torch.bfloat16),
-                                  (torch.float16, torch.float32), (torch.int32, torch.float64)])
+@pytest.mark.parametrize(
+    "pair",
+    [
+        (torch.float32, torch.float16),
+        (torch.float32, torch.bfloat16),
+        (torch.float16, torch.float32),
+        (torch.int32, torch.float64),
+    ],
+)
 def test_cast_layouts(pair, layout, device):
     src, to = pair
     x = with_layout(sample((6, 5, 4, 9), src, device), layout)
@@ -494,8 +531,8 @@ def check_gelu_layout(t, where):
     bits at the edges, the suite's tolerance elsewhere, NaN where torch has NaN, torch's strides."""
     path = torch_gelu_path(t)
     want = safe_torch_gelu(t, path)
-    edge = (t.isinf() & (~want.isnan() | (path == "jit"))) | ((t.abs() >= 2.0 ** 127) & (path == "jit"))
-    tol = {torch.float32: (1e-5, 3e-6), torch.float16: (2 ** -10, 2e-6), torch.bfloat16: (2 ** -7, 2e-6)}[t.dtype]
+    edge = (t.isinf() & (~want.isnan() | (path == "jit"))) | ((t.abs() >= 2.0**127) & (path == "jit"))
+    tol = {torch.float32: (1e-5, 3e-6), torch.float16: (2**-10, 2e-6), torch.bfloat16: (2**-7, 2e-6)}[t.dtype]
     for how in ("direct", "drop-in"):
         if how == "direct":
             got = myops.gelu(t)
@@ -508,8 +545,9 @@ def check_gelu_layout(t, where):
         try:
             assert_same(got[edge], want[edge], check_stride=False)
         except AssertionError as e:
-            raise AssertionError(f"{msg}: {e} at {t[edge].tolist()}: {got[edge].tolist()} vs "
-                                 f"{want[edge].tolist()}") from None
+            raise AssertionError(
+                f"{msg}: {e} at {t[edge].tolist()}: {got[edge].tolist()} vs {want[edge].tolist()}"
+            ) from None
         ok = ~edge & ~want.isnan()
         torch.testing.assert_close(got[ok], want[ok], rtol=tol[0], atol=tol[1], msg=lambda s: f"{msg}: {s}")
 
@@ -528,11 +566,26 @@ def gelu_layout_input(dtype, size, stride, seed):
 # hand-picked: size-1 dims with strides 0, 1, odd and large, beside ordinary layouts (the first is
 # issue 47's: contiguous to torch, whose gelu gives gelu(inf) = inf there)
 GELU_LAYOUTS = [
-    ((38, 1), (1, 0)), ((38, 1), (1, 1)), ((38, 1), (1, 7)), ((1, 38), (0, 1)), ((1, 38), (99, 1)),
-    ((2, 1, 19), (19, 0, 1)), ((2, 1, 19), (19, 3, 1)), ((1, 5, 1, 5, 19, 4), (0, 380, 7, 76, 4, 1)),
-    ((1, 5, 1, 5, 19, 4), (1900, 380, 380, 76, 4, 1)), ((1, 1, 40), (0, 0, 1)), ((1, 1, 40), (5, 3, 1)),
-    ((40,), (1,)), ((3, 1, 1, 7), (7, 0, 0, 1)), ((7, 3), (1, 7)), ((20,), (2,)), ((1, 1), (0, 0)),
-    ((2,), (1,)), ((2,), (0,)), ((1,), (0,)), ((5, 1, 33), (33, 1000, 1)),
+    ((38, 1), (1, 0)),
+    ((38, 1), (1, 1)),
+    ((38, 1), (1, 7)),
+    ((1, 38), (0, 1)),
+    ((1, 38), (99, 1)),
+    ((2, 1, 19), (19, 0, 1)),
+    ((2, 1, 19), (19, 3, 1)),
+    ((1, 5, 1, 5, 19, 4), (0, 380, 7, 76, 4, 1)),
+    ((1, 5, 1, 5, 19, 4), (1900, 380, 380, 76, 4, 1)),
+    ((1, 1, 40), (0, 0, 1)),
+    ((1, 1, 40), (5, 3, 1)),
+    ((40,), (1,)),
+    ((3, 1, 1, 7), (7, 0, 0, 1)),
+    ((7, 3), (1, 7)),
+    ((20,), (2,)),
+    ((1, 1), (0, 0)),
+    ((2,), (1,)),
+    ((2,), (0,)),
+    ((1,), (0,)),
+    ((5, 1, 33), (33, 1000, 1)),
 ]
 
 
@@ -566,8 +619,11 @@ def gelu_layouts(draw):
 
 
 @settings(max_examples=150, deadline=None)
-@given(layout=gelu_layouts(), dtype=st.sampled_from([torch.float32, torch.bfloat16, torch.float16]),
-       seed=st.integers(0, 2 ** 31))
+@given(
+    layout=gelu_layouts(),
+    dtype=st.sampled_from([torch.float32, torch.bfloat16, torch.float16]),
+    seed=st.integers(0, 2**31),
+)
 def test_gelu_onednn_layouts_fuzz(layout, dtype, seed):
     check_gelu_layout(gelu_layout_input(dtype, *layout, seed), "hypothesis")
 
@@ -652,8 +708,12 @@ def test_ternary_layouts_and_large(name, layout, device):
 @pytest.mark.parametrize("name", list(TERNARY))
 def test_ternary_mixed_dtypes(name, device):
     fn, ref, _, exact = TERNARY[name]
-    for dtypes in [(torch.float16, torch.float32, torch.float16), (torch.int32, torch.float32, torch.int64),
-                   (torch.int8, torch.int16, torch.uint8), (torch.bfloat16, torch.float64, torch.float32)]:
+    for dtypes in [
+        (torch.float16, torch.float32, torch.float16),
+        (torch.int32, torch.float32, torch.int64),
+        (torch.int8, torch.int16, torch.uint8),
+        (torch.bfloat16, torch.float64, torch.float32),
+    ]:
         args = list(ternary_inputs(name, ((4, 7), (4, 7), (7,)), torch.float32, device))
         start = 1 if name == "where" else 0
         for i in range(start, 3):
@@ -704,7 +764,9 @@ def test_bad_inputs(device):
         ops.mul(a, a.to(torch.complex64))
     with pytest.raises(RuntimeError, match=r"myops.cast: argument 'self' must have dtype in .*got UInt16"):
         ops.cast(torch.zeros(3, dtype=torch.uint16, device=device), torch.float32)
-    with pytest.raises(RuntimeError, match=r"myops.where: argument 'condition' must have dtype in \{Bool, Byte\}, got Float"):
+    with pytest.raises(
+        RuntimeError, match=r"myops.where: argument 'condition' must have dtype in \{Bool, Byte\}, got Float"
+    ):
         ops.where(a, a, a)
     with pytest.raises(RuntimeError, match=r"myops.sub: arguments 'self' and 'other' must not be bool"):
         ops.sub(a > 0, a > 1)
@@ -721,7 +783,10 @@ def test_bad_inputs(device):
 @cuda_only
 def test_different_devices():
     a = torch.randn(3, 4, device="cuda")
-    with pytest.raises(RuntimeError, match=r"myops.add: expected all tensors on the same device, got 'self' on cuda:0 and 'other' on cpu"):
+    with pytest.raises(
+        RuntimeError,
+        match=r"myops.add: expected all tensors on the same device, got 'self' on cuda:0 and 'other' on cpu",
+    ):
         ops.add(a, torch.randn(3, 4))
     with pytest.raises(RuntimeError, match=r"myops.where: expected all tensors on the same device"):
         ops.where(torch.ones(4, dtype=torch.bool), a, a)
@@ -736,7 +801,9 @@ def test_inputs_not_modified():
     ops.addcmul(a, b, a, value=3)
     ops.div(b, a)
     ops.cast(b, torch.float32)
-    assert torch.equal(a.view(torch.int32), a0.view(torch.int32)) and torch.equal(b.view(torch.int16), b0.view(torch.int16))
+    assert torch.equal(a.view(torch.int32), a0.view(torch.int32)) and torch.equal(
+        b.view(torch.int16), b0.view(torch.int16)
+    )
 
 
 # ---- fake kernels, opcheck, autograd ----------------------------------------------------------------
@@ -747,54 +814,62 @@ def op_samples(device):
     x = torch.randn(2, 3, 4, device=device)
     y = torch.randn(3, 1, device=device)
     cl = torch.randn(2, 3, 2, 2, device=device).contiguous(memory_format=torch.channels_last)
-    return [
-        (ops.relu, (x,), {}),
-        (ops.gelu, (x,), {"approximate": "tanh"}),
-        (ops.gelu, (cl,), {}),
-        (ops.silu, (x.transpose(0, 2),), {}),
-        (ops.sigmoid, (x,), {}),
-        (ops.sigmoid, (torch.arange(5, device=device),), {}),
-        (ops.mul.Scalar, (x, 2.5), {}),
-        (ops.mul.Scalar, (torch.arange(5, device=device), 3), {}),
-        (ops.mul_scalar, (x, 2.5), {}),  # the compatibility alias of mul.Scalar
-        (ops.add.Scalar, (x.transpose(0, 2), 1.5, 2), {}),
-        (ops.add.Scalar, (torch.arange(5, device=device, dtype=torch.int8), 300), {}),
-        (ops.sub.Scalar, (x, 2), {"alpha": 0.5}),
-        (ops.div.Scalar, (x, 3), {}),
-        (ops.div.Scalar, (torch.arange(5, device=device), 2), {}),
-        (ops.add.ScalarSelf, (2.5, x), {"alpha": 3}),
-        (ops.sub.ScalarSelf, (2, x.transpose(1, 2)), {}),
-        (ops.mul.ScalarSelf, (-1.5, x.half()), {}),
-        (ops.div.ScalarSelf, (3, x.abs() + 1), {}),
-        (ops.where.ScalarOther, (x > 0, x, 0.5), {}),
-        (ops.where.ScalarSelf, (y > 0, 2, y.t()), {}),
-        (ops.where.Scalar, (x > 0, 1.5, 2), {}),
-        (ops.cast, (x, torch.float16), {}),
-        (ops.cast, (x[:, ::2], torch.int32), {}),
-        (ops.add.default, (x, y), {"alpha": 2}),
-        (ops.add.default, (x.half(), torch.tensor(1.5)), {}),
-        (ops.sub.default, (x, y.double()), {}),
-        (ops.mul.default, (cl, cl[:1, :, :1]), {}),
-        (ops.div.default, (torch.arange(1, 7, device=device), torch.arange(1, 7, device=device).flip(0)), {}),
-        (ops.maximum, (x, y), {}),
-        (ops.minimum, (x.transpose(1, 2), y.t()), {}),
-        (ops.where.default, (x > 0, x, y), {}),
-        (ops.addcmul, (x, y, x), {"value": 0.5}),
-        (ops.clamp.default, (x, y - 1, torch.tensor(1.0, device=device)), {}),
-        (ops.clamp.Scalar, (x, -0.5, None), {}),
-        (ops.clamp.Scalar, (x.transpose(1, 2), -0.5, 0.5), {}),
-        (ops.pow.default, (x.abs(), y), {}),
-        (ops.pow.Scalar, (x.abs().transpose(0, 2), 2.5), {}),
-    ] + [  # positive: in every unary op's domain (no NaN, which opcheck's comparisons reject)
-        (op.packet, ((x.abs() + 0.5).transpose(0, 2),), {}) for op in EW_OPS.values() if op.sig == "unary"] + [
-        (op.packet, (torch.arange(6, device=device),), {}) for op in EW_OPS.values()
-        if op.sig == "unary" and torch.int64 in op.accepted
-    ]
+    return (
+        [
+            (ops.relu, (x,), {}),
+            (ops.gelu, (x,), {"approximate": "tanh"}),
+            (ops.gelu, (cl,), {}),
+            (ops.silu, (x.transpose(0, 2),), {}),
+            (ops.sigmoid, (x,), {}),
+            (ops.sigmoid, (torch.arange(5, device=device),), {}),
+            (ops.mul.Scalar, (x, 2.5), {}),
+            (ops.mul.Scalar, (torch.arange(5, device=device), 3), {}),
+            (ops.mul_scalar, (x, 2.5), {}),  # the compatibility alias of mul.Scalar
+            (ops.add.Scalar, (x.transpose(0, 2), 1.5, 2), {}),
+            (ops.add.Scalar, (torch.arange(5, device=device, dtype=torch.int8), 300), {}),
+            (ops.sub.Scalar, (x, 2), {"alpha": 0.5}),
+            (ops.div.Scalar, (x, 3), {}),
+            (ops.div.Scalar, (torch.arange(5, device=device), 2), {}),
+            (ops.add.ScalarSelf, (2.5, x), {"alpha": 3}),
+            (ops.sub.ScalarSelf, (2, x.transpose(1, 2)), {}),
+            (ops.mul.ScalarSelf, (-1.5, x.half()), {}),
+            (ops.div.ScalarSelf, (3, x.abs() + 1), {}),
+            (ops.where.ScalarOther, (x > 0, x, 0.5), {}),
+            (ops.where.ScalarSelf, (y > 0, 2, y.t()), {}),
+            (ops.where.Scalar, (x > 0, 1.5, 2), {}),
+            (ops.cast, (x, torch.float16), {}),
+            (ops.cast, (x[:, ::2], torch.int32), {}),
+            (ops.add.default, (x, y), {"alpha": 2}),
+            (ops.add.default, (x.half(), torch.tensor(1.5)), {}),
+            (ops.sub.default, (x, y.double()), {}),
+            (ops.mul.default, (cl, cl[:1, :, :1]), {}),
+            (ops.div.default, (torch.arange(1, 7, device=device), torch.arange(1, 7, device=device).flip(0)), {}),
+            (ops.maximum, (x, y), {}),
+            (ops.minimum, (x.transpose(1, 2), y.t()), {}),
+            (ops.where.default, (x > 0, x, y), {}),
+            (ops.addcmul, (x, y, x), {"value": 0.5}),
+            (ops.clamp.default, (x, y - 1, torch.tensor(1.0, device=device)), {}),
+            (ops.clamp.Scalar, (x, -0.5, None), {}),
+            (ops.clamp.Scalar, (x.transpose(1, 2), -0.5, 0.5), {}),
+            (ops.pow.default, (x.abs(), y), {}),
+            (ops.pow.Scalar, (x.abs().transpose(0, 2), 2.5), {}),
+        ]
+        + [  # positive: in every unary op's domain (no NaN, which opcheck's comparisons reject)
+            (op.packet, ((x.abs() + 0.5).transpose(0, 2),), {}) for op in EW_OPS.values() if op.sig == "unary"
+        ]
+        + [
+            (op.packet, (torch.arange(6, device=device),), {})
+            for op in EW_OPS.values()
+            if op.sig == "unary" and torch.int64 in op.accepted
+        ]
+    )
 
 
 def test_op_samples_cover_the_table():
-    sampled = {getattr(op, "default", op) if isinstance(op, torch._ops.OpOverloadPacket) else op
-               for op, _, _ in op_samples("cpu")}
+    sampled = {
+        getattr(op, "default", op) if isinstance(op, torch._ops.OpOverloadPacket) else op
+        for op, _, _ in op_samples("cpu")
+    }
     missing = [op.qualname for op in EW_OPS.values() if op.packet not in sampled]
     assert not missing, f"op_samples has no call of {missing}"
 
@@ -818,8 +893,15 @@ def test_fake_matches_real(device):
     cases += [
         (ops.add, (a.half().contiguous(memory_format=torch.channels_last), a.permute(0, 2, 1, 3)), {}),
         (ops.mul, (torch.randn(6, 5, device=device)[::2].half(), torch.randn(5, device=device)), {}),
-        (ops.where, (a > 0, torch.randn(4, 1, 3, 10, device=device).half()[..., ::2],
-                     a.double().permute(3, 1, 2, 0).contiguous().permute(3, 1, 2, 0)), {}),
+        (
+            ops.where,
+            (
+                a > 0,
+                torch.randn(4, 1, 3, 10, device=device).half()[..., ::2],
+                a.double().permute(3, 1, 2, 0).contiguous().permute(3, 1, 2, 0),
+            ),
+            {},
+        ),
         (ops.clamp, (a.expand(4, 2, 3, 5), a.half(), a.int()), {}),
     ]
     for op, args, kwargs in cases:
@@ -828,10 +910,15 @@ def test_fake_matches_real(device):
             fargs = tuple(mode.from_tensor(t) if isinstance(t, torch.Tensor) else t for t in args)
             fake = op(*fargs, **kwargs)
         assert (fake.shape, fake.stride(), fake.dtype, fake.device) == (
-            real.shape, real.stride(), real.dtype, real.device), op
+            real.shape,
+            real.stride(),
+            real.dtype,
+            real.device,
+        ), op
 
 
 # ---- the layout rules the fake kernels read (csrc/common/output_strides.h) ---------------------------
+
 
 @st.composite
 def _layouts(draw, max_inputs=3):
@@ -843,7 +930,7 @@ def _layouts(draw, max_inputs=3):
     ins = []
     for _ in range(draw(st.integers(1, max_inputs))):
         nd = draw(st.integers(0, len(shape)))
-        sizes = [s if draw(st.booleans()) or s == 1 else 1 for s in shape[len(shape) - nd:]]
+        sizes = [s if draw(st.booleans()) or s == 1 else 1 for s in shape[len(shape) - nd :]]
         perm = draw(st.permutations(range(nd)))
         step = draw(st.sampled_from([1, 1, 2]))
         buf = [sizes[p] * (step if i == nd - 1 else 1) for i, p in enumerate(perm)]
@@ -851,8 +938,10 @@ def _layouts(draw, max_inputs=3):
         if step > 1 and nd:
             t = t[..., ::step]
         t = t.permute([perm.index(d) for d in range(nd)]) if nd else t
-        expand = [s if (t.shape[d] == 1 and draw(st.integers(0, 3)) == 0) else -1
-                  for d, s in enumerate(shape[len(shape) - nd:])]
+        expand = [
+            s if (t.shape[d] == 1 and draw(st.integers(0, 3)) == 0) else -1
+            for d, s in enumerate(shape[len(shape) - nd :])
+        ]
         ins.append(t.expand(expand) if nd else t)
     return ins
 
@@ -871,7 +960,8 @@ def test_out_strides_rule_matches_kernels(ins):
     of the eager op's output, for random layouts (the kernels' planner reads the same rule)."""
     out = _BY_ARITY[len(ins)](*ins)
     assert ops._ew_out_strides(list(out.shape), *_flat(ins)) == list(out.stride()), [
-        (tuple(t.shape), t.stride()) for t in ins]
+        (tuple(t.shape), t.stride()) for t in ins
+    ]
 
 
 @settings(max_examples=300, deadline=None, derandomize=True)
@@ -882,7 +972,9 @@ def test_preserve_strides_rule_matches_torch(ins):
     (t,) = ins
     got = ops._ew_preserve_strides(list(t.shape), list(t.stride()))
     assert got == list(ops.cast(t, torch.float64).stride()) == list(t.to(torch.float64).stride()), (
-        tuple(t.shape), t.stride())
+        tuple(t.shape),
+        t.stride(),
+    )
 
 
 def _dyn_layouts():
@@ -894,13 +986,19 @@ def _dyn_layouts():
         ("transposed", ops.add.default, lambda n: (torch.randn(n, 3, 5).transpose(1, 2), torch.randn(n, 5, 3)), (0, 0)),
         ("channels_last", ops.mul.default, lambda n: (cl(n), cl(n)), (0, 0)),
         ("channels_last_unary", ops.sigmoid.default, lambda n: (cl(n),), (0,)),
-        ("broadcast", ops.add.default,
-         lambda n: (torch.randn(n, 1, 5, 3).permute(0, 3, 2, 1), torch.randn(1, 1, 5, 4)), (0, None)),
-        ("broadcast_ternary", ops.where.default,
-         lambda n: (torch.randn(5, 1, n).permute(2, 1, 0) > 0, torch.randn(1, 4, 1), torch.randn(n, 4, 5)),
-         (0, None, 0)),
-        ("cast_first", ops.add.default, lambda n: (cl(n).half(), torch.randn(n, 1, 5, 4).transpose(2, 3)),
-         (0, 0)),
+        (
+            "broadcast",
+            ops.add.default,
+            lambda n: (torch.randn(n, 1, 5, 3).permute(0, 3, 2, 1), torch.randn(1, 1, 5, 4)),
+            (0, None),
+        ),
+        (
+            "broadcast_ternary",
+            ops.where.default,
+            lambda n: (torch.randn(5, 1, n).permute(2, 1, 0) > 0, torch.randn(1, 4, 1), torch.randn(n, 4, 5)),
+            (0, None, 0),
+        ),
+        ("cast_first", ops.add.default, lambda n: (cl(n).half(), torch.randn(n, 1, 5, 4).transpose(2, 3)), (0, 0)),
         ("cast_sliced", ops.cast.default, lambda n: (torch.randn(n, 6, 5).transpose(0, 2)[:, ::2],), (2,)),
     ]
 
@@ -925,7 +1023,9 @@ def test_export_dynamic_layouts(op, make, dyn):
     rules' control ops leave no node in the graph."""
     extra = (torch.float16,) if op is ops.cast.default else ()
     n = torch.export.Dim("n", min=2, max=64)
-    ep = torch.export.export(_Call(op, extra), make(4), dynamic_shapes=(tuple(None if d is None else {d: n} for d in dyn),))
+    ep = torch.export.export(
+        _Call(op, extra), make(4), dynamic_shapes=(tuple(None if d is None else {d: n} for d in dyn),)
+    )
     calls = [nd for nd in ep.graph.nodes if nd.op == "call_function"]
     assert [nd.target for nd in calls] == [op], ep.graph
     for size in (4, 7):
@@ -943,6 +1043,7 @@ def test_make_fx_symbolic_layouts(op, make, dyn):
     """make_fx(tracing_mode='symbolic'): one node (the op), its symbolic output strides evaluate
     to the eager op's."""
     from torch.fx.experimental.proxy_tensor import make_fx
+
     extra = (torch.float16,) if op is ops.cast.default else ()
     ins = make(5)
     g = make_fx(lambda *a: op(*a, *extra), tracing_mode="symbolic")(*ins)
@@ -967,8 +1068,7 @@ def test_compile_dynamic_layouts(op, make, dyn):
 
     compiled = torch.compile(f, dynamic=True, fullgraph=True)
     # no compiled artifact from an earlier run: their cache keys do not cover the fake kernels
-    with torch._inductor.config.patch(fx_graph_cache=False), \
-            torch._functorch.config.patch(enable_autograd_cache=False):
+    with torch._inductor.config.patch(fx_graph_cache=False), torch._functorch.config.patch(enable_autograd_cache=False):
         for size in (4, 7):
             ins = make(size)
             for got, eager in zip(compiled(*ins), f(*ins)):
@@ -1045,12 +1145,12 @@ def test_sub_alpha_gradient(dtype):
     # negation does not exist in int64 (it wrapped to -2**63 and flipped the gradient's sign)
     a, b = torch.randn(6, dtype=dtype), torch.randn(3, 6, dtype=dtype)
     g = torch.randn(3, 6, dtype=dtype)
-    for alpha in (-2**63, 2**63 - 1, -3, 7, 0.3, -2.5):
+    for alpha in (-(2**63), 2**63 - 1, -3, 7, 0.3, -2.5):
         got = torch.autograd.grad(myops.sub(a.requires_grad_(), b.requires_grad_(), alpha=alpha), (a, b), g)
         want = torch.autograd.grad(torch.sub(a, b, alpha=alpha), (a, b), g)
         for x, y in zip(got, want):
             assert_same(x, y)
-        if alpha == -2**63:
+        if alpha == -(2**63):
             assert torch.equal(got[1] > 0, g > 0)  # -grad * alpha: grad's sign
 
 
@@ -1217,8 +1317,12 @@ def _cpu_builds():
     import sys
 
     order = ["baseline", "avx2", "avx512", "avx512_bf16"]
-    best = subprocess.run([sys.executable, "-c", "import torch, myops; print(torch.ops.myops._cpu_isa())"],
-                          capture_output=True, text=True, env=_env_without_isa()).stdout.strip()
+    best = subprocess.run(
+        [sys.executable, "-c", "import torch, myops; print(torch.ops.myops._cpu_isa())"],
+        capture_output=True,
+        text=True,
+        env=_env_without_isa(),
+    ).stdout.strip()
     return order[: order.index(best) + 1] if best in order else ["baseline"]
 
 
@@ -1245,8 +1349,12 @@ def test_cpu_build(isa):
     # against torch at the level a CPU with that build runs it: torch's default kernels on a CPU
     # without AVX2 (the baseline build's peer), its AVX2 / AVX-512 ones otherwise
     peer = {"baseline": "default", "avx2": "avx2"}.get(isa, "avx512")
-    res = subprocess.run([sys.executable, "-c", _BUILD_SCRIPT, isa, os.path.dirname(__file__)],
-                         env=_env_without_isa(MYOPS_CPU_ISA=isa, ATEN_CPU_CAPABILITY=peer), capture_output=True, text=True)
+    res = subprocess.run(
+        [sys.executable, "-c", _BUILD_SCRIPT, isa, os.path.dirname(__file__)],
+        env=_env_without_isa(MYOPS_CPU_ISA=isa, ATEN_CPU_CAPABILITY=peer),
+        capture_output=True,
+        text=True,
+    )
     assert res.returncode == 0 and res.stdout.strip() == "ok", res.stderr[-3000:]
 
 
@@ -1257,9 +1365,11 @@ def test_cpu_isa_switch():
     import sys
 
     def isa_of(**env):
-        code = ("import torch, myops\ntry:\n    print(torch.ops.myops._cpu_isa())\nexcept RuntimeError as e:\n"
-                "    print('error:', e)\ntry:\n    myops.relu(torch.ones(3))\nexcept RuntimeError as e:\n"
-                "    print('error:', e)\n")
+        code = (
+            "import torch, myops\ntry:\n    print(torch.ops.myops._cpu_isa())\nexcept RuntimeError as e:\n"
+            "    print('error:', e)\ntry:\n    myops.relu(torch.ones(3))\nexcept RuntimeError as e:\n"
+            "    print('error:', e)\n"
+        )
         res = subprocess.run([sys.executable, "-c", code], env=_env_without_isa(**env), capture_output=True, text=True)
         assert res.returncode == 0, res.stderr[-2000:]
         return res.stdout.strip().splitlines()
@@ -1269,8 +1379,9 @@ def test_cpu_isa_switch():
     assert isa_of(MYOPS_CPU_BASELINE="1") == ["baseline"]
     assert isa_of(MYOPS_CPU_ISA="AVX2" if "avx2" in builds else "baseline") == [builds[min(1, len(builds) - 1)]]
     out = isa_of(MYOPS_CPU_ISA="sse9")
-    assert len(out) == 2 and all(o.startswith("error:") and "MYOPS_CPU_ISA='sse9' is not a CPU build" in o
-                                 for o in out), out
+    assert len(out) == 2 and all(
+        o.startswith("error:") and "MYOPS_CPU_ISA='sse9' is not a CPU build" in o for o in out
+    ), out
     if builds[-1] != "avx512_bf16":
         out = isa_of(MYOPS_CPU_ISA="avx512_bf16")
         assert len(out) == 2 and all("which this CPU cannot run" in o for o in out), out
@@ -1286,10 +1397,13 @@ def test_large_broadcast_rows(device, dtype):
     c = rand((5, 37, 23, 21), dtype, device).contiguous(memory_format=torch.channels_last)
     w = rand((1, 37, 1, 1), dtype, device)
     m = torch.rand(701, 1, device=device) > 0.5
-    for got, want in [(myops.add(a, b), torch.add(a, b)), (myops.mul(c, w), torch.mul(c, w)),
-                      (myops.maximum(a.t(), b[:, None]), torch.maximum(a.t(), b[:, None])),
-                      (myops.where(m, a, b), torch.where(m, a, b)),
-                      (myops.clamp(c, w, w + 5), torch.clamp(c, w, w + 5))]:
+    for got, want in [
+        (myops.add(a, b), torch.add(a, b)),
+        (myops.mul(c, w), torch.mul(c, w)),
+        (myops.maximum(a.t(), b[:, None]), torch.maximum(a.t(), b[:, None])),
+        (myops.where(m, a, b), torch.where(m, a, b)),
+        (myops.clamp(c, w, w + 5), torch.clamp(c, w, w + 5)),
+    ]:
         assert got.dtype == want.dtype and got.stride() == want.stride()
         assert torch.equal(got, want)
 
@@ -1303,10 +1417,12 @@ def test_streamed_outputs_cpu(dtype):
     y = rand((n,), dtype, "cpu")
     a = rand((16, 64, 56, 57), dtype, "cpu")
     b = rand((1, 64, 1, 1), dtype, "cpu")
-    for got, want in [(myops.add(x[1:], y[:-1]), torch.add(x[1:], y[:-1])),
-                      (myops.mul(a, b), torch.mul(a, b)),
-                      (myops.maximum(a[:, :, 1:], b), torch.maximum(a[:, :, 1:], b)),
-                      (myops.relu(x[3:]), torch.relu(x[3:]))]:
+    for got, want in [
+        (myops.add(x[1:], y[:-1]), torch.add(x[1:], y[:-1])),
+        (myops.mul(a, b), torch.mul(a, b)),
+        (myops.maximum(a[:, :, 1:], b), torch.maximum(a[:, :, 1:], b)),
+        (myops.relu(x[3:]), torch.relu(x[3:])),
+    ]:
         assert got.stride() == want.stride() and torch.equal(got, want)
     assert_ulp(myops.sigmoid(x[1:]), torch.sigmoid(x[1:]), atol=3e-6)
 
@@ -1327,8 +1443,17 @@ def test_clamp_number_and_0d_tensor_bound_take_the_number_overload(device):
     nan = float("nan")
     xf = torch.cat([torch.tensor([1.0, 6.0, 7.0, nan, 0.0, -3.0]), torch.randn(40) * 8]).to(device)
     t = lambda v, dt=torch.float32: torch.tensor(v, dtype=dt, device=device)  # noqa: E731
-    cases = [(0, t(6.0)), (t(0.0), 6), (-2.5, t(3, torch.int16)), (t(2, torch.int64), 4.5), (1, t(True)),
-             (0.5, t(3.0, torch.float64)), (t(-1.0, torch.float16), 2**63), (t(1.0), nan), (nan, t(2.0))]
+    cases = [
+        (0, t(6.0)),
+        (t(0.0), 6),
+        (-2.5, t(3, torch.int16)),
+        (t(2, torch.int64), 4.5),
+        (1, t(True)),
+        (0.5, t(3.0, torch.float64)),
+        (t(-1.0, torch.float16), 2**63),
+        (t(1.0), nan),
+        (nan, t(2.0)),
+    ]
     for lo, hi in cases:
         for dtype in (torch.float32, torch.float64, torch.float16, torch.bfloat16):
             x = xf.to(dtype)
@@ -1434,8 +1559,7 @@ def test_alpha_and_value_range_checked_on_empty_inputs(device, dtype):
 
 # ---- exception types --------------------------------------------------------------------------------
 
-UNSUPPORTED_DTYPES = [torch.complex64, torch.complex128, torch.uint16, torch.uint32, torch.uint64,
-                      torch.float8_e4m3fn]
+UNSUPPORTED_DTYPES = [torch.complex64, torch.complex128, torch.uint16, torch.uint32, torch.uint64, torch.float8_e4m3fn]
 
 
 def _every_op(x, c):
@@ -1533,9 +1657,13 @@ def test_pow_float32_against_exact(device):
     big = (torch.rand(n, generator=g) * 2 - 1) * 1e6
     edge = (0x3F330000 + torch.arange(17, dtype=torch.int32) * (1 << 19)).repeat_interleave(3)
     edge = (edge + torch.tensor([-1, 0, 1], dtype=torch.int32).repeat(17)).view(torch.float32)
-    edge = torch.cat([edge * 2.0 ** k for k in (-100, -7, 0, 5, 90)])
-    for base, exp in ((x, y), (near1, big), (edge, torch.randn(edge.numel(), generator=g) * 3),
-                      (torch.randn(n, generator=g).abs() + 1e-3, torch.randn(n, generator=g) * 4)):
+    edge = torch.cat([edge * 2.0**k for k in (-100, -7, 0, 5, 90)])
+    for base, exp in (
+        (x, y),
+        (near1, big),
+        (edge, torch.randn(edge.numel(), generator=g) * 3),
+        (torch.randn(n, generator=g).abs() + 1e-3, torch.randn(n, generator=g) * 4),
+    ):
         base, exp = base.to(device), exp.to(device)
         want = torch.pow(base.double(), exp.double()).float()
         keep = want.isfinite() & (want.abs() >= torch.finfo(torch.float32).tiny)  # normal results
@@ -1617,8 +1745,10 @@ def test_number_is_not_a_0d_tensor(device):
         (lambda: myops.mul(x, torch.tensor(1000)), lambda: torch.mul(x, torch.tensor(1000))),
         (lambda: myops.div(x0, 1000), lambda: torch.div(x0, 1000)),
         (lambda: myops.sub(h0, 0.1), lambda: torch.sub(h0, 0.1)),
-        (lambda: myops.sub(h0, torch.tensor(0.1, dtype=torch.float64)),
-         lambda: torch.sub(h0, torch.tensor(0.1, dtype=torch.float64))),
+        (
+            lambda: myops.sub(h0, torch.tensor(0.1, dtype=torch.float64)),
+            lambda: torch.sub(h0, torch.tensor(0.1, dtype=torch.float64)),
+        ),
         (lambda: myops.where(x0 > 0, x0, 1000), lambda: torch.where(x0 > 0, x0, 1000)),
         (lambda: myops.where(x0 > 0, x0, torch.tensor(1000)), lambda: torch.where(x0 > 0, x0, torch.tensor(1000))),
     ]
@@ -1635,8 +1765,13 @@ def test_number_overflow_errors(device):
     """A number that does not fit the result dtype where torch checks it (where's number; the
     alpha of add / sub) raises torch's RuntimeError with torch's message."""
     c = torch.tensor([True, False, True], device=device)
-    for dtype, v, name in [(torch.int8, 300, "int8_t"), (torch.uint8, 256, "uint8_t"), (torch.int16, 2**15, "int16_t"),
-                           (torch.int32, 2**31, "int"), (torch.float32, 1e39, "float")]:
+    for dtype, v, name in [
+        (torch.int8, 300, "int8_t"),
+        (torch.uint8, 256, "uint8_t"),
+        (torch.int16, 2**15, "int16_t"),
+        (torch.int32, 2**31, "int"),
+        (torch.float32, 1e39, "float"),
+    ]:
         x = torch.ones(3, dtype=dtype, device=device)
         msg = f"value cannot be converted to type {name} without overflow"
         with pytest.raises(RuntimeError, match=msg):
@@ -1660,8 +1795,18 @@ def test_python_functions_hold_no_promotion_code():
     """The result dtype of a number operand is computed in C++ (the Scalar overloads), not in
     python/myops/ops.py: the promotion helpers are gone."""
     from myops import ops as pyops
-    for name in ("_scalar_result_type", "_check_fits", "_C10_NAMES", "_ew_lift", "_ew_drop", "_ew_wrap",
-                 "_uint64_number", "_number_as", "_category"):
+
+    for name in (
+        "_scalar_result_type",
+        "_check_fits",
+        "_C10_NAMES",
+        "_ew_lift",
+        "_ew_drop",
+        "_ew_wrap",
+        "_uint64_number",
+        "_number_as",
+        "_category",
+    ):
         assert not hasattr(pyops, name), name
 
 
@@ -1717,20 +1862,31 @@ def test_number_first_like_torch(dtype, device):
     assert_same(myops.mul(-1.2747972618057282, b), -1.2747972618057282 * b)
     assert myops.mul(-1.2747972618057282, b).item() == 133.0
     h = torch.tensor(0.0, dtype=torch.float16, device=device)
-    assert_same(myops.mul(-2**63, h), -2**63 * h)
-    assert_same(torch.ops.myops.mul.ScalarSelf(-2**63, h), torch.tensor(-0.0, dtype=torch.float16, device=device))
+    assert_same(myops.mul(-(2**63), h), -(2**63) * h)
+    assert_same(torch.ops.myops.mul.ScalarSelf(-(2**63), h), torch.tensor(-0.0, dtype=torch.float16, device=device))
     check_number_first(dtype, device=device)
 
 
-_HUGE = [2**63, -2**63, 2**64, -2**64, 2**63 - 1, -2**63 + 1, 2**64 - 1, -2**63 - 1, 2**65]
-_NUMBERS = st.one_of(st.sampled_from(_HUGE), st.integers(-2**66, 2**66), st.integers(-300, 300),
-                     st.floats(allow_nan=True, allow_infinity=True), st.floats(-1e5, 1e5), st.booleans())
+_HUGE = [2**63, -(2**63), 2**64, -(2**64), 2**63 - 1, -(2**63) + 1, 2**64 - 1, -(2**63) - 1, 2**65]
+_NUMBERS = st.one_of(
+    st.sampled_from(_HUGE),
+    st.integers(-(2**66), 2**66),
+    st.integers(-300, 300),
+    st.floats(allow_nan=True, allow_infinity=True),
+    st.floats(-1e5, 1e5),
+    st.booleans(),
+)
 
 
 @settings(max_examples=400, deadline=None, derandomize=True)
-@given(s=_NUMBERS, dtype=st.sampled_from([torch.float16, torch.bfloat16]),
-       form=st.integers(0, len(number_first_calls(0, None)) - 1),
-       shape=st.sampled_from([(), (1,), (37,), (5, 7)]), transposed=st.booleans(), seed=st.integers(0, 2**16))
+@given(
+    s=_NUMBERS,
+    dtype=st.sampled_from([torch.float16, torch.bfloat16]),
+    form=st.integers(0, len(number_first_calls(0, None)) - 1),
+    shape=st.sampled_from([(), (1,), (37,), (5, 7)]),
+    transposed=st.booleans(),
+    seed=st.integers(0, 2**16),
+)
 def test_number_first_16bit_properties(s, dtype, form, shape, transposed, seed):
     """Hypothesis: a random number (huge ints at the int64 / uint64 edges, floats, bools) first,
     each number-first form, float16 / bfloat16 tensors of random values and layouts: as torch,
@@ -1747,8 +1903,12 @@ def test_number_first_16bit_properties(s, dtype, form, shape, transposed, seed):
 
 
 @settings(max_examples=200, deadline=None, derandomize=True)
-@given(s=_NUMBERS, dtype=st.sampled_from([torch.float16, torch.bfloat16]),
-       shape=st.sampled_from([(), (37,), (5, 7)]), seed=st.integers(0, 2**16))
+@given(
+    s=_NUMBERS,
+    dtype=st.sampled_from([torch.float16, torch.bfloat16]),
+    shape=st.sampled_from([(), (37,), (5, 7)]),
+    seed=st.integers(0, 2**16),
+)
 def test_number_first_16bit_dropin_properties(s, dtype, shape, seed):
     """Hypothesis: the drop-in (myops.enable) gives torch's results for the Python forms with a
     number first: s * x and s + x (the number second to aten), torch.mul(s, x), s - x and
@@ -1788,8 +1948,11 @@ def test_gradient_edges_like_torch(dtype):
     for call in (lambda m: m.addcmul(1.0, x, x), lambda m: m.addcmul(x, 2, x), lambda m: m.addcmul(x, x, True)):
         assert_like_torch(lambda: call(myops), lambda: call(torch))
     if dtype != torch.float16:  # float16: alpha 2^63 fails the forward's check (as torch's)
-        for call in (lambda a, b: myops.add(a, b, alpha=2**63), lambda a, b: myops.sub(a, b, alpha=2**63),
-                     lambda a, b: myops.add(2.0, b, alpha=2**63)):
+        for call in (
+            lambda a, b: myops.add(a, b, alpha=2**63),
+            lambda a, b: myops.sub(a, b, alpha=2**63),
+            lambda a, b: myops.add(2.0, b, alpha=2**63),
+        ):
             a, b = d.clone().requires_grad_(), d.clone().requires_grad_()
             out = call(a, b)
             with pytest.raises(RuntimeError, match="value cannot be converted to type int64_t without overflow"):

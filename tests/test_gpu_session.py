@@ -2,6 +2,7 @@
 every part against the CPU build, so that a lent GPU finds no plumbing bug: the archive check
 (missing, match, mismatch), a call cut in each part, `rerun` of what was cut, the -tests.md each
 call writes; and the readers of the runner's and the session's output survive error rows."""
+
 import json
 import os
 import re
@@ -19,18 +20,35 @@ import runner  # noqa: E402
 
 # the smallest families: one test file (17 CUDA tests, 13 of them in the sanitizer's set) and one
 # runner family's headline cases without Inductor (compiling C++ on 2 cores takes minutes)
-SMALL = dict(GPU_SESSION_FAMILIES="roi_align", GPU_SESSION_BENCH="diagonal", SANITIZE_TOOLS="memcheck",
-             GPU_SESSION_BENCH_ARGS="--quick --no-inductor", GPU_SESSION_SANITIZE_WORKERS="2")
+SMALL = dict(
+    GPU_SESSION_FAMILIES="roi_align",
+    GPU_SESSION_BENCH="diagonal",
+    SANITIZE_TOOLS="memcheck",
+    GPU_SESSION_BENCH_ARGS="--quick --no-inductor",
+    GPU_SESSION_SANITIZE_WORKERS="2",
+)
 
 
 def session(tmp_path, mode, out, **env):
     out.mkdir(parents=True, exist_ok=True)
-    e = dict(os.environ, OUT=str(out), PYTHON=sys.executable, GPU_SESSION_STATE=str(tmp_path / "state"),
-             GPU_SESSION_ARCHIVE=str(tmp_path / "gpu-build"), GPU_SESSION_RESULTS=str(tmp_path / "results"),
-             **SMALL)
+    e = dict(
+        os.environ,
+        OUT=str(out),
+        PYTHON=sys.executable,
+        GPU_SESSION_STATE=str(tmp_path / "state"),
+        GPU_SESSION_ARCHIVE=str(tmp_path / "gpu-build"),
+        GPU_SESSION_RESULTS=str(tmp_path / "results"),
+        **SMALL,
+    )
     e.update(env)
-    p = subprocess.run(["bash", os.path.join(ROOT, "benchmarks", "gpu_session.sh"), "--dry-run", mode],
-                       cwd=ROOT, env=e, capture_output=True, text=True, timeout=600)
+    p = subprocess.run(
+        ["bash", os.path.join(ROOT, "benchmarks", "gpu_session.sh"), "--dry-run", mode],
+        cwd=ROOT,
+        env=e,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
     assert p.returncode == 0, p.stdout[-5000:] + p.stderr[-5000:]
     return p.stdout, read_tests_md(out)
 
@@ -57,11 +75,18 @@ def test_dry_run_archive_missing_match_cut_tests_and_rerun(tmp_path):
     assert "| tests | not run in this session |" in md
     # the returned archive, carried as gpu-build/, matches the next call's stack and sources; the
     # tests part hangs at its third test: the deadline cuts it
-    shutil.copytree(tmp_path / "o1", tmp_path / "gpu-build", ignore=lambda d, names: [
-        n for n in names if n != gpu_build.NAME])
+    shutil.copytree(
+        tmp_path / "o1", tmp_path / "gpu-build", ignore=lambda d, names: [n for n in names if n != gpu_build.NAME]
+    )
     shutil.rmtree(tmp_path / "state")  # a fresh machine: only the carried archive
-    out, md = session(tmp_path, "all", tmp_path / "o2", GPU_SESSION_PARTS="tests", GPU_SESSION_DRY_HANG="tests",
-                      GPU_SESSION_SECONDS="60")
+    out, md = session(
+        tmp_path,
+        "all",
+        tmp_path / "o2",
+        GPU_SESSION_PARTS="tests",
+        GPU_SESSION_DRY_HANG="tests",
+        GPU_SESSION_SECONDS="60",
+    )
     assert "build: archive used" in md, md
     assert part_row(md, "tests")[0] == "CUT", md
     assert "| sanitize | not run in this session |" in md and "| bench | not run in this session |" in md
@@ -85,8 +110,15 @@ def test_dry_run_archive_mismatch_cut_sanitize_and_bench_then_rerun(tmp_path):
     lib = tmp_path / "lib"
     shutil.copytree(os.path.join(ROOT, "python", "myops"), lib / "myops", ignore=shutil.ignore_patterns("__pycache__"))
     gpu_build.pack(str(lib), str(tmp_path / "gpu-build"), allow_cpu=True, override={"torch": "2.11.0+cu130"})
-    out, md = session(tmp_path, "all", tmp_path / "o1", GPU_SESSION_PARTS="sanitize bench",
-                      GPU_SESSION_DRY_HANG="sanitize bench", GPU_SESSION_SECONDS="85", GPU_SESSION_BENCH_SECONDS="20")
+    out, md = session(
+        tmp_path,
+        "all",
+        tmp_path / "o1",
+        GPU_SESSION_PARTS="sanitize bench",
+        GPU_SESSION_DRY_HANG="sanitize bench",
+        GPU_SESSION_SECONDS="85",
+        GPU_SESSION_BENCH_SECONDS="20",
+    )
     assert "archive mismatch: torch: archive '2.11.0+cu130'" in md and "built here" in md, md
     assert (tmp_path / "o1" / gpu_build.NAME).exists()
     assert part_row(md, "sanitize")[0] == "CUT" and part_row(md, "bench")[0] == "CUT", md
@@ -118,17 +150,33 @@ def test_rerun_without_a_record_and_out_over_the_device_tools_limit(tmp_path):
     (tmp_path / "o").mkdir()
     for k in range(8):  # with session.log, one file more than the device tool brings back
         (tmp_path / "o" / f"filler{k}").write_text("x")
-    e = dict(os.environ, OUT=str(tmp_path / "o"), PYTHON=sys.executable, GPU_SESSION_STATE=str(tmp_path / "s"),
-             GPU_SESSION_RESULTS=str(tmp_path / "r"))
-    p = subprocess.run(["bash", os.path.join(ROOT, "benchmarks", "gpu_session.sh"), "--dry-run", "rerun"],
-                       cwd=ROOT, env=e, capture_output=True, text=True, timeout=300)
+    e = dict(
+        os.environ,
+        OUT=str(tmp_path / "o"),
+        PYTHON=sys.executable,
+        GPU_SESSION_STATE=str(tmp_path / "s"),
+        GPU_SESSION_RESULTS=str(tmp_path / "r"),
+    )
+    p = subprocess.run(
+        ["bash", os.path.join(ROOT, "benchmarks", "gpu_session.sh"), "--dry-run", "rerun"],
+        cwd=ROOT,
+        env=e,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert "rerun: no record of an earlier call" in p.stdout, p.stdout + p.stderr
     assert p.returncode == 3 and "OVER THE DEVICE TOOL'S LIMITS" in p.stdout, p.stdout + p.stderr
 
 
 def test_unknown_mode_is_refused():
-    p = subprocess.run(["bash", os.path.join(ROOT, "benchmarks", "gpu_session.sh"), "cuda"],
-                       cwd=ROOT, capture_output=True, text=True, timeout=60)
+    p = subprocess.run(
+        ["bash", os.path.join(ROOT, "benchmarks", "gpu_session.sh"), "cuda"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert p.returncode == 2 and "usage: gpu_session.sh [--dry-run] all|rerun" in p.stdout
 
 
@@ -176,9 +224,25 @@ def test_sanitize_set_matches_cuda_tests():
     """Every line of benchmarks/gpu_sanitize_set.txt selects a CUDA test (a renamed test cannot
     silently leave the set), and every test file with CUDA tests has a line or a `# not here:`
     line with its reason."""
-    p = subprocess.run([sys.executable, "-m", "pytest", "--collect-only", "-q", "-p", "no:cacheprovider", "-m", "cuda",
-                        "tests", "--ignore=tests/test_cuda_emulation.py"], cwd=ROOT, capture_output=True, text=True,
-                       timeout=600)
+    p = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pytest",
+            "--collect-only",
+            "-q",
+            "-p",
+            "no:cacheprovider",
+            "-m",
+            "cuda",
+            "tests",
+            "--ignore=tests/test_cuda_emulation.py",
+        ],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
     ids = [x for x in p.stdout.splitlines() if "::" in x]
     assert len(ids) > 100, p.stdout[-3000:]
     path = os.path.join(ROOT, "benchmarks", "gpu_sanitize_set.txt")
@@ -204,17 +268,27 @@ def test_pattern_and_record(tmp_path):
 
 
 def test_render_statuses():
-    rec = {"env": {"device": "GPU X", "date": "2026-11-27", "slug": "GPU-X", "torch": "2.11.0+cu130", "torch_cuda": "13.0",
-                   "python": "3.12", "capability": "9.0"},
-           "calls": [{"kind": "all", "started": "t", "budget": 520, "seconds": 540, "build": {"action": "archive used"}}],
-           "selected": ["tests/test_a.py::x", "tests/test_a.py::y", "tests/test_b.py::z"],
-           "tests": {"tests/test_a.py::x": ["passed", 1], "tests/test_a.py::y": ["failed", 1]},
-           "changed": {},
-           "units": {"tests": {"part": "tests", "status": "done", "call": 1},
-                     "sanitize:memcheck:a": {"part": "sanitize", "tool": "memcheck", "status": "errors", "errors": 4,
-                                             "call": 1},
-                     "sanitize:initcheck:a": {"part": "sanitize", "tool": "initcheck", "status": "running", "call": 1},
-                     "bench:nms": {"part": "bench", "status": "not started", "call": 1}}}
+    rec = {
+        "env": {
+            "device": "GPU X",
+            "date": "2026-11-27",
+            "slug": "GPU-X",
+            "torch": "2.11.0+cu130",
+            "torch_cuda": "13.0",
+            "python": "3.12",
+            "capability": "9.0",
+        },
+        "calls": [{"kind": "all", "started": "t", "budget": 520, "seconds": 540, "build": {"action": "archive used"}}],
+        "selected": ["tests/test_a.py::x", "tests/test_a.py::y", "tests/test_b.py::z"],
+        "tests": {"tests/test_a.py::x": ["passed", 1], "tests/test_a.py::y": ["failed", 1]},
+        "changed": {},
+        "units": {
+            "tests": {"part": "tests", "status": "done", "call": 1},
+            "sanitize:memcheck:a": {"part": "sanitize", "tool": "memcheck", "status": "errors", "errors": 4, "call": 1},
+            "sanitize:initcheck:a": {"part": "sanitize", "tool": "initcheck", "status": "running", "call": 1},
+            "bench:nms": {"part": "bench", "status": "not started", "call": 1},
+        },
+    }
     md = gpu_results.render(rec, "/nonexistent")
     assert "STOPPED before its end" in md  # the call never wrote its last record
     assert part_row(md, "tests") == ("CUT", "1 passed, 1 failed, 0 skipped, 0 error, 1 not run")
@@ -226,9 +300,19 @@ def test_render_statuses():
 
 
 def error_and_ok_rows():
-    ok = {"family": "diagonal", "device": "cpu", "label": "diagonal", "sub_label": "[8,8]", "myops_s": 1e-6,
-          "bytes": 64, "numel": 8, "target": 1.0, "floor_target": None, "series": "diagonal",
-          "baselines": {"torch": {"s": 2e-6, "ratio": 2.0}, "inductor": {"error": "BackendCompilerFailed: x"}}}
+    ok = {
+        "family": "diagonal",
+        "device": "cpu",
+        "label": "diagonal",
+        "sub_label": "[8,8]",
+        "myops_s": 1e-6,
+        "bytes": 64,
+        "numel": 8,
+        "target": 1.0,
+        "floor_target": None,
+        "series": "diagonal",
+        "baselines": {"torch": {"s": 2e-6, "ratio": 2.0}, "inductor": {"error": "BackendCompilerFailed: x"}},
+    }
     err = runner.error_row("diagonal", "cpu", "diagonal", "[9,9]", RuntimeError("boom\nmore"))
     fam_err = runner.error_row("nms", "cpu", "nms", "(cases)", ValueError("no cases"))
     return [ok, err, fam_err]
@@ -236,8 +320,15 @@ def error_and_ok_rows():
 
 def test_runner_readers_survive_error_rows(tmp_path):
     rows = error_and_ok_rows()
-    meta = {"device": "cpu", "device_name": "CPU", "date": "2026-11-24", "torch": "x", "torch_cuda": None,
-            "commit": "c", "copy_GBps": 10.0}
+    meta = {
+        "device": "cpu",
+        "device_name": "CPU",
+        "date": "2026-11-24",
+        "torch": "x",
+        "torch_cuda": None,
+        "commit": "c",
+        "copy_GBps": 10.0,
+    }
     md = runner.markdown(rows, meta)
     assert "ERROR: RuntimeError: boom" in md and "ERROR: ValueError: no cases" in md
     line = next(x for x in md.splitlines() if x.startswith("| diagonal | [8,8] |"))

@@ -1,6 +1,7 @@
 """myops.max_pool2d_add vs F.max_pool2d(...) + other: bitwise forward parity (NaN, inf, ties,
 -0.0, every layout and broadcast form of `other`, mixed dtypes), output layout, errors,
 gradients, opcheck."""
+
 import itertools
 import struct
 
@@ -73,9 +74,7 @@ def rand_other(x, shape_kind="n1hw", dtype=None, k=(3, 3), s=(2, 2), p=(1, 1), c
 
 @pytest.mark.parametrize("device", DEVICES)
 @pytest.mark.parametrize("dtype", FLOAT_DTYPES)
-@pytest.mark.parametrize(
-    "layout", ["contiguous", "channels_last", "transposed", "sliced", "misaligned", "expanded"]
-)
+@pytest.mark.parametrize("layout", ["contiguous", "channels_last", "transposed", "sliced", "misaligned", "expanded"])
 def test_random(device, dtype, layout):
     x = with_layout(rand([2, 5, 13, 18], dtype, device), layout)
     check(x, rand_other(x, "n1hw"))
@@ -348,8 +347,12 @@ def test_errors(device):
         op(x, o.to(torch.complex64))
     with pytest.raises(RuntimeError, match=r"argument 'self' must have non-zero C, H and W"):
         op(rand([2, 0, 8, 8], torch.float32, device), o)
-    with pytest.raises(RuntimeError, match=r"max_pool2d_add_backward: argument 'grad_output' must have the pooled shape"):
-        torch.ops.myops.max_pool2d_add_backward(rand([2, 3, 3, 3], torch.float32, device), x, [3, 3], [2, 2], [1, 1], False)
+    with pytest.raises(
+        RuntimeError, match=r"max_pool2d_add_backward: argument 'grad_output' must have the pooled shape"
+    ):
+        torch.ops.myops.max_pool2d_add_backward(
+            rand([2, 3, 3, 3], torch.float32, device), x, [3, 3], [2, 2], [1, 1], False
+        )
 
 
 @cuda_only
@@ -393,9 +396,7 @@ def _distinct(shape, device, dtype=torch.float64):
 
 
 @pytest.mark.parametrize("device", DEVICES)
-@pytest.mark.parametrize(
-    "k,s,p,ceil_mode", [((3, 3), (2, 2), (1, 1), False), ((2, 3), (1, 2), (1, 1), True)]
-)
+@pytest.mark.parametrize("k,s,p,ceil_mode", [((3, 3), (2, 2), (1, 1), False), ((2, 3), (1, 2), (1, 1), True)])
 def test_gradcheck(device, k, s, p, ceil_mode):
     x = _distinct([2, 3, 7, 8], device).requires_grad_()
     Ho, Wo = pooled_shape(x, k, s, p, ceil_mode)[-2:]
@@ -454,12 +455,29 @@ def test_backward_mixed_dtype_and_expanded_grad(device):
 @pytest.mark.parametrize("device", DEVICES)
 def test_opcheck(device):
     samples = [
-        (_distinct([2, 3, 7, 6], device, torch.float32), torch.randn(2, 1, 4, 3, device=device), [3, 3], [2, 2], [1, 1], False),
-        (_distinct([3, 5, 5], device, torch.float64), torch.randn(3, 1, 1, device=device, dtype=torch.float64), [2, 2], [1, 2], [1, 0], True),
+        (
+            _distinct([2, 3, 7, 6], device, torch.float32),
+            torch.randn(2, 1, 4, 3, device=device),
+            [3, 3],
+            [2, 2],
+            [1, 1],
+            False,
+        ),
+        (
+            _distinct([3, 5, 5], device, torch.float64),
+            torch.randn(3, 1, 1, device=device, dtype=torch.float64),
+            [2, 2],
+            [1, 2],
+            [1, 0],
+            True,
+        ),
         (
             _distinct([1, 4, 6, 6], device, torch.float32).contiguous(memory_format=torch.channels_last),
             torch.randn(4, 1, 1, device=device, dtype=torch.float64),
-            [3, 3], [2, 2], [1, 1], False,
+            [3, 3],
+            [2, 2],
+            [1, 1],
+            False,
         ),
     ]
     for x, o, k, s, p, c in samples:
@@ -467,9 +485,7 @@ def test_opcheck(device):
         o.requires_grad_()
         torch.library.opcheck(op, (x, o, k, s, p, c))
         g = torch.randn(pooled_shape(x, k, s, p, c), device=device, dtype=torch.result_type(x, o))
-        torch.library.opcheck(
-            torch.ops.myops.max_pool2d_add_backward.default, (g, x.detach(), k, s, p, c)
-        )
+        torch.library.opcheck(torch.ops.myops.max_pool2d_add_backward.default, (g, x.detach(), k, s, p, c))
 
 
 @pytest.mark.parametrize("device", DEVICES)
@@ -514,8 +530,9 @@ def test_cpu_baseline_build():
     import sys
 
     env = dict(os.environ, MYOPS_CPU_BASELINE="1")
-    res = subprocess.run([sys.executable, "-c", _BASELINE_SCRIPT, os.path.dirname(__file__)], env=env,
-                         capture_output=True, text=True)
+    res = subprocess.run(
+        [sys.executable, "-c", _BASELINE_SCRIPT, os.path.dirname(__file__)], env=env, capture_output=True, text=True
+    )
     assert res.returncode == 0 and res.stdout.strip() == "ok", res.stderr[-2000:]
 
 
@@ -539,19 +556,40 @@ def test_number_other_edges(device):
         myops.max_pool2d_add([1.0, 2.0], 2**64)
 
 
-_POOL_NUMBERS = st.one_of(st.sampled_from([2**63, -2**63, 2**64, -2**64, 2**63 - 1, 2**64 - 1, -2**63 - 1,
-                                           2**63 + 2**39 + 1, 2**63 + 2**40, 2**63 + 2**39]),
-                          st.integers(-2**66, 2**66), st.floats(allow_nan=True, allow_infinity=True), st.booleans())
+_POOL_NUMBERS = st.one_of(
+    st.sampled_from(
+        [
+            2**63,
+            -(2**63),
+            2**64,
+            -(2**64),
+            2**63 - 1,
+            2**64 - 1,
+            -(2**63) - 1,
+            2**63 + 2**39 + 1,
+            2**63 + 2**40,
+            2**63 + 2**39,
+        ]
+    ),
+    st.integers(-(2**66), 2**66),
+    st.floats(allow_nan=True, allow_infinity=True),
+    st.booleans(),
+)
 
 
 @settings(max_examples=300, deadline=None, derandomize=True)
-@given(other=_POOL_NUMBERS, dtype=st.sampled_from(FLOAT_DTYPES), rank=st.integers(1, 5),
-       kernel=st.sampled_from([(3, 2, 1), (2, 2, 0), (7, 1, 0), (3, 2, 2)]), scale=st.sampled_from([1.0, 2.0**41]),
-       seed=st.integers(0, 2**16))
+@given(
+    other=_POOL_NUMBERS,
+    dtype=st.sampled_from(FLOAT_DTYPES),
+    rank=st.integers(1, 5),
+    kernel=st.sampled_from([(3, 2, 1), (2, 2, 0), (7, 1, 0), (3, 2, 2)]),
+    scale=st.sampled_from([1.0, 2.0**41]),
+    seed=st.integers(0, 2**16),
+)
 def test_number_other_properties(other, dtype, rank, kernel, scale, seed):
     """Hypothesis: a random Python number other (huge ints, floats, bools) on inputs of every rank
     and pooling arguments that torch may refuse: torch's result, or its exception type first."""
     g = torch.Generator().manual_seed(seed)
-    x = (torch.randn([2, 3, 6, 5, 4][5 - rank:], generator=g) * scale).to(dtype)
+    x = (torch.randn([2, 3, 6, 5, 4][5 - rank :], generator=g) * scale).to(dtype)
     k, s, p = kernel
     assert_like_torch(lambda: myops.max_pool2d_add(x, other, k, s, p), lambda: F.max_pool2d(x, k, s, p) + other)

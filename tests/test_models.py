@@ -1,4 +1,5 @@
 """An unmodified torchvision R-CNN detector gives the same detections on myops."""
+
 import pytest
 import torch
 

@@ -2,6 +2,7 @@
 of every output), in both of its forms: the CPU form (the image's real candidates) and the padded
 form that CUDA runs (``torch.ops.myops._multiclass_nms_static_padded``, here on the CPU too);
 static shapes under torch.export, no host sync and a CUDA graph on CUDA."""
+
 import pytest
 import torch
 import torchvision
@@ -17,8 +18,17 @@ FORMS = {"op": torch.ops.myops.multiclass_nms_static, "padded": torch.ops.myops.
 DTYPES = [torch.float32, torch.float64]
 
 
-def reference(boxes, scores, *, score_threshold, iou_threshold, max_detections, pre_nms_top_k=None,
-              class_agnostic=False, multi_label=True):
+def reference(
+    boxes,
+    scores,
+    *,
+    score_threshold,
+    iou_threshold,
+    max_detections,
+    pre_nms_top_k=None,
+    class_agnostic=False,
+    multi_label=True,
+):
     """The op's definition, image by image, with torchvision's nms / batched_nms (python/myops/ops.py)."""
     n_img, _, n_cls = scores.shape
     k = max_detections
@@ -85,7 +95,7 @@ CASES = [  # (N, A, C, score_threshold, pre_nms_top_k, max_detections)
     (2, 50, 3, 0.5, None, 20),
     (3, 120, 4, 0.3, None, 100),
     (2, 200, 5, 0.6, 64, 30),
-    (1, 400, 4, 0.3, None, 300),   # > 1,000 candidates: torchvision's per-class path on the CPU
+    (1, 400, 4, 0.3, None, 300),  # > 1,000 candidates: torchvision's per-class path on the CPU
     (2, 300, 2, 0.1, 700, 50),
 ]
 
@@ -100,8 +110,16 @@ def test_matches_reference(device, dtype, case, multi_label, class_agnostic, per
     n, a, c, thr, top_k, k = case
     boxes = random_boxes((n, a, c) if per_class_boxes else (n, a), dtype, device)
     scores = torch.rand(n, a, c, dtype=dtype, device=device)
-    want = run_both(boxes, scores, score_threshold=thr, iou_threshold=0.5, max_detections=k,
-                    pre_nms_top_k=top_k, class_agnostic=class_agnostic, multi_label=multi_label)
+    want = run_both(
+        boxes,
+        scores,
+        score_threshold=thr,
+        iou_threshold=0.5,
+        max_detections=k,
+        pre_nms_top_k=top_k,
+        class_agnostic=class_agnostic,
+        multi_label=multi_label,
+    )
     assert want[0].sum() > 0  # the case detects something
 
 
@@ -115,8 +133,16 @@ def test_ties(device, multi_label, class_agnostic):
     boxes[:, 1::3] = boxes[:, ::3][:, : boxes[:, 1::3].shape[1]]  # every third box twice
     scores = (torch.randint(0, 5, (n, a, c), device=device) / 4).float()
     for top_k, k in [(None, 40), (37, 10), (500, 200)]:
-        run_both(boxes, scores, score_threshold=0.3, iou_threshold=0.4, max_detections=k, pre_nms_top_k=top_k,
-                 class_agnostic=class_agnostic, multi_label=multi_label)
+        run_both(
+            boxes,
+            scores,
+            score_threshold=0.3,
+            iou_threshold=0.4,
+            max_detections=k,
+            pre_nms_top_k=top_k,
+            class_agnostic=class_agnostic,
+            multi_label=multi_label,
+        )
 
 
 @pytest.mark.parametrize("device", DEVICES)
@@ -128,8 +154,15 @@ def test_nan_scores_and_boxes(device, multi_label):
     scores[torch.rand(n, a, c, device=device) < 0.2] = float("nan")
     boxes[torch.rand(n, a, 4, device=device) < 0.05] = float("nan")
     for agnostic in (False, True):
-        run_both(boxes, scores, score_threshold=0.2, iou_threshold=0.5, max_detections=60,
-                 class_agnostic=agnostic, multi_label=multi_label)
+        run_both(
+            boxes,
+            scores,
+            score_threshold=0.2,
+            iou_threshold=0.5,
+            max_detections=60,
+            class_agnostic=agnostic,
+            multi_label=multi_label,
+        )
     # a NaN among the candidates' boxes makes torchvision's class shift NaN: nothing is suppressed
     boxes[:, 0] = float("nan")
     scores[:, 0] = 0.99
@@ -143,8 +176,15 @@ def test_empty(device, shape, k):
     boxes = random_boxes(shape[:2], torch.float32, device)
     scores = torch.rand(shape, device=device)
     for multi_label in (True, False):
-        num, b, s, c, a = run_both(boxes, scores, score_threshold=0.1, iou_threshold=0.5, max_detections=k,
-                                   pre_nms_top_k=3, multi_label=multi_label)
+        num, b, s, c, a = run_both(
+            boxes,
+            scores,
+            score_threshold=0.1,
+            iou_threshold=0.5,
+            max_detections=k,
+            pre_nms_top_k=3,
+            multi_label=multi_label,
+        )
         assert num.sum() == 0 and b.shape == (shape[0], k, 4)
 
 
@@ -172,21 +212,28 @@ def test_k_larger_than_candidates(device):
 
 
 def test_docstring_example():
-    boxes = torch.tensor([[[0., 0., 10., 10.], [1., 1., 10., 10.], [20., 20., 30., 30.]]])
+    boxes = torch.tensor([[[0.0, 0.0, 10.0, 10.0], [1.0, 1.0, 10.0, 10.0], [20.0, 20.0, 30.0, 30.0]]])
     scores = torch.tensor([[[0.9, 0.1], [0.8, 0.7], [0.2, 0.6]]])
-    n, b, s, c, a = myops.multiclass_nms_static(boxes, scores, score_threshold=0.5, iou_threshold=0.5,
-                                                max_detections=4)
+    n, b, s, c, a = myops.multiclass_nms_static(boxes, scores, score_threshold=0.5, iou_threshold=0.5, max_detections=4)
     assert n.tolist() == [3] and c.tolist() == [[0, 1, 1, -1]] and a.tolist() == [[0, 1, 2, -1]]
     assert s[0].tolist() == pytest.approx([0.9, 0.7, 0.6, 0.0])
 
 
 @settings(max_examples=60, deadline=None)
 @given(
-    n=st.integers(0, 3), a=st.integers(0, 40), c=st.integers(1, 4),
-    levels=st.integers(1, 6), nan=st.booleans(), per_class_boxes=st.booleans(),
-    multi_label=st.booleans(), class_agnostic=st.booleans(),
-    thr=st.sampled_from([-1.0, 0.0, 0.25, 0.5]), iou=st.sampled_from([0.0, 0.3, 0.5, 1.0]),
-    top_k=st.one_of(st.none(), st.integers(0, 30)), k=st.integers(0, 25), seed=st.integers(0, 2**31 - 1),
+    n=st.integers(0, 3),
+    a=st.integers(0, 40),
+    c=st.integers(1, 4),
+    levels=st.integers(1, 6),
+    nan=st.booleans(),
+    per_class_boxes=st.booleans(),
+    multi_label=st.booleans(),
+    class_agnostic=st.booleans(),
+    thr=st.sampled_from([-1.0, 0.0, 0.25, 0.5]),
+    iou=st.sampled_from([0.0, 0.3, 0.5, 1.0]),
+    top_k=st.one_of(st.none(), st.integers(0, 30)),
+    k=st.integers(0, 25),
+    seed=st.integers(0, 2**31 - 1),
 )
 def test_properties(n, a, c, levels, nan, per_class_boxes, multi_label, class_agnostic, thr, iou, top_k, k, seed):
     """Small shapes, scores of a few levels (ties), NaN, every option: equal to the reference."""
@@ -195,8 +242,16 @@ def test_properties(n, a, c, levels, nan, per_class_boxes, multi_label, class_ag
     scores = torch.randint(0, levels, (n, a, c), generator=g) / levels
     if nan:
         scores[torch.rand(n, a, c, generator=g) < 0.1] = float("nan")
-    run_both(boxes, scores, score_threshold=thr, iou_threshold=iou, max_detections=k, pre_nms_top_k=top_k,
-             class_agnostic=class_agnostic, multi_label=multi_label)
+    run_both(
+        boxes,
+        scores,
+        score_threshold=thr,
+        iou_threshold=iou,
+        max_detections=k,
+        pre_nms_top_k=top_k,
+        class_agnostic=class_agnostic,
+        multi_label=multi_label,
+    )
 
 
 @pytest.mark.parametrize("device", DEVICES)
@@ -208,8 +263,9 @@ def test_autograd_modes(device, mode):
     scores = torch.rand(4, 60, 3, device=device)
     want = reference(boxes, scores, score_threshold=0.4, iou_threshold=0.5, max_detections=30)
     if mode == "grad":
-        got = myops.multiclass_nms_static(boxes.requires_grad_(), scores.requires_grad_(), score_threshold=0.4,
-                                          iou_threshold=0.5, max_detections=30)
+        got = myops.multiclass_nms_static(
+            boxes.requires_grad_(), scores.requires_grad_(), score_threshold=0.4, iou_threshold=0.5, max_detections=30
+        )
         with pytest.raises(RuntimeError, match="not implemented"):  # inference only: torch's rule for such ops
             got[2].sum().backward()
         got = [t.detach() for t in got]
@@ -218,8 +274,7 @@ def test_autograd_modes(device, mode):
         with ctx:
             if mode == "inference_mode":
                 boxes, scores = boxes.clone(), scores.clone()  # inference tensors
-            got = myops.multiclass_nms_static(boxes, scores, score_threshold=0.4, iou_threshold=0.5,
-                                              max_detections=30)
+            got = myops.multiclass_nms_static(boxes, scores, score_threshold=0.4, iou_threshold=0.5, max_detections=30)
     assert_same(got, want)
 
 
@@ -228,10 +283,15 @@ def test_autograd_modes(device, mode):
 def test_opcheck(device, per_class_boxes):
     boxes = random_boxes((2, 30, 3) if per_class_boxes else (2, 30), torch.float32, device)
     scores = torch.rand(2, 30, 3, device=device)
-    for kw in ({"pre_nms_top_k": None, "class_agnostic": False, "multi_label": True},
-               {"pre_nms_top_k": 10, "class_agnostic": True, "multi_label": False}):
-        opcheck(torch.ops.myops.multiclass_nms_static.default, (boxes, scores),
-                dict(score_threshold=0.3, iou_threshold=0.5, max_detections=8, **kw))
+    for kw in (
+        {"pre_nms_top_k": None, "class_agnostic": False, "multi_label": True},
+        {"pre_nms_top_k": 10, "class_agnostic": True, "multi_label": False},
+    ):
+        opcheck(
+            torch.ops.myops.multiclass_nms_static.default,
+            (boxes, scores),
+            dict(score_threshold=0.3, iou_threshold=0.5, max_detections=8, **kw),
+        )
 
 
 def _assert_no_symbols(ep):
@@ -249,8 +309,9 @@ def _assert_no_symbols(ep):
 
 class _Post(torch.nn.Module):
     def forward(self, boxes, scores):
-        return myops.multiclass_nms_static(boxes, scores, score_threshold=0.3, iou_threshold=0.5,
-                                           max_detections=16, pre_nms_top_k=64)
+        return myops.multiclass_nms_static(
+            boxes, scores, score_threshold=0.3, iou_threshold=0.5, max_detections=16, pre_nms_top_k=64
+        )
 
 
 @pytest.mark.parametrize("device", DEVICES)
@@ -306,11 +367,13 @@ def test_fake_matches_real():
     from torch._subclasses.fake_tensor import FakeTensorMode
 
     boxes, scores = random_boxes((2, 30, 3), torch.float32, "cpu"), torch.rand(2, 30, 3)
-    real = torch.ops.myops.multiclass_nms_static(boxes, scores, score_threshold=0.3, iou_threshold=0.5,
-                                                 max_detections=9)
+    real = torch.ops.myops.multiclass_nms_static(
+        boxes, scores, score_threshold=0.3, iou_threshold=0.5, max_detections=9
+    )
     with FakeTensorMode() as mode:
-        fake = torch.ops.myops.multiclass_nms_static(mode.from_tensor(boxes), mode.from_tensor(scores),
-                                                     score_threshold=0.3, iou_threshold=0.5, max_detections=9)
+        fake = torch.ops.myops.multiclass_nms_static(
+            mode.from_tensor(boxes), mode.from_tensor(scores), score_threshold=0.3, iou_threshold=0.5, max_detections=9
+        )
     for r, f in zip(real, fake):
         assert (r.shape, r.dtype, r.stride()) == (f.shape, f.dtype, f.stride())
 
@@ -324,8 +387,14 @@ def test_fake_matches_real():
 def test_cuda_no_sync(multi_label, class_agnostic):
     boxes = random_boxes((4, 500), torch.float32, "cuda")
     scores = torch.rand(4, 500, 8, device="cuda")
-    kw = dict(score_threshold=0.5, iou_threshold=0.5, max_detections=50, pre_nms_top_k=1000,
-              multi_label=multi_label, class_agnostic=class_agnostic)
+    kw = dict(
+        score_threshold=0.5,
+        iou_threshold=0.5,
+        max_detections=50,
+        pre_nms_top_k=1000,
+        multi_label=multi_label,
+        class_agnostic=class_agnostic,
+    )
     want = reference(boxes, scores, **kw)
     torch.cuda.synchronize()
     torch.cuda.set_sync_debug_mode("error")
@@ -372,7 +441,7 @@ def test_cuda_graph_capture():
 
 
 @pytest.mark.slow  # AOTInductor's compile and the C++ build: minutes on a small machine
-def test_example_aoti_from_cpp(tmp_path, detect_program):
+def test_example_aoti_from_cpp(tmp_path, detect_program):  # noqa: F811  (the fixture)
     """examples/multiclass_nms_detector.py: the package run by myops_detect (no Python in its
     process) gives eager's detections."""
     import os

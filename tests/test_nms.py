@@ -1,10 +1,11 @@
 """nms / batched_nms / nms_static / batched_nms_static against torchvision.ops (issue 27)."""
+
 import pytest
 import torch
 from hypothesis import given, settings, strategies as st
 
 import myops
-from helpers import DEVICES, HAS_CUDA, cuda_graph, cuda_only
+from helpers import DEVICES, cuda_graph, cuda_only
 
 torchvision = pytest.importorskip("torchvision")
 tv_ops = torchvision.ops
@@ -62,8 +63,12 @@ def dtypes_of(device):
 @pytest.mark.parametrize("case", ["plain", "ties", "nan", "dup", "degenerate", "all"])
 def test_nms_parity(device, n, case):
     for dtype in dtypes_of(device):
-        kw = dict(ties=case in ("ties", "all"), nan_scores=case in ("nan", "all"), dup=case in ("dup", "all"),
-                  degenerate=case in ("degenerate", "all"))
+        kw = dict(
+            ties=case in ("ties", "all"),
+            nan_scores=case in ("nan", "all"),
+            dup=case in ("dup", "all"),
+            degenerate=case in ("degenerate", "all"),
+        )
         boxes, scores = make_boxes(n, dtype, device, **kw)
         for thr in (0.0, 0.3, 0.5, 0.7, 1.0):
             check_nms(boxes, scores, thr)

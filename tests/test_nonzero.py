@@ -1,9 +1,10 @@
 """nonzero family: myops.nonzero / argwhere / where(cond) / nonzero_static against torch."""
+
 import pytest
 import torch
 
 import myops
-from helpers import ALL_DTYPES, DEVICES, HAS_CUDA, assert_like_torch, assert_same, cuda_graph, cuda_only, rand, with_layout
+from helpers import ALL_DTYPES, DEVICES, assert_like_torch, assert_same, cuda_graph, cuda_only, rand, with_layout
 
 NONZERO_LAYOUTS = ["contiguous", "transposed", "sliced", "expanded", "misaligned", "channels_last"]
 
@@ -206,10 +207,25 @@ def test_nonzero_bad_inputs(device):
 @pytest.mark.parametrize("device", DEVICES)
 @pytest.mark.parametrize(
     "kw",
-    [dict(fill_value=1.5), dict(fill_value=True), dict(fill_value=2**63), dict(fill_value=-(2**63) - 1),
-     dict(fill_value=2**64), dict(fill_value=None), dict(fill_value="1"), dict(fill_value=1 + 0j),
-     dict(fill_value=-(2**63)), dict(fill_value=2**63 - 1), dict(fill_value=torch.tensor(5)),
-     dict(size=1.5), dict(size=True), dict(size=2**63), dict(size=None), dict(size=-1), dict(size=torch.tensor(2))],
+    [
+        dict(fill_value=1.5),
+        dict(fill_value=True),
+        dict(fill_value=2**63),
+        dict(fill_value=-(2**63) - 1),
+        dict(fill_value=2**64),
+        dict(fill_value=None),
+        dict(fill_value="1"),
+        dict(fill_value=1 + 0j),
+        dict(fill_value=-(2**63)),
+        dict(fill_value=2**63 - 1),
+        dict(fill_value=torch.tensor(5)),
+        dict(size=1.5),
+        dict(size=True),
+        dict(size=2**63),
+        dict(size=None),
+        dict(size=-1),
+        dict(size=torch.tensor(2)),
+    ],
     ids=repr,
 )
 def test_nonzero_static_argument_types_like_torch(device, kw):
@@ -257,9 +273,7 @@ def test_opcheck_nonzero_static(device):
         (sparse((9,), torch.bool, device, 0.5), 20),
         (sparse((3, 4), torch.int64, device, 0.5).t(), 0),
     ]:
-        torch.library.opcheck(
-            torch.ops.myops.nonzero_static.default, (x,), {"size": size, "fill_value": -4}
-        )
+        torch.library.opcheck(torch.ops.myops.nonzero_static.default, (x,), {"size": size, "fill_value": -4})
 
 
 @pytest.mark.parametrize("device", DEVICES)
@@ -410,8 +424,9 @@ def test_opcheck_nonzero_bounded(device):
 
 @pytest.mark.parametrize("device", DEVICES)
 @pytest.mark.parametrize("dtype", [torch.float32, torch.int64, torch.bool], ids=str)
-@pytest.mark.parametrize("shapes", [((6, 7), (6, 7)), ((6, 7), (7,)), ((1, 7), (5, 1)), ((0, 3), (0, 3)), ((), ())],
-                         ids=str)
+@pytest.mark.parametrize(
+    "shapes", [((6, 7), (6, 7)), ((6, 7), (7,)), ((1, 7), (5, 1)), ((0, 3), (0, 3)), ((), ())], ids=str
+)
 def test_masked_select_bounded(device, dtype, shapes):
     x = rand(shapes[0], dtype, device)
     mask = torch.rand(shapes[1], device=device) < 0.4

@@ -1,5 +1,6 @@
 """The package around the ops: version, build record, docstrings of torch.ops.myops, vmap of a
 dynamic-shape op, the import-time checks, and house rules read from the binaries and sources."""
+
 import io
 import os
 import re
@@ -128,15 +129,21 @@ def test_force_cuda_without_a_toolkit_is_an_error():
     """FORCE_CUDA=1 never falls back to a silent CPU build; without it the CPU build says why."""
     env = dict(os.environ, CUDA_HOME="/nonexistent/cuda", FORCE_CUDA="1")
     env.pop("FORCE_CPU", None)
-    r = subprocess.run([sys.executable, SETUP, "--version"], capture_output=True, text=True, env=env, cwd=os.path.dirname(SETUP))
+    r = subprocess.run(
+        [sys.executable, SETUP, "--version"], capture_output=True, text=True, env=env, cwd=os.path.dirname(SETUP)
+    )
     assert r.returncode != 0
     reason = "a CPU-only build" if torch.version.cuda is None else "/nonexistent/cuda"
     assert "FORCE_CUDA=1 but the CUDA kernels cannot be built" in r.stderr and reason in r.stderr, r.stderr
 
     env.pop("FORCE_CUDA")
-    r = subprocess.run([sys.executable, SETUP, "--version"], capture_output=True, text=True, env=env, cwd=os.path.dirname(SETUP))
+    r = subprocess.run(
+        [sys.executable, SETUP, "--version"], capture_output=True, text=True, env=env, cwd=os.path.dirname(SETUP)
+    )
     assert r.returncode == 0, r.stderr
-    assert "WARNING: building the CPU kernels only" in r.stderr and r.stdout.strip().endswith("0.1.0+cpu"), r.stdout + r.stderr
+    assert "WARNING: building the CPU kernels only" in r.stderr and r.stdout.strip().endswith("0.1.0+cpu"), (
+        r.stdout + r.stderr
+    )
 
 
 # ---- the CPU ISA builds ----------------------------------------------------------------------------
@@ -148,8 +155,10 @@ sys.path.insert(0, os.path.join(ROOT, "tools"))
 import check_isa_link  # noqa: E402
 
 _ISA_TOOLS = bool(shutil.which("objdump") and shutil.which("nm") and shutil.which("c++"))
-needs_isa_tools = pytest.mark.skipif(not (_ISA_TOOLS and os.uname().machine == "x86_64"),
-                                     reason="needs x86-64 and objdump, nm, c++ (binutils, a compiler)")
+needs_isa_tools = pytest.mark.skipif(
+    not (_ISA_TOOLS and os.uname().machine == "x86_64"),
+    reason="needs x86-64 and objdump, nm, c++ (binutils, a compiler)",
+)
 _SHARED = "__attribute__((noinline)) inline float scaled_sum(const float* x, int n) { float s = 0; for (int i = 0; i < n; ++i) s += 2 * x[i]; return s; }\n"
 _ISA_ONLY = "__attribute__((noinline)) inline float isa_only(const float* x, int n) { float s = 0; for (int i = 0; i < n; ++i) s += x[i] * x[i]; return s; }\n"
 
@@ -161,13 +170,16 @@ def test_isa_link_check_finds_an_isa_copy_of_a_shared_inline_function(tmp_path, 
     its copy is kept and the check names it; linked last, the baseline copy is kept. An inline
     function only the ISA object defines is its own code, never reported."""
     (tmp_path / "base.cpp").write_text(_SHARED + "float base_sum(const float* x, int n) { return scaled_sum(x, n); }\n")
-    (tmp_path / "isa.cpp").write_text(_SHARED + _ISA_ONLY +
-                                      "float isa_sum(const float* x, int n) { return scaled_sum(x, n) + isa_only(x, n); }\n")
+    (tmp_path / "isa.cpp").write_text(
+        _SHARED + _ISA_ONLY + "float isa_sum(const float* x, int n) { return scaled_sum(x, n) + isa_only(x, n); }\n"
+    )
     for src, flags in (("base", []), ("isa", ["-mavx2", "-mfma"])):
         subprocess.run(["c++", "-O3", "-fPIC", "-c", *flags, f"{src}.cpp", "-o", f"{src}.o"], cwd=tmp_path, check=True)
     objs = ["isa.o", "base.o"] if isa_first else ["base.o", "isa.o"]
     subprocess.run(["c++", "-shared", *objs, "-o", "lib.so"], cwd=tmp_path, check=True)
-    found = check_isa_link.isa_copies_kept(str(tmp_path / "lib.so"), [str(tmp_path / "isa.o")], [str(tmp_path / "base.o")])
+    found = check_isa_link.isa_copies_kept(
+        str(tmp_path / "lib.so"), [str(tmp_path / "isa.o")], [str(tmp_path / "base.o")]
+    )
     assert found == (["_Z10scaled_sumPKfi"] if isa_first else []), found
     assert check_isa_link.avx_functions(str(tmp_path / "lib.so"), {"_Z8isa_onlyPKfi"}) == {"_Z8isa_onlyPKfi"}
 
@@ -184,8 +196,11 @@ def test_libmyops_baseline_code_runs_no_isa_copy():
     # before the library: one build's objects only (another build inlines differently)
     built = {}
     for d in glob.glob(os.path.join(ROOT, "build", "*temp*")):
-        objs = [o for o in glob.glob(os.path.join(d, "csrc", "**", "*.o"), recursive=True)
-                if os.path.getmtime(o) <= os.path.getmtime(lib)]
+        objs = [
+            o
+            for o in glob.glob(os.path.join(d, "csrc", "**", "*.o"), recursive=True)
+            if os.path.getmtime(o) <= os.path.getmtime(lib)
+        ]
         if any(re.search(r"_avx(2|512)\.o$", o) for o in objs):
             built[max(map(os.path.getmtime, objs))] = objs
     if not built or os.path.dirname(os.path.dirname(here)) != ROOT:
@@ -218,7 +233,9 @@ def test_emulation_switch_lives_in_the_seam_headers():
             with open(path, encoding="utf-8") as fh:
                 if "MYOPS_CUDA_EMULATION" in fh.read():
                     users.add(os.path.relpath(path, root))
-    assert users - EMULATION_SEAM == set(), f"MYOPS_CUDA_EMULATION tested outside the seam headers: {sorted(users - EMULATION_SEAM)}"
+    assert users - EMULATION_SEAM == set(), (
+        f"MYOPS_CUDA_EMULATION tested outside the seam headers: {sorted(users - EMULATION_SEAM)}"
+    )
     assert {"csrc/cuda/glue.h", "csrc/cuda/launch.h"} <= users, users  # the scan reads the tree
 
 
@@ -252,9 +269,26 @@ def test_sources_parse_on_the_oldest_supported_python():
         if os.environ.get("CI"):
             raise
         pytest.skip("ruff is not installed (requirements-dev.txt has it)")
-    r = subprocess.run([sys.executable, "-m", "ruff", "check", "--no-cache", "--select", "E9", "--quiet", ROOT],
-                       capture_output=True, text=True)
+    r = subprocess.run(
+        [sys.executable, "-m", "ruff", "check", "--no-cache", "--select", "E9", "--quiet", ROOT],
+        capture_output=True,
+        text=True,
+    )
     assert r.returncode == 0, r.stdout + r.stderr
+
+
+@pytest.mark.parametrize("check", [["check"], ["format", "--check"]], ids=["lint", "format"])
+def test_python_style(check):
+    """The Python sources hold pyproject.toml's ruff configuration: its lint rules, and the layout
+    `ruff format` gives (`python -m ruff format .` mends a failure of the second)."""
+    try:
+        import ruff  # noqa: F401
+    except ImportError:
+        if os.environ.get("CI"):
+            raise
+        pytest.skip("ruff is not installed (requirements-dev.txt has it)")
+    r = subprocess.run([sys.executable, "-m", "ruff", *check, "--no-cache", ROOT], capture_output=True, text=True)
+    assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-2000:]
 
 
 def test_public_functions_are_written_out():

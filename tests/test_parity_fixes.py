@@ -1,5 +1,6 @@
 """Regression tests for the parity holes of issue #15 (found by fuzzing against torch): one
 test (or parametrized family) per item, each comparing with torch on the same inputs."""
+
 import itertools
 import warnings
 
@@ -34,23 +35,37 @@ def same_error(fn_myops, fn_torch, match=None):
 @pytest.mark.parametrize(
     "fm, ft",
     [
-        (lambda: myops.clamp(torch.tensor([0, 100, 200], dtype=torch.uint8), -1, 300),
-         lambda: torch.clamp(torch.tensor([0, 100, 200], dtype=torch.uint8), -1, 300)),
+        (
+            lambda: myops.clamp(torch.tensor([0, 100, 200], dtype=torch.uint8), -1, 300),
+            lambda: torch.clamp(torch.tensor([0, 100, 200], dtype=torch.uint8), -1, 300),
+        ),
         (lambda: myops.clamp(i8([5, -5]), -129, 3), lambda: torch.clamp(i8([5, -5]), -129, 3)),
         (lambda: myops.clamp(i8(5), 0, 1000), lambda: torch.clamp(i8(5), 0, 1000)),
-        (lambda: myops.where(torch.tensor([True, False]), i8([1, 2]), 1000),
-         lambda: torch.where(torch.tensor([True, False]), i8([1, 2]), 1000)),
-        (lambda: myops.where(torch.tensor([True, False]), -1000, i8([1, 2])),
-         lambda: torch.where(torch.tensor([True, False]), -1000, i8([1, 2]))),
-        (lambda: myops.where(torch.tensor([True, False]), i8(1), 1000),
-         lambda: torch.where(torch.tensor([True, False]), i8(1), 1000)),
+        (
+            lambda: myops.where(torch.tensor([True, False]), i8([1, 2]), 1000),
+            lambda: torch.where(torch.tensor([True, False]), i8([1, 2]), 1000),
+        ),
+        (
+            lambda: myops.where(torch.tensor([True, False]), -1000, i8([1, 2])),
+            lambda: torch.where(torch.tensor([True, False]), -1000, i8([1, 2])),
+        ),
+        (
+            lambda: myops.where(torch.tensor([True, False]), i8(1), 1000),
+            lambda: torch.where(torch.tensor([True, False]), i8(1), 1000),
+        ),
         (lambda: myops.maximum(i8([5, -5]), -129), lambda: torch.clamp(i8([5, -5]), min=-129)),
-        (lambda: myops.minimum(torch.tensor([1, 2], dtype=torch.int16), 2**15),
-         lambda: torch.clamp(torch.tensor([1, 2], dtype=torch.int16), max=2**15)),
-        (lambda: myops.clamp(torch.ones(2, dtype=torch.float16), 0, 1e6),
-         lambda: torch.clamp(torch.ones(2, dtype=torch.float16), 0, 1e6)),
-        (lambda: myops.clamp(torch.ones(2, dtype=torch.bfloat16), -1e39, 0),
-         lambda: torch.clamp(torch.ones(2, dtype=torch.bfloat16), -1e39, 0)),
+        (
+            lambda: myops.minimum(torch.tensor([1, 2], dtype=torch.int16), 2**15),
+            lambda: torch.clamp(torch.tensor([1, 2], dtype=torch.int16), max=2**15),
+        ),
+        (
+            lambda: myops.clamp(torch.ones(2, dtype=torch.float16), 0, 1e6),
+            lambda: torch.clamp(torch.ones(2, dtype=torch.float16), 0, 1e6),
+        ),
+        (
+            lambda: myops.clamp(torch.ones(2, dtype=torch.bfloat16), -1e39, 0),
+            lambda: torch.clamp(torch.ones(2, dtype=torch.bfloat16), -1e39, 0),
+        ),
     ],
 )
 def test_scalar_overflow_raises_like_torch(fm, ft):
@@ -66,30 +81,50 @@ def test_scalar_overflow_raises_like_torch(fm, ft):
         (lambda: myops.mul(i8(2), 1000), lambda: torch.mul(i8(2), 1000)),
         (lambda: myops.mul(1000, i8([2, 3])), lambda: torch.mul(1000, i8([2, 3]))),
         (lambda: myops.add(i8([1, 2]), 2**63 - 1), lambda: torch.add(i8([1, 2]), 2**63 - 1)),
-        (lambda: myops.clamp(torch.tensor([1, 2], dtype=torch.uint8), -1, 200),
-         lambda: torch.clamp(torch.tensor([1, 2], dtype=torch.uint8), -1, 200)),
+        (
+            lambda: myops.clamp(torch.tensor([1, 2], dtype=torch.uint8), -1, 200),
+            lambda: torch.clamp(torch.tensor([1, 2], dtype=torch.uint8), -1, 200),
+        ),
         # integer tensors divided by an int: the number is converted to float, not to int8 first
         (lambda: myops.div(i8(3), 1000), lambda: torch.div(i8(3), 1000)),
         (lambda: myops.div(i8([3, -7]), 1000), lambda: torch.div(i8([3, -7]), 1000)),
-        (lambda: myops.div(torch.tensor(5, dtype=torch.int16), 2**31),
-         lambda: torch.div(torch.tensor(5, dtype=torch.int16), 2**31)),
+        (
+            lambda: myops.div(torch.tensor(5, dtype=torch.int16), 2**31),
+            lambda: torch.div(torch.tensor(5, dtype=torch.int16), 2**31),
+        ),
         (lambda: myops.div(1000, i8(3)), lambda: torch.div(1000, i8(3))),
-        (lambda: myops.div(torch.tensor(7, dtype=torch.uint8), 2.5), lambda: torch.div(torch.tensor(7, dtype=torch.uint8), 2.5)),
+        (
+            lambda: myops.div(torch.tensor(7, dtype=torch.uint8), 2.5),
+            lambda: torch.div(torch.tensor(7, dtype=torch.uint8), 2.5),
+        ),
         # a 0-d tensor beside a number keeps its dtype (the number is weak)
-        (lambda: myops.add(torch.tensor(1.5, dtype=torch.float16), 0.1),
-         lambda: torch.add(torch.tensor(1.5, dtype=torch.float16), 0.1)),
-        (lambda: myops.mul(torch.tensor(1.5, dtype=torch.bfloat16), 0.1),
-         lambda: torch.mul(torch.tensor(1.5, dtype=torch.bfloat16), 0.1)),
-        (lambda: myops.where(torch.tensor([True, False]), i8(1), 100),
-         lambda: torch.where(torch.tensor([True, False]), i8(1), 100)),
+        (
+            lambda: myops.add(torch.tensor(1.5, dtype=torch.float16), 0.1),
+            lambda: torch.add(torch.tensor(1.5, dtype=torch.float16), 0.1),
+        ),
+        (
+            lambda: myops.mul(torch.tensor(1.5, dtype=torch.bfloat16), 0.1),
+            lambda: torch.mul(torch.tensor(1.5, dtype=torch.bfloat16), 0.1),
+        ),
+        (
+            lambda: myops.where(torch.tensor([True, False]), i8(1), 100),
+            lambda: torch.where(torch.tensor([True, False]), i8(1), 100),
+        ),
         (lambda: myops.where(torch.tensor(True), 1000, 2), lambda: torch.where(torch.tensor(True), 1000, 2)),
-        (lambda: myops.where(torch.tensor([True, False]), 1.5, 2), lambda: torch.where(torch.tensor([True, False]), 1.5, 2)),
+        (
+            lambda: myops.where(torch.tensor([True, False]), 1.5, 2),
+            lambda: torch.where(torch.tensor([True, False]), 1.5, 2),
+        ),
         # where lets a float16 overflow to inf (no check for floats, as torch)
-        (lambda: myops.where(torch.tensor([True, False]), torch.ones(2, dtype=torch.float16), 1e6),
-         lambda: torch.where(torch.tensor([True, False]), torch.ones(2, dtype=torch.float16), 1e6)),
+        (
+            lambda: myops.where(torch.tensor([True, False]), torch.ones(2, dtype=torch.float16), 1e6),
+            lambda: torch.where(torch.tensor([True, False]), torch.ones(2, dtype=torch.float16), 1e6),
+        ),
         (lambda: myops.clamp(i8([1, 2, 3]), 0.5, 2), lambda: torch.clamp(i8([1, 2, 3]), 0.5, 2)),
-        (lambda: myops.clamp(torch.tensor([0.1, 5.0]), torch.tensor([1.0, 1.0]), 3),
-         lambda: torch.clamp(torch.tensor([0.1, 5.0]), torch.tensor([1.0, 1.0]), torch.tensor(3.0))),
+        (
+            lambda: myops.clamp(torch.tensor([0.1, 5.0]), torch.tensor([1.0, 1.0]), 3),
+            lambda: torch.clamp(torch.tensor([0.1, 5.0]), torch.tensor([1.0, 1.0]), torch.tensor(3.0)),
+        ),
     ],
 )
 def test_scalar_values_like_torch(fm, ft):
@@ -449,10 +484,12 @@ def test_maximum_minimum_number_form_is_clamp(device):
     payload = ((bits & 0x803FFFFF) | 0x7FC00000).to(torch.int32).view(torch.float32)
     x = torch.where(torch.rand(n) < 0.2, payload, torch.randint(-3, 4, (n,)).float()).to(device)
     for s in [0.0, -1, 2.5, float("nan")]:
-        for mine, ref in [(lambda t: myops.maximum(t, s), lambda t: torch.clamp(t, min=s)),
-                          (lambda t: myops.maximum(s, t), lambda t: torch.clamp(t, min=s)),
-                          (lambda t: myops.minimum(t, s), lambda t: torch.clamp(t, max=s)),
-                          (lambda t: myops.minimum(s, t), lambda t: torch.clamp(t, max=s))]:
+        for mine, ref in [
+            (lambda t: myops.maximum(t, s), lambda t: torch.clamp(t, min=s)),
+            (lambda t: myops.maximum(s, t), lambda t: torch.clamp(t, min=s)),
+            (lambda t: myops.minimum(t, s), lambda t: torch.clamp(t, max=s)),
+            (lambda t: myops.minimum(s, t), lambda t: torch.clamp(t, max=s)),
+        ]:
             xm, xt = x.clone().requires_grad_(), x.clone().requires_grad_()
             rm, rt = mine(xm), ref(xt)
             assert_same(rm, rt)
@@ -461,15 +498,15 @@ def test_maximum_minimum_number_form_is_clamp(device):
 
 def test_clamp_scalar_overload_errors():
     x = torch.arange(4, dtype=torch.int8)
-    same_error(lambda: torch.ops.myops.clamp.Scalar(x, -200, 3), lambda: torch.clamp(x, -200, 3),
-               match="without overflow")
+    same_error(
+        lambda: torch.ops.myops.clamp.Scalar(x, -200, 3), lambda: torch.clamp(x, -200, 3), match="without overflow"
+    )
     with pytest.raises(RuntimeError, match="myops.clamp: at least one of 'min' and 'max'"):
         torch.ops.myops.clamp.Scalar(x)
     with pytest.raises(TypeError, match="real Python number"):
         myops.clamp(x, "0", 1)
     b = torch.tensor([True, False])
-    same_error(lambda: torch.ops.myops.clamp.Scalar(b, None, False), lambda: torch.clamp(b, max=False),
-               match="bool")
+    same_error(lambda: torch.ops.myops.clamp.Scalar(b, None, False), lambda: torch.clamp(b, max=False), match="bool")
     same_error(lambda: myops.clamp(b, True, False), lambda: torch.clamp(b, True, False), match="bool")
 
 

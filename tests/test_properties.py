@@ -11,6 +11,7 @@ the documented tolerance, see TOL below).
 Derandomized, so CI is reproducible: MYOPS_HYPOTHESIS_EXAMPLES sets the per-family
 number of cases (default 300); e.g. MYOPS_HYPOTHESIS_EXAMPLES=5000 for a long local run.
 """
+
 import math
 import os
 import warnings
@@ -55,6 +56,7 @@ TOL = {
 
 
 # ---- inputs ---------------------------------------------------------------------------------
+
 
 def _special(dtype):
     if dtype == torch.bool:
@@ -144,7 +146,7 @@ def broadcast_shapes(draw, n):
     out = []
     for _ in range(n):
         nd = draw(st.integers(0, len(base)))
-        s = base[len(base) - nd:]
+        s = base[len(base) - nd :]
         out.append(tuple(1 if draw(st.integers(0, 3)) == 0 else d for d in s))
     return out
 
@@ -164,12 +166,13 @@ def python_scalars(dtype=None):
 
 # ---- comparison -----------------------------------------------------------------------------
 
+
 def _run(fn):
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             return fn(), None
-    except Exception as e:  # noqa: BLE001: compared below
+    except Exception as e:  # noqa: BLE001  (compared below)
         return None, e
 
 
@@ -356,22 +359,34 @@ def test_clamp(data, dts, form):
 
 
 @CFG
-@given(data=st.data(), name=st.sampled_from(["maximum", "minimum", "clamp"]), dtype=st.sampled_from(FLOATS),
-       n=st.integers(0, 80))
+@given(
+    data=st.data(),
+    name=st.sampled_from(["maximum", "minimum", "clamp"]),
+    dtype=st.sampled_from(FLOATS),
+    n=st.integers(0, 80),
+)
 def test_signed_zero_ties(data, name, dtype, n):
     # operands of mostly -0.0 / +0.0 in rows long enough for torch's vector loop, which breaks
     # their ties the other way from its scalar loop (tails, other layouts, broadcast operands)
     forms = [(n,), (3, n), (1, n), (), (1,), (3, 1)]  # broadcast together
-    args = [data.draw(tensors(data.draw(st.sampled_from(forms)), dtype, specials="zeros"))
-            for _ in range(3 if name == "clamp" else 2)]
+    args = [
+        data.draw(tensors(data.draw(st.sampled_from(forms)), dtype, specials="zeros"))
+        for _ in range(3 if name == "clamp" else 2)
+    ]
     check(lambda: getattr(myops, name)(*args), lambda: getattr(torch, name)(*args))
 
 
 # ---- nonzero family -------------------------------------------------------------------------
 
+
 @CFG
-@given(data=st.data(), dtype=st.sampled_from(DTYPES + [torch.complex64]), shape=shapes(), size=st.integers(0, 40),
-       fill=st.sampled_from([-7, 0, 2**63 - 1, -(2**63), 2**63, True, 1.5]))
+@given(
+    data=st.data(),
+    dtype=st.sampled_from(DTYPES + [torch.complex64]),
+    shape=shapes(),
+    size=st.integers(0, 40),
+    fill=st.sampled_from([-7, 0, 2**63 - 1, -(2**63), 2**63, True, 1.5]),
+)
 def test_nonzero_family(data, dtype, shape, size, fill):
     if dtype == torch.complex64:
         x = torch.complex(data.draw(tensors(shape, torch.float32)), data.draw(tensors(shape, torch.float32)))
@@ -381,11 +396,14 @@ def test_nonzero_family(data, dtype, shape, size, fill):
     check(lambda: myops.argwhere(x), lambda: torch.argwhere(x))
     check(lambda: myops.where(x), lambda: torch.where(x))
     check(lambda: myops.nonzero(x, as_tuple=True), lambda: torch.nonzero(x, as_tuple=True))
-    check(lambda: myops.nonzero_static(x, size=size, fill_value=fill),
-          lambda: torch.nonzero_static(x, size=size, fill_value=fill))
+    check(
+        lambda: myops.nonzero_static(x, size=size, fill_value=fill),
+        lambda: torch.nonzero_static(x, size=size, fill_value=fill),
+    )
 
 
 # ---- max_pool2d_add -------------------------------------------------------------------------
+
 
 @CFG
 @given(
@@ -418,7 +436,7 @@ def test_max_pool2d_add(data, dtype, other_dtype, batched, channels_last, k, s, 
     # other: broadcastable to the pooled shape (dims dropped in front or set to 1)
     ps = pooled.shape
     nd = data.draw(st.integers(0, len(ps)))
-    os_ = tuple(1 if data.draw(st.booleans()) else d for d in ps[len(ps) - nd:])
+    os_ = tuple(1 if data.draw(st.booleans()) else d for d in ps[len(ps) - nd :])
     other = data.draw(tensors(os_, other_dtype, views=["contiguous", "stepped", "expanded"]))
     check(lambda: myops.max_pool2d_add(x, other, k, s, p, ceil_mode), lambda: pooled + other)
     if dtype in (torch.float32, torch.float64) and x.numel():
@@ -431,6 +449,7 @@ def test_max_pool2d_add(data, dtype, other_dtype, batched, channels_last, k, s, 
 
 
 # ---- diagonal -------------------------------------------------------------------------------
+
 
 @CFG
 @given(

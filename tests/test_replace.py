@@ -4,6 +4,7 @@ torch's own CPU/CUDA kernels of aten ops from C++ (csrc/aten_override.cpp).
 Every routed call must give torch's result bit for bit (values, dtype, shape, strides), every
 other call must reach torch's kernel, bad input must raise torch's own error, and disabling must
 leave torch's kernels exactly as they were."""
+
 import contextlib
 import itertools
 import os
@@ -102,7 +103,7 @@ CALLS = [
     ("tanh", lambda x, y: torch.tanh(x)),
     ("pow", lambda x, y: torch.pow(x.abs(), y)),
     ("pow_scalar", lambda x, y: torch.pow(x.abs(), 2.5)),
-    ("pow_scalar", lambda x, y: x ** 3),
+    ("pow_scalar", lambda x, y: x**3),
     ("add", lambda x, y: x + y),
     ("add", lambda x, y: torch.add(x, y[:1])),
     ("add", lambda x, y: x + 1.5),
@@ -133,7 +134,10 @@ CALLS = [
     ("clamp", lambda x, y: torch.clamp(x, -y.abs(), y.abs())),
     ("clamp", lambda x, y: x.clamp(y[0], y[1])),
     ("nms", lambda x, y: torchvision.ops.nms(_boxes(x), y.flatten()[:50], 0.3)),
-    ("nms", lambda x, y: torchvision.ops.batched_nms(_boxes(x), y.flatten()[:50], (y.flatten()[50:100] > 0).long(), 0.3)),
+    (
+        "nms",
+        lambda x, y: torchvision.ops.batched_nms(_boxes(x), y.flatten()[:50], (y.flatten()[50:100] > 0).long(), 0.3),
+    ),
 ]
 
 
@@ -264,9 +268,17 @@ def test_special_values(device, dtype):
     a = sp.to(device=device, dtype=dtype)[:, None]
     b = sp.to(device=device, dtype=dtype)[None, :]
     calls = [
-        lambda: a + b, lambda: a - b, lambda: a * b, lambda: a / b, lambda: torch.maximum(a, b),
-        lambda: torch.minimum(a, b), lambda: torch.relu(a), lambda: torch.clamp(a.expand(9, 9), b, b.t()),
-        lambda: torch.addcmul(a, b, b), lambda: torch.where(a > b, a, b), lambda: torch.nonzero(a * b),
+        lambda: a + b,
+        lambda: a - b,
+        lambda: a * b,
+        lambda: a / b,
+        lambda: torch.maximum(a, b),
+        lambda: torch.minimum(a, b),
+        lambda: torch.relu(a),
+        lambda: torch.clamp(a.expand(9, 9), b, b.t()),
+        lambda: torch.addcmul(a, b, b),
+        lambda: torch.where(a > b, a, b),
+        lambda: torch.nonzero(a * b),
     ]
     for f in calls:
         actual, expected, stats = run_both(f)
@@ -283,8 +295,15 @@ def test_cuda_with_cpu_scalars():
     takes them, except a CPU divisor: torch's CUDA div multiplies by its reciprocal."""
     x = torch.randn(5, 7, device="cuda")
     s = torch.tensor(2.5)
-    calls = [lambda: x * 3.5, lambda: 1.5 - x, lambda: x + s, lambda: torch.where(x > 0, x, 0.5),
-             lambda: torch.maximum(x, s), lambda: x / 3, lambda: x / s]
+    calls = [
+        lambda: x * 3.5,
+        lambda: 1.5 - x,
+        lambda: x + s,
+        lambda: torch.where(x > 0, x, 0.5),
+        lambda: torch.maximum(x, s),
+        lambda: x / 3,
+        lambda: x / s,
+    ]
     expected = [f() for f in calls]
     with myops.replace_torch_ops() as stats:
         actual = [f() for f in calls]
@@ -740,7 +759,7 @@ def yolo_like_nms(prediction, conf_thres=0.25, iou_thres=0.45, max_det=300, max_
     torchvision nms, at most max_det rows [x1, y1, x2, y2, score, class]."""
     prediction = prediction.transpose(-1, -2)
     nc = prediction.shape[-1] - 4
-    candidates = prediction[..., 4:4 + nc].amax(-1) > conf_thres
+    candidates = prediction[..., 4 : 4 + nc].amax(-1) > conf_thres
     xy, wh = prediction[..., :2], prediction[..., 2:4]
     boxes_all = torch.cat([xy - wh / 2, xy + wh / 2], -1)
     output = []
@@ -766,8 +785,14 @@ def test_yolo_like_postprocess_under_inference_mode(device, n):
     inside torch.inference_mode(). nms is routed, once per image, and the detections are
     identical."""
     anchors, nc = 2100, 80
-    pred = torch.cat([torch.rand(n, 2, anchors, device=device) * 640, torch.rand(n, 2, anchors, device=device) * 60 + 4,
-                      torch.rand(n, nc, anchors, device=device) ** 4], 1)
+    pred = torch.cat(
+        [
+            torch.rand(n, 2, anchors, device=device) * 640,
+            torch.rand(n, 2, anchors, device=device) * 60 + 4,
+            torch.rand(n, nc, anchors, device=device) ** 4,
+        ],
+        1,
+    )
     with torch.inference_mode():
         expected = yolo_like_nms(pred)
         with myops.enable() as stats:
@@ -823,14 +848,16 @@ def test_hand_backs_are_counted_with_their_reason(device):
 def test_nms_routed_when_torchvision_is_imported_after_enable():
     """enable() loads torchvision's ops before overriding nms, so a program that imports
     torchvision later (as a detector package does) still gets nms routed."""
-    code = ("import sys, torch, myops\n"
-            "assert 'torchvision' not in sys.modules\n"
-            "myops.enable()\n"
-            "import torchvision\n"
-            "b = torch.rand(30, 4); b[:, 2:] += b[:, :2]\n"
-            "with torch.inference_mode():\n"
-            "    keep = torchvision.ops.nms(b, torch.rand(30), 0.5)\n"
-            "stats = myops.disable()\n"
-            "assert stats.routed['nms'] == 1, stats\n")
+    code = (
+        "import sys, torch, myops\n"
+        "assert 'torchvision' not in sys.modules\n"
+        "myops.enable()\n"
+        "import torchvision\n"
+        "b = torch.rand(30, 4); b[:, 2:] += b[:, :2]\n"
+        "with torch.inference_mode():\n"
+        "    keep = torchvision.ops.nms(b, torch.rand(30), 0.5)\n"
+        "stats = myops.disable()\n"
+        "assert stats.routed['nms'] == 1, stats\n"
+    )
     env = dict(os.environ, PYTHONPATH=os.pathsep.join(sys.path))
     subprocess.run([sys.executable, "-c", code], check=True, env=env, timeout=300)

@@ -1,4 +1,5 @@
 """roi_align_levels against torchvision.ops.roi_align / MultiScaleRoIAlign (issue 28)."""
+
 import re
 
 import pytest
@@ -26,11 +27,11 @@ def make_rois(k, n, height, width, dtype, device="cpu"):
     wh = torch.rand(k, 2, dtype=torch.float64) * 0.8
     boxes = torch.cat([x1y1, x1y1 + wh], 1)
     kind = torch.randint(0, 6, (k,))
-    boxes[kind == 1, 2:] = boxes[kind == 1, :2]                       # degenerate: a point
-    boxes[kind == 2] = boxes[kind == 2][:, [2, 3, 0, 1]]              # reversed corners
-    boxes[kind == 3, 2:] = boxes[kind == 3, :2] + 1e-3                # tiny
+    boxes[kind == 1, 2:] = boxes[kind == 1, :2]  # degenerate: a point
+    boxes[kind == 2] = boxes[kind == 2][:, [2, 3, 0, 1]]  # reversed corners
+    boxes[kind == 3, 2:] = boxes[kind == 3, :2] + 1e-3  # tiny
     boxes[kind == 4] = torch.tensor([-0.5, -0.4, 1.7, 1.5], dtype=torch.float64)  # covers the image
-    boxes[kind == 5, :2] += 1.4                                       # entirely outside
+    boxes[kind == 5, :2] += 1.4  # entirely outside
     boxes = boxes * img
     batch = torch.randint(0, n, (k, 1)).to(torch.float64)
     return torch.cat([batch, boxes], 1).to(dtype).to(device)
@@ -112,8 +113,16 @@ def test_hand_picked_rois():
     # negative / huge size; batch indices that truncate (1.9 -> 1, -0.5 -> 0)
     feats = make_features(2, 2, [(6, 7), (3, 4)], torch.float32)
     rows = [
-        [0, -1, -1, 7, 6], [1, 0, 0, 6, 5], [0, 6, 5, 7, 6], [1, 7, 6, 8, 7], [0, -2, -2, -1, -1],
-        [0, 2, 2, 2, 2], [1, 4, 4, 1, 1], [1.9, 1, 1, 3, 3], [-0.5, 1, 1, 3, 3], [0, 1.5, 1.5, 1.5, 4.5],
+        [0, -1, -1, 7, 6],
+        [1, 0, 0, 6, 5],
+        [0, 6, 5, 7, 6],
+        [1, 7, 6, 8, 7],
+        [0, -2, -2, -1, -1],
+        [0, 2, 2, 2, 2],
+        [1, 4, 4, 1, 1],
+        [1.9, 1, 1, 3, 3],
+        [-0.5, 1, 1, 3, 3],
+        [0, 1.5, 1.5, 1.5, 4.5],
         [1, 0, 0, 1e9, 1e9],
     ]
     rois = torch.tensor(rows, dtype=torch.float32)
@@ -132,8 +141,17 @@ def test_non_finite_rois(aligned):
     # RoI whose points all fall outside the map, with the same grid
     feats = make_features(2, 2, [(6, 7)], torch.float64)
     nan, inf = float("nan"), float("inf")
-    rois = torch.tensor([[0, nan, 1, 3, 3], [1, 1, 1, nan, 3], [0, 1, 1, inf, 3], [1, -inf, 1, 3, 3],
-                         [0, 1, nan, 3, 3], [1, nan, nan, nan, nan]], dtype=torch.float64)
+    rois = torch.tensor(
+        [
+            [0, nan, 1, 3, 3],
+            [1, 1, 1, nan, 3],
+            [0, 1, 1, inf, 3],
+            [1, -inf, 1, 3, 3],
+            [0, 1, nan, 3, 3],
+            [1, nan, nan, nan, nan],
+        ],
+        dtype=torch.float64,
+    )
     outside = rois.clone()
     outside[:, 1:] = torch.tensor([50.0, 50.0, 60.0, 60.0], dtype=torch.float64)
     got = myops.roi_align_levels(feats, rois, torch.zeros(6, dtype=torch.int64), 3, [1.0], 2, aligned)
@@ -181,8 +199,9 @@ def test_empty_and_layouts():
     empty = torch.zeros(0, 5)
     got = myops.roi_align_levels(feats, empty, torch.zeros(0, dtype=torch.int64), 7, FPN_SCALES[:2])
     assert_same(got, tv_ops.roi_align(feats[0], empty, 7, 0.25))
-    got = myops.roi_align_levels(feats, make_rois(5, 2, 128, 160, torch.float32), torch.zeros(5, dtype=torch.int64),
-                                 (0, 3), FPN_SCALES[:2])
+    got = myops.roi_align_levels(
+        feats, make_rois(5, 2, 128, 160, torch.float32), torch.zeros(5, dtype=torch.int64), (0, 3), FPN_SCALES[:2]
+    )
     assert got.shape == (5, 3, 0, 3)
     # channels_last features, rois and levels as strided views: made contiguous, same result
     rois = make_rois(50, 2, 128, 160, torch.float32)
@@ -210,17 +229,25 @@ def test_threads_do_not_change_the_result():
 
 # ---- errors -----------------------------------------------------------------------------------
 
+
 def _args(**kw):
     feats = make_features(2, 3, [(8, 8), (4, 4)], torch.float32)
-    a = dict(features=feats, rois=make_rois(4, 2, 32, 32, torch.float32), levels=torch.tensor([0, 1, 1, 0]),
-             spatial_scale=[0.25, 0.125], pooled_height=2, pooled_width=2)
+    a = dict(
+        features=feats,
+        rois=make_rois(4, 2, 32, 32, torch.float32),
+        levels=torch.tensor([0, 1, 1, 0]),
+        spatial_scale=[0.25, 0.125],
+        pooled_height=2,
+        pooled_width=2,
+    )
     a.update(kw)
     return a
 
 
 def _call(a):
-    return torch.ops.myops.roi_align_levels(a["features"], a["rois"], a["levels"], a["spatial_scale"],
-                                            a["pooled_height"], a["pooled_width"])
+    return torch.ops.myops.roi_align_levels(
+        a["features"], a["rois"], a["levels"], a["spatial_scale"], a["pooled_height"], a["pooled_width"]
+    )
 
 
 f32 = make_features(2, 3, [(8, 8)], torch.float32)
@@ -250,13 +277,16 @@ def test_errors(device, kw, exc, msg):
         _call(a)
 
 
-@pytest.mark.parametrize("lvl, batch, msg", [
-    (2, 0, r"levels\[3\] = 2 is out of range for 2 feature maps"),
-    (-2, 0, r"levels\[3\] = -2 is out of range"),
-    (0, 2, r"rois\[3, 0\] = 2 is not a batch index of the 2 images"),
-    (0, -1, r"rois\[3, 0\] = -1 is not a batch index"),
-    (0, float("nan"), r"rois\[3, 0\] = nan is not a batch index"),
-])
+@pytest.mark.parametrize(
+    "lvl, batch, msg",
+    [
+        (2, 0, r"levels\[3\] = 2 is out of range for 2 feature maps"),
+        (-2, 0, r"levels\[3\] = -2 is out of range"),
+        (0, 2, r"rois\[3, 0\] = 2 is not a batch index of the 2 images"),
+        (0, -1, r"rois\[3, 0\] = -1 is not a batch index"),
+        (0, float("nan"), r"rois\[3, 0\] = nan is not a batch index"),
+    ],
+)
 def test_index_errors(lvl, batch, msg):
     a = _args()
     a["levels"][3] = lvl
@@ -333,14 +363,15 @@ def test_no_gradient():
 
 # ---- tracing ----------------------------------------------------------------------------------
 
+
 def test_opcheck():
     feats = make_features(2, 3, FPN, torch.float32)
     rois = make_rois(40, 2, 128, 160, torch.float32)
     levels = torch.randint(0, 4, (40,))
-    torch.library.opcheck(torch.ops.myops.roi_align_levels.default,
-                          (feats, rois, levels, FPN_SCALES, 7, 7, 2, False))
-    torch.library.opcheck(torch.ops.myops.roi_align_levels.default,
-                          (feats[:1], rois[:0], levels[:0], FPN_SCALES[:1], 3, 2, 0, True))
+    torch.library.opcheck(torch.ops.myops.roi_align_levels.default, (feats, rois, levels, FPN_SCALES, 7, 7, 2, False))
+    torch.library.opcheck(
+        torch.ops.myops.roi_align_levels.default, (feats[:1], rois[:0], levels[:0], FPN_SCALES[:1], 3, 2, 0, True)
+    )
 
 
 def test_export_static_shapes():
@@ -359,6 +390,7 @@ def test_export_static_shapes():
 
 
 # ---- CUDA: against torchvision's CUDA kernel ------------------------------------------------------
+
 
 @cuda_only
 @pytest.mark.parametrize("dtype", DTYPES)

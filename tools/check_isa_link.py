@@ -14,6 +14,7 @@ Exit 1, naming the functions, when a weak function defined by both an ISA object
 object holds AVX instructions (VEX / EVEX encodings or ymm / zmm registers) in LIB. setup.py runs
 it after every link of libmyops.
 """
+
 import argparse
 import re
 import subprocess
@@ -30,11 +31,13 @@ def weak_functions(obj):
 
 def avx_functions(lib, among):
     """The functions of `among` whose code in `lib` holds an AVX instruction."""
-    dis = subprocess.run(["objdump", "-d", "--no-show-raw-insn", lib], capture_output=True, text=True, check=True).stdout
+    dis = subprocess.run(
+        ["objdump", "-d", "--no-show-raw-insn", lib], capture_output=True, text=True, check=True
+    ).stdout
     found, name = set(), None
     for line in dis.splitlines():
         if line.endswith(">:"):
-            name = line[line.index("<") + 1:-2]
+            name = line[line.index("<") + 1 : -2]
             name = name if name in among else None
         elif name and name not in found and _AVX.search(line):
             found.add(name)
@@ -57,8 +60,11 @@ def main(argv=None):
     bad = isa_copies_kept(a.lib, a.isa, a.baseline)
     if bad:
         names = subprocess.run(["c++filt"], input="\n".join(bad), capture_output=True, text=True).stdout.splitlines()
-        print(f"{a.lib}: baseline code calls an ISA build's copy of {len(bad)} shared function(s) (link the ISA "
-              "objects after the baseline ones):", file=sys.stderr)
+        print(
+            f"{a.lib}: baseline code calls an ISA build's copy of {len(bad)} shared function(s) (link the ISA "
+            "objects after the baseline ones):",
+            file=sys.stderr,
+        )
         for n in names[:50]:
             print("  " + n, file=sys.stderr)
         return 1

@@ -1,4 +1,4 @@
-"""Fails on a register spill or a use of local memory in a CUDA kernel that docs/design.md does not
+r"""Fails on a register spill or a use of local memory in a CUDA kernel that docs/design.md does not
 list with its reason (issue #25: setup.py passes -Xptxas -warn-spills,-warn-lmem-usage to nvcc).
 
     python tools/check_spills.py build/build.log
@@ -9,12 +9,15 @@ kernel, `- \`<pattern>\`: <reason>`, the pattern a substring of the demangled na
 warning and exits 1 when one is not allowed. A log with no nvcc compile in it (a CPU build, a
 build that reused every object) passes and says so.
 """
+
 import re
 import subprocess
 import sys
 
-WARNING = re.compile(r"ptxas warning : (Registers are spilled to local memory|Local memory (?:is )?used)"
-                     r" (?:in|for) function '([^']+)'(.*)")
+WARNING = re.compile(
+    r"ptxas warning : (Registers are spilled to local memory|Local memory (?:is )?used)"
+    r" (?:in|for) function '([^']+)'(.*)"
+)
 SECTION = "### Register spills and local memory"
 
 
@@ -49,8 +52,10 @@ def main(argv):
         ok = any(p in name for p in patterns)
         bad += not ok
         print(f"{'allowed' if ok else 'NOT ALLOWED'}: {kind}: {name} {detail}")
-    print(f"{len(hits)} ptxas spill / local-memory warnings, {bad} not listed in {readme} ({SECTION!r})"
-          + ("" if compiled else "; no nvcc compile in this log"))
+    print(
+        f"{len(hits)} ptxas spill / local-memory warnings, {bad} not listed in {readme} ({SECTION!r})"
+        + ("" if compiled else "; no nvcc compile in this log")
+    )
     return 1 if bad else 0
 
 

@@ -9,6 +9,7 @@ coefficients, lowest degree first. The kernels' accuracy itself is checked on ev
 
     python tools/fit_exp_log.py
 """
+
 import numpy as np
 
 
@@ -29,14 +30,16 @@ def fit(fun, lo, hi, deg, weight, iters=30):
 
 def main():
     half_ln2 = 0.34658 * 1.0002  # ln2 / 2 = 0.346574, and a little more: the reduction's |r| reaches past it
-    q = lambda r: np.where(np.abs(r) < 1e-4, 0.5 + r / 6 + r * r / 24,
-                           (np.expm1(r) - r) / np.where(r == 0, 1, r * r))
+    q = lambda r: np.where(np.abs(r) < 1e-4, 0.5 + r / 6 + r * r / 24, (np.expm1(r) - r) / np.where(r == 0, 1, r * r))
     c, e, e32 = fit(q, -half_ln2, half_ln2, 4, lambda r: r * r / np.exp(r))
     print(f"exp Q (degree 4): relative error {e:.3g}, {e32:.3g} with float32 coefficients")
     print("  " + ", ".join(f"{v:.10e}f" for v in c))
     lo, hi = np.sqrt(0.5) - 1, np.sqrt(2) - 1
-    p = lambda f: np.where(np.abs(f) < 1e-3, 1 / 3 - f / 4 + f * f / 5 - f ** 3 / 6,
-                           (np.log1p(f) - f + f * f / 2) / np.where(f == 0, 1, f ** 3))
+    p = lambda f: np.where(
+        np.abs(f) < 1e-3,
+        1 / 3 - f / 4 + f * f / 5 - f**3 / 6,
+        (np.log1p(f) - f + f * f / 2) / np.where(f == 0, 1, f**3),
+    )
     c, e, e32 = fit(p, lo, hi, 7, lambda f: f * f)
     print(f"log P (degree 7): relative error {e:.3g}, {e32:.3g} with float32 coefficients")
     print("  " + ", ".join(f"{v:.10e}f" for v in c))

@@ -17,6 +17,7 @@ rounded to float32 and the error is then measured with float32 Horner steps.
 
 Needs numpy only.
 """
+
 import math
 
 import numpy as np
@@ -76,8 +77,10 @@ def main():
     for name, n, d in LAYOUTS:
         coefs, worst = layout(n, d)
         print()
-        print(f"// {n} intervals of width {L / n:g}, degree {d}: largest error (float32 Horner) "
-              f"{worst:.2e} relative to max(q, 0.02)")
+        print(
+            f"// {n} intervals of width {L / n:g}, degree {d}: largest error (float32 Horner) "
+            f"{worst:.2e} relative to max(q, 0.02)"
+        )
         print(f"constexpr int {name}Degree = {d};")
         print(f"constexpr float {name}Scale = {n / L!r}f;  // 1 / w")
         print(f"alignas(64) constexpr float {name}[{d + 1}][{n}] = {{")

@@ -11,6 +11,7 @@ tests/test_cpp.py fails when the file differs from what this script writes.
     python tools/gen_ops_elementwise.py           # rewrite the header
     python tools/gen_ops_elementwise.py --check   # exit 1 if it is not current
 """
+
 import argparse
 import os
 import re

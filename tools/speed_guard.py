@@ -22,6 +22,7 @@ build, torch's AVX2 kernels and oneDNN's AVX2 JIT); one thread each (OMP_NUM_THR
 Exit status 1 on a regression, 2 when it cannot run (no valgrind / cc); ~4.5 minutes of CPU,
 most of it importing torch under valgrind. ``make speed-guard`` runs it (CI: .ci/run).
 """
+
 import argparse
 import glob
 import json
@@ -49,6 +50,7 @@ void myops_speed_guard_call(void (*f)(void)) {
 
 
 # ---- the cases (run in the measured process) ------------------------------------------------------
+
 
 def elementwise_cases():
     """(name, myops call, torch call) for every row of the op table in each float dtype it takes."""
@@ -78,8 +80,14 @@ def dtype_cases(torch, myops, aten, EW_OPS, g, dt):
     other = torch.float32 if dt != torch.float32 else torch.float16
     # the operands by the op's C++ signature (SIG column), for the myops op and the aten overload
     # it stands in for (AT column); the other rows are spelled out below
-    forms = {"unary": (x,), "binary": (x, y), "alpha": (x, y), "scalar_alpha": (x, 2.5), "scalar": (x, 0.5),
-             "ternary": (m, x, y)}
+    forms = {
+        "unary": (x,),
+        "binary": (x, y),
+        "alpha": (x, y),
+        "scalar_alpha": (x, 2.5),
+        "scalar": (x, 0.5),
+        "ternary": (m, x, y),
+    }
     for fn, op in EW_OPS.items():
         if dt not in op.accepted:
             continue
@@ -89,11 +97,21 @@ def dtype_cases(torch, myops, aten, EW_OPS, g, dt):
             out.append((tag, lambda c=call: c(pos), lambda fn=fn: getattr(torch, fn)(pos)))
         elif fn == "gelu":
             out.append((tag, lambda: myops.gelu(x), lambda: torch.nn.functional.gelu(x)))
-            out.append((tag + " tanh", lambda: myops.gelu(x, approximate="tanh"),
-                        lambda: torch.nn.functional.gelu(x, approximate="tanh")))
+            out.append(
+                (
+                    tag + " tanh",
+                    lambda: myops.gelu(x, approximate="tanh"),
+                    lambda: torch.nn.functional.gelu(x, approximate="tanh"),
+                )
+            )
         elif fn == "cast":
-            out.append((f"cast {str(dt)[6:]}->{str(other)[6:]}", lambda c=call: c(x, other),
-                        lambda: aten._to_copy(x, dtype=other)))
+            out.append(
+                (
+                    f"cast {str(dt)[6:]}->{str(other)[6:]}",
+                    lambda c=call: c(x, other),
+                    lambda: aten._to_copy(x, dtype=other),
+                )
+            )
         elif fn == "pow":
             out.append((tag, lambda c=call: c(pos, y), lambda: torch.pow(pos, y)))
         elif fn == "pow_scalar":
@@ -142,23 +160,34 @@ def family_cases():
     grid = torch.rand(16, 32, 32, generator=g) > 0.9
     out.append(("nonzero bool 50%", lambda: myops.nonzero(mask), lambda: torch.nonzero(mask)))
     out.append(("nonzero 3-d 10%", lambda: myops.nonzero(grid), lambda: torch.nonzero(grid)))
-    out.append(("nonzero_static", lambda: myops.nonzero_static(mask, size=4096),
-                lambda: torch.nonzero_static(mask, size=4096)))
+    out.append(
+        ("nonzero_static", lambda: myops.nonzero_static(mask, size=4096), lambda: torch.nonzero_static(mask, size=4096))
+    )
     vals = torch.randn(N, generator=g)
-    out.append(("masked_select_bounded", lambda: myops.masked_select_bounded(vals, mask, size=N),
-                lambda: torch.masked_select(vals, mask)))
+    out.append(
+        (
+            "masked_select_bounded",
+            lambda: myops.masked_select_bounded(vals, mask, size=N),
+            lambda: torch.masked_select(vals, mask),
+        )
+    )
     a = torch.randn(2, 16, 32, 32, generator=g)
     b = torch.randn(2, 1, 16, 16, generator=g)
-    out.append(("max_pool2d_add", lambda: myops.max_pool2d_add(a, b),
-                lambda: F.max_pool2d(a, 3, 2, 1) + b))
+    out.append(("max_pool2d_add", lambda: myops.max_pool2d_add(a, b), lambda: F.max_pool2d(a, 3, 2, 1) + b))
     cl = a.contiguous(memory_format=torch.channels_last)
-    out.append(("max_pool2d_add channels_last", lambda: myops.max_pool2d_add(cl, b),
-                lambda: F.max_pool2d(cl, 3, 2, 1) + b))
+    out.append(
+        ("max_pool2d_add channels_last", lambda: myops.max_pool2d_add(cl, b), lambda: F.max_pool2d(cl, 3, 2, 1) + b)
+    )
     d = torch.randn(64, 32, 32, generator=g)
     out.append(("diagonal", lambda: myops.diagonal(d, 0, -2, -1), lambda: torch.diagonal_copy(d, 0, -2, -1)))
     dg = torch.randn(64, 32, generator=g)
-    out.append(("diagonal_backward", lambda: myops.diagonal_backward(dg, d.shape, 0, -2, -1),
-                lambda: torch.ops.aten.diagonal_backward(dg, d.shape, 0, -2, -1)))
+    out.append(
+        (
+            "diagonal_backward",
+            lambda: myops.diagonal_backward(dg, d.shape, 0, -2, -1),
+            lambda: torch.ops.aten.diagonal_backward(dg, d.shape, 0, -2, -1),
+        )
+    )
     try:
         import torchvision
     except ImportError:  # the vision families need it (as their tests do)
@@ -168,8 +197,13 @@ def family_cases():
     scores = torch.rand(500, generator=g)
     cls = torch.randint(0, 5, (500,), generator=g)
     out.append(("nms", lambda: myops.nms(boxes, scores, 0.5), lambda: torchvision.ops.nms(boxes, scores, 0.5)))
-    out.append(("batched_nms", lambda: myops.batched_nms(boxes, scores, cls, 0.5),
-                lambda: torchvision.ops.batched_nms(boxes, scores, cls, 0.5)))
+    out.append(
+        (
+            "batched_nms",
+            lambda: myops.batched_nms(boxes, scores, cls, 0.5),
+            lambda: torchvision.ops.batched_nms(boxes, scores, cls, 0.5),
+        )
+    )
     feats = [torch.randn(1, 8, 32, 32, generator=g), torch.randn(1, 8, 16, 16, generator=g)]
     scales = [1 / 4, 1 / 8]
     rois = torch.cat([torch.zeros(64, 1), boxes[:64] * 0.6], 1)
@@ -182,8 +216,9 @@ def family_cases():
             res[sel[k]] = torchvision.ops.roi_align(feats[k], rois[sel[k]], 7, scales[k], 2, False)
         return res
 
-    out.append(("roi_align_levels", lambda: myops.roi_align_levels(feats, rois, levels, 7, scales, 2, False),
-                tv_levels))
+    out.append(
+        ("roi_align_levels", lambda: myops.roi_align_levels(feats, rois, levels, 7, scales, 2, False), tv_levels)
+    )
     return out
 
 
@@ -193,15 +228,22 @@ def child(lib_path, order_path, only):
     import torch
 
     torch.set_num_threads(1)
-    import myops
+    import myops  # noqa: F401  (registers the ops)
 
     lib = ctypes.CDLL(lib_path)
     proto = ctypes.CFUNCTYPE(None)
     cases = [c for c in elementwise_cases() + family_cases() if only is None or only in c[0]]
     with open(order_path, "w") as order:
-        order.write(json.dumps({"myops_cpu_isa": torch.ops.myops._cpu_isa(),
-                                "torch_cpu_capability": torch.backends.cpu.get_cpu_capability(),
-                                "torch": torch.__version__}) + "\n")
+        order.write(
+            json.dumps(
+                {
+                    "myops_cpu_isa": torch.ops.myops._cpu_isa(),
+                    "torch_cpu_capability": torch.backends.cpu.get_cpu_capability(),
+                    "torch": torch.__version__,
+                }
+            )
+            + "\n"
+        )
         for name, mine, theirs in cases:
             for side, fn in (("myops", mine), ("torch", theirs)):
                 for _ in range(2):
@@ -214,6 +256,7 @@ def child(lib_path, order_path, only):
 
 
 # ---- the parent: run, parse, compare ------------------------------------------------------------
+
 
 def read_counts(out_dir, pid):
     """Instructions of each dump (cg.<pid>.<k>, k = 1, 2, ...) in dump order."""
@@ -245,9 +288,18 @@ def measure(only):
         order_path = os.path.join(tmp, "order.jsonl")
         env = dict(os.environ, OMP_NUM_THREADS="1", MKL_NUM_THREADS="1")
         env.pop("MYOPS_CPU_ISA", None)
-        cmd = ["valgrind", "--tool=callgrind", "--collect-atstart=no", "--dump-line=no",
-               f"--callgrind-out-file={os.path.join(tmp, 'cg.%p')}",
-               sys.executable, os.path.abspath(__file__), "--child", lib, order_path]
+        cmd = [
+            "valgrind",
+            "--tool=callgrind",
+            "--collect-atstart=no",
+            "--dump-line=no",
+            f"--callgrind-out-file={os.path.join(tmp, 'cg.%p')}",
+            sys.executable,
+            os.path.abspath(__file__),
+            "--child",
+            lib,
+            order_path,
+        ]
         if only:
             cmd += ["--only", only]
         proc = subprocess.run(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
@@ -287,9 +339,18 @@ def main():
         if args.only:
             raise SystemExit("speed_guard: --update measures every case (drop --only)")
         with open(args.baseline, "w") as f:
-            json.dump({"about": "tools/speed_guard.py: torch / myops instructions per call (callgrind), "
-                                f"{N} elements, one thread", "margin": MARGIN, **meta, "cases": cases},
-                      f, indent=1, sort_keys=False)
+            json.dump(
+                {
+                    "about": "tools/speed_guard.py: torch / myops instructions per call (callgrind), "
+                    f"{N} elements, one thread",
+                    "margin": MARGIN,
+                    **meta,
+                    "cases": cases,
+                },
+                f,
+                indent=1,
+                sort_keys=False,
+            )
             f.write("\n")
         print(f"speed_guard: wrote {len(cases)} cases to {args.baseline}")
         return 0
@@ -311,15 +372,19 @@ def main():
             flag = f"  REGRESSION ({c['ratio'] / ref:.2f}x of its baseline)"
         elif c["ratio"] > ref * (1 + MARGIN):
             flag = "  (faster than its baseline: --update to keep it)"
-        print(f"{name:40s} {c['myops']:10d} {c['torch']:10d} {c['ratio']:7.3f} "
-              f"{ref if ref is not None else float('nan'):8.3f}{flag}")
+        print(
+            f"{name:40s} {c['myops']:10d} {c['torch']:10d} {c['ratio']:7.3f} "
+            f"{ref if ref is not None else float('nan'):8.3f}{flag}"
+        )
     gone = [] if args.only else [n for n in base["cases"] if n not in cases]
     if gone:
         print(f"speed_guard: baseline cases no longer measured: {', '.join(gone)} (--update)")
     if failed or missing or gone:
-        print(f"speed_guard: FAILED: {len(failed)} case(s) more than {MARGIN:.0%} below their baseline ratio"
-              + (f": {', '.join(failed)}" if failed else "")
-              + (f"; {len(missing)} without a baseline" if missing else ""))
+        print(
+            f"speed_guard: FAILED: {len(failed)} case(s) more than {MARGIN:.0%} below their baseline ratio"
+            + (f": {', '.join(failed)}" if failed else "")
+            + (f"; {len(missing)} without a baseline" if missing else "")
+        )
         return 1
     print(f"speed_guard: ok ({len(cases)} cases within {MARGIN:.0%} of their baseline ratios)")
     return 0

@@ -10,6 +10,7 @@ the same rules while the site builds.
 - no file cites the design notes of the sessions that wrote myops (``NOTES_FILE``), which this
   repository does not have: the rules are written in docs/.
 """
+
 import inspect
 import re
 import subprocess
@@ -42,7 +43,7 @@ def registered_ops() -> Dict[str, List[str]]:
     ops: Dict[str, List[str]] = {}
     for s in torch._C._jit_get_all_schemas():
         if s.name.startswith("myops::"):
-            ops.setdefault(s.name[len("myops::"):], []).append(str(s))
+            ops.setdefault(s.name[len("myops::") :], []).append(str(s))
     return {k: sorted(v, key=lambda x: (len(x.split("(")[0]), x)) for k, v in sorted(ops.items())}
 
 
@@ -62,7 +63,8 @@ def public_api() -> Set[str]:
             home = getattr(obj, "__module__", "") or ""
             # myops re-exports ops.py and replace.py; a name myops.detection imports is not its own
             if (inspect.isfunction(obj) or inspect.isclass(obj)) and (
-                    home == mod.__name__ or (mod is myops and home.startswith("myops."))):
+                home == mod.__name__ or (mod is myops and home.startswith("myops."))
+            ):
                 names.add(f"{mod.__name__}.{n}")
     return names
 
@@ -75,9 +77,7 @@ def documented_api() -> Set[str]:
 # (after "../" for a page's relative link) and has no spaces. A path after "<commit>:" (git show's form)
 # names a file in git history, not in the tree, and is not checked.
 _TOP = ("csrc", "python", "tests", "benchmarks", "examples", "tools", "cmake", "docs", ".ci")
-PATH = re.compile(
-    r"(?<![\w./:-])((?:\.\./)*(?:" + "|".join(re.escape(t) for t in _TOP) + r")/[\w./*<>{}-]*[\w*>}/])"
-)
+PATH = re.compile(r"(?<![\w./:-])((?:\.\./)*(?:" + "|".join(re.escape(t) for t in _TOP) + r")/[\w./*<>{}-]*[\w*>}/])")
 
 
 def cited_paths(text: str) -> Set[str]:
@@ -96,8 +96,11 @@ def cited_paths(text: str) -> Set[str]:
 
 def missing_paths(files=None) -> Dict[str, List[str]]:
     """file -> the paths it names that do not exist in the tree."""
-    files = files if files is not None else [ROOT / "README.md", ROOT / "CONTRIBUTING.md",
-                                             ROOT / "benchmarks" / "README.md", *doc_files()]
+    files = (
+        files
+        if files is not None
+        else [ROOT / "README.md", ROOT / "CONTRIBUTING.md", ROOT / "benchmarks" / "README.md", *doc_files()]
+    )
     out = {}
     for f in files:
         text = f.read_text()
@@ -114,8 +117,7 @@ NOTES_FILE = "DESIGN" + ".md"
 
 def files_citing(word: str) -> List[str]:
     """Tracked files (and untracked ones git does not ignore) whose text contains ``word``."""
-    r = subprocess.run(["git", "grep", "-l", "-I", "--untracked", "-F", word], cwd=ROOT,
-                       capture_output=True, text=True)
+    r = subprocess.run(["git", "grep", "-l", "-I", "--untracked", "-F", word], cwd=ROOT, capture_output=True, text=True)
     if r.returncode not in (0, 1):
         raise RuntimeError(r.stderr)
     return r.stdout.split()

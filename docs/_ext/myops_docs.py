@@ -12,6 +12,7 @@
 - after reading, the rules of doccheck.py: every registered op has an entry, every public
   function is documented.
 """
+
 import contextlib
 import doctest
 import linecache
@@ -105,8 +106,7 @@ def _run_examples(app, doctree):
                             warnings.simplefilter("ignore", FutureWarning)  # torch.jit's deprecation
                             exec(compile(code, name, "exec"), ns)
                     except Exception:
-                        logger.warning(f"example failed:\n{code}\n{traceback.format_exc(limit=-3)}",
-                                       location=node)
+                        logger.warning(f"example failed:\n{code}\n{traceback.format_exc(limit=-3)}", location=node)
         finally:
             os.chdir(here)
     _stats["seconds"] += time.perf_counter() - t0
@@ -129,8 +129,10 @@ def _run_doctest(code, node, docname):
 def _check_coverage(app, env):
     missing = sorted(set(_ops()) - doccheck.documented_ops())
     if missing:
-        logger.warning("op reference: no entry ({myops-op} NAME in docs/ops/) for "
-                       + ", ".join(f"torch.ops.myops.{m}" for m in missing))
+        logger.warning(
+            "op reference: no entry ({myops-op} NAME in docs/ops/) for "
+            + ", ".join(f"torch.ops.myops.{m}" for m in missing)
+        )
     undocumented = sorted(doccheck.public_api() - doccheck.documented_api())
     if undocumented:
         logger.warning("op reference: no autodoc entry for " + ", ".join(undocumented))
@@ -138,8 +140,10 @@ def _check_coverage(app, env):
 
 def _summary(app, exc):
     if exc is None:
-        logger.info(f"myops docs: ran {_stats['blocks']} example blocks and {_stats['doctests']} "
-                    f"docstring examples in {_stats['seconds']:.1f} s")
+        logger.info(
+            f"myops docs: ran {_stats['blocks']} example blocks and {_stats['doctests']} "
+            f"docstring examples in {_stats['seconds']:.1f} s"
+        )
 
 
 def setup(app):

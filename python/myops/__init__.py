@@ -9,6 +9,7 @@ C++ programs use the same library through CMake: ``find_package(myops)`` with
 ``myops.cmake_prefix_path`` on ``CMAKE_PREFIX_PATH`` gives the target ``myops::myops`` and the
 header ``<myops/ops.h>``.
 """
+
 import os as _os
 import warnings as _warnings
 import typing as _typing
@@ -19,8 +20,7 @@ try:
     from ._build_config import BUILD_CONFIG
 except ImportError as e:  # pragma: no cover - only without a build
     raise ImportError(
-        "myops is not built: run `pip install --no-build-isolation -e .` (or `make build`) "
-        "in the myops checkout first"
+        "myops is not built: run `pip install --no-build-isolation -e .` (or `make build`) in the myops checkout first"
     ) from e
 
 
@@ -118,7 +118,7 @@ def show_config(file: _typing.Optional[_typing.TextIO] = None) -> _typing.Dict[s
         f"myops {__version__} configuration",
         f"  built against torch : {cfg['torch_version']} (CUDA {cfg['torch_cuda_version']})",
         f"  installed torch     : {_torch.__version__} (CUDA {_torch.version.cuda})",
-        f"  CUDA kernels        : "
+        "  CUDA kernels        : "
         + ("yes" if cfg["with_cuda"] else f"no (CPU only build: {cfg.get('why_no_cuda') or '-'})"),
         f"  GPU architectures   : {cfg['cuda_archs'] or '-'}",
         f"  debug build         : {cfg['debug']}",

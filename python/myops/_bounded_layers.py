@@ -1,4 +1,5 @@
 """Layers over the first ``count`` rows: a padded batch whose padding costs no work."""
+
 from typing import List, Optional, Sequence, Union
 
 from torch import Tensor
@@ -84,5 +85,15 @@ def conv_bounded(
                 [0., 0., 0., 0.]])
     """
     n = weight.dim() - 2
-    return _ops.conv_bounded.default(input, weight, bias, _tuple(stride, n), _tuple(padding, n), _tuple(dilation, n),
-                                     bool(transposed), _tuple(output_padding, n), int(groups), count)
+    return _ops.conv_bounded.default(
+        input,
+        weight,
+        bias,
+        _tuple(stride, n),
+        _tuple(padding, n),
+        _tuple(dilation, n),
+        bool(transposed),
+        _tuple(output_padding, n),
+        int(groups),
+        count,
+    )

@@ -8,12 +8,13 @@ That entry point returns NotImplemented for anything else (tensor subclasses, Fa
 active ``__torch_function__`` mode), and under torch.compile the wrappers go straight to
 ``torch.ops.myops``, so both paths behave the same. :func:`_fast_path` is that rule, written once.
 """
+
 from typing import Any, Callable, Union
 
 import torch
 from torch import Tensor
 
-from . import _C as _fast
+from . import _C as _fast  # noqa: F401  (the family modules import it from here)
 
 # True while TorchDynamo traces a wrapper: the wrappers then call torch.ops.myops directly (the
 # direct entry points are C functions it cannot trace). Other tracers pass FakeTensors or
@@ -64,7 +65,8 @@ def _check_int_args(op: str, **args: object) -> None:
     for name, v in args.items():
         if isinstance(v, int) and not isinstance(v, bool):
             if not -_INT64_MAX - 1 <= v <= _INT64_MAX:
-                raise ValueError(f"myops.{op}: argument '{name}' must fit int64 (Overflow when unpacking "
-                                 f"long long), got {v}")
+                raise ValueError(
+                    f"myops.{op}: argument '{name}' must fit int64 (Overflow when unpacking long long), got {v}"
+                )
         elif isinstance(v, (bool, float, complex, str, type(None))):
             raise TypeError(f"myops.{op}: argument '{name}' must be int, not {type(v).__name__}")

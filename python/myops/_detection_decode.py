@@ -1,5 +1,6 @@
 """Per-detection decoding over the real rows: torchvision's Python loops (keypoints, mask
 pasting) as one op each, the padding rows not read."""
+
 from typing import Sequence, Tuple
 
 from torch import Tensor

@@ -1,4 +1,5 @@
 """``diagonal``: ``torch.diagonal`` as a new contiguous tensor, and its backward."""
+
 from typing import Sequence
 
 from torch import Tensor
@@ -41,9 +42,7 @@ def diagonal(self: Tensor, offset: int = 0, dim1: int = 0, dim2: int = 1) -> Ten
     return _ops.diagonal.default(self, offset, dim1, dim2) if r is NotImplemented else r
 
 
-def diagonal_backward(
-    grad: Tensor, input_sizes: Sequence[int], offset: int, dim1: int, dim2: int
-) -> Tensor:
+def diagonal_backward(grad: Tensor, input_sizes: Sequence[int], offset: int, dim1: int, dim2: int) -> Tensor:
     """The gradient of :func:`diagonal`: ``grad`` written onto the diagonal of a zero tensor.
 
     Equals aten's ``diagonal_backward`` (``torch.ops.aten.diagonal_backward``). Differentiable

@@ -2,6 +2,7 @@
 ``div``, ``maximum``, ``minimum``, ``pow``, ``addcmul``, ``clamp`` and ``where``'s three-argument
 form. A Python number operand takes the op's Scalar overloads, whose result dtype and range
 checks are computed in C++ (``at::result_type(tensor, number)``), never here."""
+
 from typing import Optional, Union
 
 import torch
@@ -15,6 +16,7 @@ __all__ = ["mul_scalar", "add", "sub", "mul", "div", "maximum", "minimum", "addc
 # torch 2.14 changed clamp's gradients; the C++ autograd follows the torch it was built against
 _CLAMP_GRAD_SPLITS_TIES = tuple(int(p) for p in BUILD_CONFIG["torch_version"].split(".")[:2]) >= (2, 14)
 
+
 def _ew_number(name: str, self: Union[Tensor, Number], other: Union[Tensor, Number], **kw: Number) -> Tensor:
     """Binary op ``name`` with a Python number on either side, as aten takes it: the op's Scalar
     overload (``name.Scalar``: the number second; ``name.ScalarSelf``: the number first). The
@@ -27,8 +29,10 @@ def _ew_number(name: str, self: Union[Tensor, Number], other: Union[Tensor, Numb
         return packet.Scalar(self, other, **kw)
     if isinstance(other, Tensor):
         return packet.ScalarSelf(self, other, **kw)
-    raise TypeError(f"myops.{name}: at least one of 'self' and 'other' must be a Tensor, got "
-                    f"{type(self).__name__} and {type(other).__name__}")
+    raise TypeError(
+        f"myops.{name}: at least one of 'self' and 'other' must be a Tensor, got "
+        f"{type(self).__name__} and {type(other).__name__}"
+    )
 
 
 def mul_scalar(self: Tensor, other: Number) -> Tensor:
@@ -90,8 +94,11 @@ def add(self: Union[Tensor, Number], other: Union[Tensor, Number], *, alpha: Num
     if isinstance(other, Tensor):
         r = _fast_path(_fast.add, self, other) if alpha is _ONE else _fast_path(_fast.add, self, other, alpha)
     else:
-        r = (_fast_path(_fast.add_scalar, self, other) if alpha is _ONE
-             else _fast_path(_fast.add_scalar, self, other, alpha))
+        r = (
+            _fast_path(_fast.add_scalar, self, other)
+            if alpha is _ONE
+            else _fast_path(_fast.add_scalar, self, other, alpha)
+        )
     if r is not NotImplemented:
         return r
     if isinstance(self, Tensor) and isinstance(other, Tensor):
@@ -125,8 +132,11 @@ def sub(self: Union[Tensor, Number], other: Union[Tensor, Number], *, alpha: Num
     if isinstance(other, Tensor):
         r = _fast_path(_fast.sub, self, other) if alpha is _ONE else _fast_path(_fast.sub, self, other, alpha)
     else:
-        r = (_fast_path(_fast.sub_scalar, self, other) if alpha is _ONE
-             else _fast_path(_fast.sub_scalar, self, other, alpha))
+        r = (
+            _fast_path(_fast.sub_scalar, self, other)
+            if alpha is _ONE
+            else _fast_path(_fast.sub_scalar, self, other, alpha)
+        )
     if r is not NotImplemented:
         return r
     if isinstance(self, Tensor) and isinstance(other, Tensor):
@@ -218,7 +228,9 @@ def maximum(self: Union[Tensor, Number], other: Union[Tensor, Number]) -> Tensor
     r = _fast_path(_fast.maximum, self, other)
     if r is not NotImplemented:
         return r
-    if isinstance(self, Tensor) != isinstance(other, Tensor) and isinstance(other if isinstance(self, Tensor) else self, _REAL):
+    if isinstance(self, Tensor) != isinstance(other, Tensor) and isinstance(
+        other if isinstance(self, Tensor) else self, _REAL
+    ):
         return clamp(self, min=other) if isinstance(self, Tensor) else clamp(other, min=self)
     return _ops.maximum.default(self, other)
 
@@ -248,7 +260,9 @@ def minimum(self: Union[Tensor, Number], other: Union[Tensor, Number]) -> Tensor
     r = _fast_path(_fast.minimum, self, other)
     if r is not NotImplemented:
         return r
-    if isinstance(self, Tensor) != isinstance(other, Tensor) and isinstance(other if isinstance(self, Tensor) else self, _REAL):
+    if isinstance(self, Tensor) != isinstance(other, Tensor) and isinstance(
+        other if isinstance(self, Tensor) else self, _REAL
+    ):
         return clamp(self, max=other) if isinstance(self, Tensor) else clamp(other, max=self)
     return _ops.minimum.default(self, other)
 
@@ -295,8 +309,11 @@ def addcmul(self: Tensor, tensor1: Tensor, tensor2: Tensor, *, value: Number = 1
         >>> myops.addcmul(torch.tensor([0.5, 4.]), torch.tensor([1, 2]), torch.tensor([0.5, 4.]), value=0.5)
         tensor([0.7500, 8.0000])
     """
-    r = (_fast_path(_fast.addcmul, self, tensor1, tensor2) if value is _ONE
-         else _fast_path(_fast.addcmul, self, tensor1, tensor2, value))
+    r = (
+        _fast_path(_fast.addcmul, self, tensor1, tensor2)
+        if value is _ONE
+        else _fast_path(_fast.addcmul, self, tensor1, tensor2, value)
+    )
     if r is not NotImplemented:
         return r
     for name, v in (("self", self), ("tensor1", tensor1), ("tensor2", tensor2)):
@@ -305,8 +322,9 @@ def addcmul(self: Tensor, tensor1: Tensor, tensor2: Tensor, *, value: Number = 1
     return _ops.addcmul.default(self, tensor1, tensor2, value=value)
 
 
-def clamp(self: Tensor, min: Optional[Union[Tensor, Number]] = None,
-          max: Optional[Union[Tensor, Number]] = None) -> Tensor:
+def clamp(
+    self: Tensor, min: Optional[Union[Tensor, Number]] = None, max: Optional[Union[Tensor, Number]] = None
+) -> Tensor:
     """:func:`torch.clamp`: ``min(max(self, min), max)``; NaN in any operand gives NaN.
 
     Gradients are torch's, for the torch myops was built against (they changed in torch 2.14):
@@ -336,6 +354,13 @@ def clamp(self: Tensor, min: Optional[Union[Tensor, Number]] = None,
         tensor([-2.,  0.,  0.])
     """
     r = _fast_path(_fast.clamp, self, min, max)
+    if (
+        r is NotImplemented
+        and not isinstance(min, Tensor)
+        and not isinstance(max, Tensor)
+        and (min is not None or max is not None)
+    ):
+        r = _fast_path(_fast.clamp_scalar, self, min, max)  # number bounds: clamp.Scalar
     if r is not NotImplemented:
         return r
     if min is None and max is None:
@@ -344,8 +369,9 @@ def clamp(self: Tensor, min: Optional[Union[Tensor, Number]] = None,
         raise TypeError(f"myops.clamp: argument 'self' must be a Tensor, got {type(self).__name__}")
     for name, v in (("min", min), ("max", max)):
         if v is not None and not isinstance(v, (Tensor, bool, int, float, torch.SymInt, torch.SymFloat, torch.SymBool)):
-            raise TypeError(f"myops.clamp: argument '{name}' must be a Tensor, None or a real Python number, "
-                            f"got {type(v).__name__}")
+            raise TypeError(
+                f"myops.clamp: argument '{name}' must be a Tensor, None or a real Python number, got {type(v).__name__}"
+            )
     if min is not None and max is not None and isinstance(min, Tensor) != isinstance(max, Tensor):
         # a number and a 0-d tensor that needs no gradient: torch.clamp's overload for numbers,
         # the tensor read as one (as torch's argument parser does; a weak number in promotion)
@@ -405,4 +431,3 @@ def pow(self: Tensor, exponent: Union[Tensor, Number]) -> Tensor:
         return _ops.pow.default(self, exponent) if r is NotImplemented else r
     r = _fast_path(_fast.pow_scalar, self, exponent)
     return _ops.pow.Scalar(self, exponent) if r is NotImplemented else r
-

@@ -3,6 +3,7 @@ op works under torch.compile, torch.export and FakeTensor. The checks and shape 
 kernels' own: each family's control op (torch.ops.myops._<family>_meta, csrc/myops.cpp) runs its
 C++ rules on the fake tensors' (symbolic) sizes, as _ew_out_strides does for the elementwise
 layout. The elementwise dtype rules are still said here, from the op table."""
+
 import torch
 from torch.library import register_fake
 from torch.utils._python_dispatch import _disable_current_modes
@@ -24,6 +25,7 @@ def _rules(family, *args):
     (FakeTensorMode would turn a NotImplementedError into UnsupportedOperatorException)."""
     with _disable_current_modes():
         return getattr(torch.ops.myops, f"_{family}_meta")(*args)
+
 
 # ---- nonzero family -------------------------------------------------------------------------
 
@@ -102,25 +104,48 @@ def _batched_nms_static_fake(boxes, scores, idxs, iou_threshold, *, size):
 
 
 @register_fake("myops::multiclass_nms_static")
-def _multiclass_nms_static_fake(boxes, scores, *, score_threshold, iou_threshold, max_detections,
-                                pre_nms_top_k=None, class_agnostic=False, multi_label=True):
+def _multiclass_nms_static_fake(
+    boxes,
+    scores,
+    *,
+    score_threshold,
+    iou_threshold,
+    max_detections,
+    pre_nms_top_k=None,
+    class_agnostic=False,
+    multi_label=True,
+):
     _rules("multiclass_nms", *_info(boxes), *_info(scores), max_detections, pre_nms_top_k)
     n, k = scores.shape[0], max_detections
-    return (boxes.new_empty((n,), dtype=torch.int64), boxes.new_empty((n, k, 4)), boxes.new_empty((n, k)),
-            boxes.new_empty((n, k), dtype=torch.int64), boxes.new_empty((n, k), dtype=torch.int64))
+    return (
+        boxes.new_empty((n,), dtype=torch.int64),
+        boxes.new_empty((n, k, 4)),
+        boxes.new_empty((n, k)),
+        boxes.new_empty((n, k), dtype=torch.int64),
+        boxes.new_empty((n, k), dtype=torch.int64),
+    )
 
 
 # ---- roi_align_levels, heatmaps_to_keypoints / paste_masks, linear_bounded / conv_bounded ----
 
 
 @register_fake("myops::roi_align_levels")
-def _roi_align_levels_fake(features, rois, levels, spatial_scale, pooled_height, pooled_width,
-                           sampling_ratio=-1, aligned=False):
+def _roi_align_levels_fake(
+    features, rois, levels, spatial_scale, pooled_height, pooled_width, sampling_ratio=-1, aligned=False
+):
     _rules(
         "roi_align_levels",
-        [s for f in features for s in f.shape], [f.dim() for f in features], [f.dtype for f in features],
-        [f.device for f in features], *_info(rois), *_info(levels), spatial_scale, pooled_height, pooled_width,
-        sampling_ratio)
+        [s for f in features for s in f.shape],
+        [f.dim() for f in features],
+        [f.dtype for f in features],
+        [f.device for f in features],
+        *_info(rois),
+        *_info(levels),
+        spatial_scale,
+        pooled_height,
+        pooled_width,
+        sampling_ratio,
+    )
     f0 = features[0]
     return f0.new_empty((rois.shape[0], f0.shape[1], pooled_height, pooled_width))
 
@@ -156,9 +181,14 @@ def _linear_bounded_fake(input, weight, bias, count):
 
 @register_fake("myops::conv_bounded")
 def _conv_bounded_fake(input, weight, bias, stride, padding, dilation, transposed, output_padding, groups, count):
-    return _bounded("conv_bounded", input, count,
-                    lambda: torch.ops.aten.convolution.default(input, weight, bias, stride, padding, dilation,
-                                                               transposed, output_padding, groups))
+    return _bounded(
+        "conv_bounded",
+        input,
+        count,
+        lambda: torch.ops.aten.convolution.default(
+            input, weight, bias, stride, padding, dilation, transposed, output_padding, groups
+        ),
+    )
 
 
 # ---- elementwise ----------------------------------------------------------------------------
@@ -178,8 +208,9 @@ def _ew_dtype(t, allowed, op, arg, not_implemented=True):
     # NotImplementedError as the C++ check (common/checks.h), RuntimeError for where's condition
     (torch._check_not_implemented if not_implemented else torch._check)(
         t.dtype in allowed,
-        lambda: f"myops.{op}: argument '{arg}' must have dtype in {{{', '.join(str(d) for d in allowed)}}}, "
-        f"got {t.dtype}",
+        lambda: (
+            f"myops.{op}: argument '{arg}' must have dtype in {{{', '.join(str(d) for d in allowed)}}}, got {t.dtype}"
+        ),
     )
 
 
@@ -192,8 +223,10 @@ def _ew_device(op, ts, names):
     for t, n in main[1:]:
         torch._check(
             t.device == t0.device,
-            lambda: f"myops.{op}: expected all tensors on the same device, got '{n0}' on {t0.device} "
-            f"and '{n}' on {t.device}",
+            lambda: (
+                f"myops.{op}: expected all tensors on the same device, got '{n0}' on {t0.device} "
+                f"and '{n}' on {t.device}"
+            ),
         )
     return t0.device
 
@@ -227,7 +260,8 @@ def _ew_out_strides(shape, ops):
     """The output strides the kernels give (TensorIterator's rule) for inputs broadcast to
     `shape`; `ops` is a list of (sizes, strides) of the inputs."""
     return torch.ops.myops._ew_out_strides(
-        shape, [s for sizes, _ in ops for s in sizes], [s for _, st in ops for s in st], [len(sz) for sz, _ in ops])
+        shape, [s for sizes, _ in ops for s in sizes], [s for _, st in ops for s in st], [len(sz) for sz, _ in ops]
+    )
 
 
 def _ew_result_type(*ts):
@@ -298,8 +332,10 @@ def _ew_check_alpha(op, dt, alpha):
     )
     torch._check(
         dt.is_floating_point or not isinstance(alpha, float),
-        lambda: f"myops.{op}: argument 'alpha' must not be a floating point number for integral inputs "
-        f"(result dtype {dt}), got {alpha}",
+        lambda: (
+            f"myops.{op}: argument 'alpha' must not be a floating point number for integral inputs "
+            f"(result dtype {dt}), got {alpha}"
+        ),
     )
 
 
@@ -319,8 +355,10 @@ def _sub_fake(self, other, *, alpha=1):
     dt = _ew_binary_dtype("sub", self, other)
     torch._check(
         self.dtype != torch.bool and other.dtype != torch.bool,
-        lambda: f"myops.sub: arguments 'self' and 'other' must not be bool tensors (use logical_xor / "
-        f"logical_not), got {self.dtype} and {other.dtype}",
+        lambda: (
+            f"myops.sub: arguments 'self' and 'other' must not be bool tensors (use logical_xor / "
+            f"logical_not), got {self.dtype} and {other.dtype}"
+        ),
     )
     _ew_check_alpha("sub", dt, alpha)
     return _ew_binary("sub", self, other, dt)
@@ -329,8 +367,10 @@ def _sub_fake(self, other, *, alpha=1):
 def _ew_not_complex(op, self, other):
     torch._check(
         not self.dtype.is_complex and not other.dtype.is_complex,
-        lambda: f"myops.{op}: not implemented for complex tensors (arguments 'self' and 'other'), got "
-        f"{self.dtype} and {other.dtype}",
+        lambda: (
+            f"myops.{op}: not implemented for complex tensors (arguments 'self' and 'other'), got "
+            f"{self.dtype} and {other.dtype}"
+        ),
     )
 
 
@@ -397,6 +437,7 @@ def _generic_unary_fake(op):
         _ew_dtype(self, op.accepted, op.fn, "self")
         same = op.rule == "Same" or self.dtype.is_floating_point
         return _ew_unary(op.fn, self, self.dtype if same else torch.get_default_dtype())
+
     return fake
 
 
@@ -409,6 +450,7 @@ def _generic_binary_fake(op):
         if op.rule == "PromoteIntToFloat" and not dt.is_floating_point:
             dt = torch.get_default_dtype()
         return _ew_binary(op.fn, self, other, dt)
+
     return fake
 
 
@@ -417,7 +459,8 @@ def _ew_number_dtype(op, t, tname, number, nname, allowed=_EW_ALL):
     _ew_dtype(t, allowed, op, tname)
     torch._check_not_implemented(
         not isinstance(number, complex),
-        lambda: f"myops.{op}: argument '{nname}' must be a real number (no complex results), got {number}")
+        lambda: f"myops.{op}: argument '{nname}' must be a real number (no complex results), got {number}",
+    )
     return torch.result_type(t, number)
 
 
@@ -435,7 +478,8 @@ def _generic_number_fake(op, number_first, alpha):
         if op.name == "sub":
             torch._check_not_implemented(
                 t.dtype != torch.bool and not isinstance(number, bool),
-                lambda: "myops.sub: arguments 'self' and 'other' must not be bool")
+                lambda: "myops.sub: arguments 'self' and 'other' must not be bool",
+            )
         names = ("other", "self") if number_first else ("self", "other")
         dt = _ew_number_dtype(op.name, t, names[0], number, names[1], op.accepted)
         if alpha:
@@ -457,11 +501,13 @@ def _where_number_fake(number_first):
     def fake(condition, a, b):
         t, number = (b, a) if number_first else (a, b)
         _ew_dtype(condition, (torch.bool, torch.uint8), "where", "condition", not_implemented=False)
-        dt = _ew_number_dtype("where", t, "other" if number_first else "self", number,
-                              "self" if number_first else "other")
+        dt = _ew_number_dtype(
+            "where", t, "other" if number_first else "self", number, "self" if number_first else "other"
+        )
         w = torch.empty((), dtype=dt)
         ins = [condition, w, t] if number_first else [condition, t, w]
         return _ew_out("where", ins, [torch.bool, dt, dt], dt, ["condition", "self", "other"], cast_first=True)
+
     return fake
 
 
@@ -472,12 +518,15 @@ _ew_fake("where.ScalarOther")(_where_number_fake(False))
 @_ew_fake("where.Scalar")
 def _where_scalar_fake(condition, self, other):
     _ew_dtype(condition, (torch.bool, torch.uint8), "where", "condition", not_implemented=False)
-    torch._check_not_implemented(not isinstance(self, complex) and not isinstance(other, complex),
-                                 lambda: "myops.where: arguments 'self' and 'other' must be real numbers")
+    torch._check_not_implemented(
+        not isinstance(self, complex) and not isinstance(other, complex),
+        lambda: "myops.where: arguments 'self' and 'other' must be real numbers",
+    )
     dt = torch.result_type(self, other)
     w = torch.empty((), dtype=dt)
-    return _ew_out("where", [condition, w, w], [torch.bool, dt, dt], dt, ["condition", "self", "other"],
-                   cast_first=True)
+    return _ew_out(
+        "where", [condition, w, w], [torch.bool, dt, dt], dt, ["condition", "self", "other"], cast_first=True
+    )
 
 
 _GENERIC_FAKES = {
@@ -495,7 +544,9 @@ def _register_generic_fakes():
         if op.qualname in _EW_CUSTOM:
             continue
         if op.sig not in _GENERIC_FAKES:
-            raise RuntimeError(f"myops: the op table's {op.qualname} needs a fake kernel of its own (signature {op.sig})")
+            raise RuntimeError(
+                f"myops: the op table's {op.qualname} needs a fake kernel of its own (signature {op.sig})"
+            )
         register_fake("myops::" + op.qualname)(_GENERIC_FAKES[op.sig](op))
 
 
@@ -507,16 +558,18 @@ _register_generic_fakes()
 
 @register_fake("myops::max_pool2d_add")
 def _max_pool2d_add_fake(self, other, kernel_size=(3, 3), stride=(2, 2), padding=(1, 1), ceil_mode=False):
-    sizes, channels_last = _rules("max_pool2d_add", *_info(self), *_info(other), kernel_size, stride, padding,
-                                  ceil_mode, False)
+    sizes, channels_last = _rules(
+        "max_pool2d_add", *_info(self), *_info(other), kernel_size, stride, padding, ceil_mode, False
+    )
     fmt = torch.channels_last if channels_last else torch.contiguous_format
     return torch.empty(sizes, dtype=torch.result_type(self, other), device=self.device, memory_format=fmt)
 
 
 @register_fake("myops::max_pool2d_add_backward")
 def _max_pool2d_add_backward_fake(grad_output, self, kernel_size, stride, padding, ceil_mode):
-    _, channels_last = _rules("max_pool2d_add", *_info(self), *_info(grad_output), kernel_size, stride, padding,
-                              ceil_mode, True)
+    _, channels_last = _rules(
+        "max_pool2d_add", *_info(self), *_info(grad_output), kernel_size, stride, padding, ceil_mode, True
+    )
     fmt = torch.channels_last if channels_last else torch.contiguous_format
     return torch.empty(self.shape, dtype=self.dtype, device=self.device, memory_format=fmt)
 

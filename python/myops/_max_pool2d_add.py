@@ -1,4 +1,5 @@
 """``max_pool2d_add``: ``F.max_pool2d(x, ...) + other`` in one pass."""
+
 from typing import List, Optional, Sequence, Union
 
 import torch
@@ -99,7 +100,9 @@ def max_pool2d_add(
             # torch's composition pools first: its errors (rank, dtype, sizes) come before the
             # number's; with none, the number's own OverflowError
             with torch.no_grad():
-                _ops.max_pool2d_add.default(self, torch.zeros((), dtype=torch.bool, device=self.device), k, s, p, ceil_mode)
+                _ops.max_pool2d_add.default(
+                    self, torch.zeros((), dtype=torch.bool, device=self.device), k, s, p, ceil_mode
+                )
             raise
     return _ops.max_pool2d_add.default(self, other, k, s, p, ceil_mode)
 
@@ -127,4 +130,3 @@ def _pool_number(v: Number, self: Tensor) -> Tensor:
     if dt == torch.uint64 and v < 2**64:
         v, dt = (float(v) if self.dtype == torch.float64 else _float32_of(v)), torch.float64
     return torch.full((), v, dtype=dt, device=self.device)
-

@@ -1,5 +1,6 @@
 """Non-maximum suppression: ``torchvision.ops.nms`` / ``batched_nms``, their static forms, and a
 single-stage detector's whole post-processing (``multiclass_nms_static``)."""
+
 from typing import Optional, Tuple
 
 from torch import Tensor
@@ -218,6 +219,12 @@ def multiclass_nms_static(
         (tensor([3]), tensor([[ 0,  1,  1, -1]]), tensor([[ 0,  1,  2, -1]]))
     """
     return _ops.multiclass_nms_static.default(
-        boxes, scores, score_threshold=float(score_threshold), iou_threshold=float(iou_threshold),
-        max_detections=max_detections, pre_nms_top_k=pre_nms_top_k, class_agnostic=bool(class_agnostic),
-        multi_label=bool(multi_label))
+        boxes,
+        scores,
+        score_threshold=float(score_threshold),
+        iou_threshold=float(iou_threshold),
+        max_detections=max_detections,
+        pre_nms_top_k=pre_nms_top_k,
+        class_agnostic=bool(class_agnostic),
+        multi_label=bool(multi_label),
+    )

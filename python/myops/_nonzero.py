@@ -1,5 +1,6 @@
 """The nonzero family: ``nonzero``, ``argwhere``, ``nonzero_static``, ``where``, and the bounded
 selections (static shapes plus the true count on the device, no host sync)."""
+
 from typing import Optional, Tuple, Union
 
 from torch import Tensor
@@ -7,8 +8,15 @@ from torch import Tensor
 from ._common import _check_int_args, _fast, _fast_path, _ops
 from ._elementwise import _where_tensor
 
-__all__ = ["nonzero", "argwhere", "nonzero_static", "where",
-           "nonzero_bounded", "masked_select_bounded", "mask_rows_bounded"]
+__all__ = [
+    "nonzero",
+    "argwhere",
+    "nonzero_static",
+    "where",
+    "nonzero_bounded",
+    "masked_select_bounded",
+    "mask_rows_bounded",
+]
 
 
 def nonzero(input: Tensor, *, as_tuple: bool = False) -> Union[Tensor, Tuple[Tensor, ...]]:

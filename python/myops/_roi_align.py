@@ -1,4 +1,5 @@
 """Multi-level RoIAlign: ``torchvision.ops.roi_align`` per RoI, one call for every FPN level."""
+
 from typing import Sequence, Tuple, Union
 
 from torch import Tensor
@@ -56,5 +57,13 @@ def roi_align_levels(
         ph = pw = output_size
     else:
         ph, pw = output_size
-    return _ops.roi_align_levels.default(list(features), rois, levels, [float(s) for s in spatial_scale],
-                                         int(ph), int(pw), int(sampling_ratio), bool(aligned))
+    return _ops.roi_align_levels.default(
+        list(features),
+        rois,
+        levels,
+        [float(s) for s in spatial_scale],
+        int(ph),
+        int(pw),
+        int(sampling_ratio),
+        bool(aligned),
+    )

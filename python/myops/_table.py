@@ -2,6 +2,7 @@
 (csrc/common/dtypes.h) as the library hands them to Python (torch.ops.myops._ew_table(),
 torch.ops.myops._dtypes()): the fake kernels and the test tables read them instead of
 restating the op list, arities and dtype rules."""
+
 from typing import Dict, NamedTuple, Tuple
 
 import torch
@@ -22,15 +23,15 @@ _ALL = DTYPES["All"]
 
 
 class EwOp(NamedTuple):
-    fn: str            # myops.<fn>, myops._C.<fn>
-    name: str          # the schema name
-    overload: str      # "" for the default overload
-    kind: str          # the kernel (EwKind)
-    arity: int         # tensor operands of the kernel
+    fn: str  # myops.<fn>, myops._C.<fn>
+    name: str  # the schema name
+    overload: str  # "" for the default overload
+    kind: str  # the kernel (EwKind)
+    arity: int  # tensor operands of the kernel
     dtypes: Tuple[torch.dtype, ...]  # the kernel's dtypes (DTYPES column)
-    rule: str          # the result dtype rule (RULE column)
-    sig: str           # the C++ signature (SIG column): unary, binary, ternary, alpha, value, ...
-    aten: str          # the aten overload the drop-in can stand in for ("" none)
+    rule: str  # the result dtype rule (RULE column)
+    sig: str  # the C++ signature (SIG column): unary, binary, ternary, alpha, value, ...
+    aten: str  # the aten overload the drop-in can stand in for ("" none)
     dropin_default: bool  # routed by myops.enable() when no ops are named
 
     @property

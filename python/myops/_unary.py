@@ -1,5 +1,6 @@
 """Unary elementwise ops (the op table's ``unary``, ``gelu`` and ``cast`` rows): each a written-out
 function over the op's direct entry point (``myops._C.<fn>``) and ``torch.ops.myops.<fn>``."""
+
 import torch
 from torch import Tensor
 

@@ -45,6 +45,7 @@ the number of real detections per image), plus ``masks [N, D, 1, H, W]`` (Mask R
 the result differ from eager). ``D`` is the model's ``detections_per_img``. ``unpad(outputs)``
 turns them into torchvision's list of dicts.
 """
+
 from __future__ import annotations
 
 import copy
@@ -68,8 +69,9 @@ _NEG_INF = float("-inf")
 _VANILLA_ABOVE = {d: torch.ops.myops._batched_nms_vanilla_above(d) for d in ("cpu", "cuda")}
 
 
-def _batched_nms_static(boxes: Tensor, scores: Tensor, idxs: Tensor, valid: Tensor,
-                        iou_threshold: float, size: int) -> Tuple[Tensor, Tensor]:
+def _batched_nms_static(
+    boxes: Tensor, scores: Tensor, idxs: Tensor, valid: Tensor, iou_threshold: float, size: int
+) -> Tuple[Tensor, Tensor]:
     """``torchvision.ops.batched_nms`` over the real candidates (``valid``) only, as
     ``torch.ops.myops.batched_nms_static``: the first ``size`` survivors (padded with -1) and
     their count, on the device. The other rows are visited last (a ``-inf`` score).
@@ -99,8 +101,9 @@ def _survivors(keep: Tensor, valid: Tensor) -> Tensor:
     return (valid[keep.clamp(min=0)] & (keep >= 0)).sum(dtype=torch.int64)
 
 
-def _select(boxes: Tensor, scores: Tensor, labels: Tensor, valid: Tensor, iou_threshold: float,
-            size: int) -> Tuple[Tensor, Tensor, Tensor, Tensor, Tensor]:
+def _select(
+    boxes: Tensor, scores: Tensor, labels: Tensor, valid: Tensor, iou_threshold: float, size: int
+) -> Tuple[Tensor, Tensor, Tensor, Tensor, Tensor]:
     """Per-class NMS over the real candidates (``valid``), keeping the best ``size``: padded
     boxes, scores, labels, a row mask and the count."""
     keep, _ = _batched_nms_static(boxes, scores, labels, valid, iou_threshold, size)
@@ -129,6 +132,7 @@ def _big_enough(boxes: Tensor, min_size: float) -> Tensor:
 # Multi-scale RoIAlign without the per-level gather.
 # ---------------------------------------------------------------------------------------------
 
+
 def _pooler_levels(pooler, features: List[Tensor], image_sizes: List[Tuple[int, int]]):
     """``MultiScaleRoIAlign``'s scales and level range for these static shapes, in Python (what
     ``torchvision.ops.poolers._setup_scales`` computes with tensors and ``.item()``)."""
@@ -140,8 +144,9 @@ def _pooler_levels(pooler, features: List[Tensor], image_sizes: List[Tuple[int, 
     return scales, lvl_min, lvl_max
 
 
-def _multiscale_roi_align(pooler, features: Dict[str, Tensor], rois: Tensor,
-                          image_sizes: List[Tuple[int, int]], count: Tensor) -> Tensor:
+def _multiscale_roi_align(
+    pooler, features: Dict[str, Tensor], rois: Tensor, image_sizes: List[Tuple[int, int]], count: Tensor
+) -> Tensor:
     """``MultiScaleRoIAlign.forward`` over the first ``count`` of ``rois [R, 5]`` in one
     ``myops.roi_align_levels`` call: each RoI pooled on the level torchvision's ``LevelMapper``
     gives it (torchvision gathers each level's RoIs, a data-dependent size); the RoIs at or past
@@ -182,6 +187,7 @@ def _rois(boxes: Tensor) -> Tensor:
 # The RoI heads on the real rows only.
 # ---------------------------------------------------------------------------------------------
 
+
 class _Rows:
     """The number of real rows (a 0-d int64 tensor) of the batch a head runs on: set by
     ``StaticDetector._head`` around each head call, read by the bounded layers."""
@@ -206,8 +212,9 @@ class _BoundedLinear(nn.Module):
         self.rows = rows
 
     def forward(self, x: Tensor) -> Tensor:
-        return torch.ops.myops.linear_bounded(x, self.layer.weight.detach(), _detached(self.layer.bias),
-                                              self.rows.count)
+        return torch.ops.myops.linear_bounded(
+            x, self.layer.weight.detach(), _detached(self.layer.bias), self.rows.count
+        )
 
 
 class _BoundedConv(nn.Module):
@@ -221,9 +228,18 @@ class _BoundedConv(nn.Module):
 
     def forward(self, x: Tensor) -> Tensor:
         m = self.layer
-        return torch.ops.myops.conv_bounded(x, m.weight.detach(), _detached(m.bias), list(m.stride), list(m.padding),
-                                            list(m.dilation), m.transposed, list(m.output_padding), m.groups,
-                                            self.rows.count)
+        return torch.ops.myops.conv_bounded(
+            x,
+            m.weight.detach(),
+            _detached(m.bias),
+            list(m.stride),
+            list(m.padding),
+            list(m.dilation),
+            m.transposed,
+            list(m.output_padding),
+            m.groups,
+            self.rows.count,
+        )
 
 
 _CONVS = (nn.Conv1d, nn.Conv2d, nn.Conv3d, nn.ConvTranspose1d, nn.ConvTranspose2d, nn.ConvTranspose3d)
@@ -241,14 +257,16 @@ def _bounded_twin(module: nn.Module, rows: _Rows) -> nn.Module:
     if not module._modules:
         return module
     twin = copy.copy(module)
-    twin.__dict__["_modules"] = {name: None if child is None else _bounded_twin(child, rows)
-                                 for name, child in module._modules.items()}
+    twin.__dict__["_modules"] = {
+        name: None if child is None else _bounded_twin(child, rows) for name, child in module._modules.items()
+    }
     return twin
 
 
 # ---------------------------------------------------------------------------------------------
 # Mask pasting and keypoint decoding over the real detections only.
 # ---------------------------------------------------------------------------------------------
+
 
 def _expanded(masks: Tensor, boxes: Tensor, padding: int) -> Tuple[Tensor, Tensor]:
     """torchvision's ``expand_masks`` / ``expand_boxes`` for ``masks [..., 1, M, M]`` and
@@ -325,6 +343,7 @@ def heatmaps_to_keypoints(maps: Tensor, rois: Tensor) -> Tuple[Tensor, Tensor]:
 # The static module.
 # ---------------------------------------------------------------------------------------------
 
+
 def _kind(model: nn.Module) -> str:
     from torchvision.models.detection import FCOS, RetinaNet
     from torchvision.models.detection.generalized_rcnn import GeneralizedRCNN
@@ -338,8 +357,9 @@ def _kind(model: nn.Module) -> str:
         return "fcos"
     if isinstance(model, SSD):
         return "ssd"
-    raise TypeError(f"make_static: expected a torchvision R-CNN, RetinaNet, FCOS or SSD detector, got "
-                    f"{type(model).__name__}")
+    raise TypeError(
+        f"make_static: expected a torchvision R-CNN, RetinaNet, FCOS or SSD detector, got {type(model).__name__}"
+    )
 
 
 class StaticDetector(nn.Module):
@@ -364,8 +384,13 @@ class StaticDetector(nn.Module):
         'ssd'
     """
 
-    def __init__(self, model: nn.Module, max_candidates: int = 4096, portable: bool = False,
-                 image_sizes: Optional[List[Tuple[int, int]]] = None):
+    def __init__(
+        self,
+        model: nn.Module,
+        max_candidates: int = 4096,
+        portable: bool = False,
+        image_sizes: Optional[List[Tuple[int, int]]] = None,
+    ):
         super().__init__()
         self.image_sizes = [tuple(s) for s in image_sizes] if image_sizes else None
         self.kind = _kind(model)
@@ -389,14 +414,13 @@ class StaticDetector(nn.Module):
         n, _, hmax, wmax = images.shape
         originals = self.image_sizes or [(hmax, wmax)] * n
         if len(originals) != n or any(h > hmax or w > wmax for h, w in originals):
-            raise ValueError(f"StaticDetector: made for image sizes {originals}, got images "
-                             f"{tuple(images.shape)}")
-        image_list, _ = self.model.transform([img[:, :h, :w] for img, (h, w) in zip(images.unbind(0),
-                                                                                  originals)])
+            raise ValueError(f"StaticDetector: made for image sizes {originals}, got images {tuple(images.shape)}")
+        image_list, _ = self.model.transform([img[:, :h, :w] for img, (h, w) in zip(images.unbind(0), originals)])
         return image_list, [(int(h), int(w)) for h, w in originals]
 
-    def _finish(self, out: Dict[str, Tensor], sizes: List[Tuple[int, int]],
-                originals: List[Tuple[int, int]]) -> Dict[str, Tensor]:
+    def _finish(
+        self, out: Dict[str, Tensor], sizes: List[Tuple[int, int]], originals: List[Tuple[int, int]]
+    ) -> Dict[str, Tensor]:
         """``transform.postprocess`` on the padded detections: boxes and keypoints scaled back to
         each image's size, masks pasted into it (on a ``[H, W]`` canvas, zero outside)."""
         from torchvision.models.detection.transform import resize_boxes, resize_keypoints
@@ -404,8 +428,9 @@ class StaticDetector(nn.Module):
         rows = out.pop("rows")
         boxes, keypoints = [], []
         for i, (size, original) in enumerate(zip(sizes, originals)):
-            b = torch.where(rows[i][:, None], resize_boxes(out["boxes"][i], size, original),
-                            torch.zeros_like(out["boxes"][i]))
+            b = torch.where(
+                rows[i][:, None], resize_boxes(out["boxes"][i], size, original), torch.zeros_like(out["boxes"][i])
+            )
             boxes.append(b)
             if "keypoints" in out:
                 k = resize_keypoints(out["keypoints"][i], size, original)
@@ -433,8 +458,9 @@ class StaticDetector(nn.Module):
         objectness, deltas = concat_box_prediction_layers(objectness, deltas)
         proposals = rpn.box_coder.decode(deltas.detach(), anchors).view(n, -1, 4)
         objectness = objectness.detach().reshape(n, -1)
-        levels = torch.cat([torch.full((c,), i, dtype=torch.int64, device=proposals.device)
-                            for i, c in enumerate(per_level)])
+        levels = torch.cat(
+            [torch.full((c,), i, dtype=torch.int64, device=proposals.device) for i, c in enumerate(per_level)]
+        )
         top = rpn._get_top_n_idx(objectness, per_level)
         batch = torch.arange(n, device=proposals.device)[:, None]
         objectness, proposals, levels = objectness[batch, top], proposals[batch, top], levels[top]
@@ -488,14 +514,14 @@ class StaticDetector(nn.Module):
         pred_scores = F.softmax(class_logits, -1)
         c = pred_scores.shape[-1]
         size = rh.detections_per_img
-        fields: Dict[str, List[Tensor]] = {k: [] for k in ("boxes", "scores", "labels", "rows",
-                                                           "count", "overflow")}
+        fields: Dict[str, List[Tensor]] = {k: [] for k in ("boxes", "scores", "labels", "rows", "count", "overflow")}
         for i in range(n):
-            boxes = _clip(pred_boxes[i * p:(i + 1) * p], sizes[i])[:, 1:].reshape(-1, 4)
-            scores = pred_scores[i * p:(i + 1) * p, 1:].reshape(-1)
+            boxes = _clip(pred_boxes[i * p : (i + 1) * p], sizes[i])[:, 1:].reshape(-1, 4)
+            scores = pred_scores[i * p : (i + 1) * p, 1:].reshape(-1)
             labels = torch.arange(1, c, device=scores.device).repeat(p)
-            valid = (scores > rh.score_thresh) & _big_enough(boxes, 1e-2) & \
-                prows[i][:, None].expand(p, c - 1).reshape(-1)
+            valid = (
+                (scores > rh.score_thresh) & _big_enough(boxes, 1e-2) & prows[i][:, None].expand(p, c - 1).reshape(-1)
+            )
             k = min(self.max_candidates, scores.numel())
             _, cand = torch.where(valid, scores, torch.full_like(scores, _NEG_INF)).topk(k)
             cand = cand.sort().values  # torchvision's order: NMS then breaks score ties alike
@@ -520,8 +546,7 @@ class StaticDetector(nn.Module):
             xy, kscores = xy[inverse], kscores[inverse]
             out["keypoints"] = xy.reshape(n, size, -1, 3)
             kscores = kscores.reshape(n, size, -1)
-            out["keypoints_scores"] = torch.where(out["rows"][..., None], kscores,
-                                                  torch.zeros_like(kscores))
+            out["keypoints_scores"] = torch.where(out["rows"][..., None], kscores, torch.zeros_like(kscores))
         return self._finish(out, sizes, originals)
 
     # -- RetinaNet / FCOS ----------------------------------------------------------------------
@@ -561,8 +586,14 @@ class StaticDetector(nn.Module):
                 all_scores.append(scores[idx])
                 all_labels.append(idx % c)
                 all_valid.append(valid[idx])
-            selected = _select(torch.cat(all_boxes), torch.cat(all_scores), torch.cat(all_labels),
-                               torch.cat(all_valid), model.nms_thresh, model.detections_per_img)
+            selected = _select(
+                torch.cat(all_boxes),
+                torch.cat(all_scores),
+                torch.cat(all_labels),
+                torch.cat(all_valid),
+                model.nms_thresh,
+                model.detections_per_img,
+            )
             for name, value in zip(("boxes", "scores", "labels", "rows", "count"), selected):
                 fields[name].append(value)
         out = {name: torch.stack(values) for name, values in fields.items()}
@@ -588,8 +619,14 @@ class StaticDetector(nn.Module):
             k = min(model.topk_candidates, scores.shape[1])
             top, idx = torch.where(valid, scores, torch.full_like(scores, _NEG_INF)).topk(k, dim=1)
             labels = torch.arange(1, scores.shape[0] + 1, device=idx.device)[:, None].expand_as(idx)
-            selected = _select(boxes[idx.reshape(-1)], scores.gather(1, idx).reshape(-1), labels.reshape(-1),
-                               valid.gather(1, idx).reshape(-1), model.nms_thresh, model.detections_per_img)
+            selected = _select(
+                boxes[idx.reshape(-1)],
+                scores.gather(1, idx).reshape(-1),
+                labels.reshape(-1),
+                valid.gather(1, idx).reshape(-1),
+                model.nms_thresh,
+                model.detections_per_img,
+            )
             for name, value in zip(("boxes", "scores", "labels", "rows", "count"), selected):
                 fields[name].append(value)
         out = {name: torch.stack(values) for name, values in fields.items()}
@@ -604,8 +641,13 @@ class StaticDetector(nn.Module):
         return self._ssd(images) if self.kind == "ssd" else self._dense(images)
 
 
-def make_static(model: nn.Module, *, max_candidates: int = 4096, portable: bool = False,
-                image_sizes: Optional[List[Tuple[int, int]]] = None) -> StaticDetector:
+def make_static(
+    model: nn.Module,
+    *,
+    max_candidates: int = 4096,
+    portable: bool = False,
+    image_sizes: Optional[List[Tuple[int, int]]] = None,
+) -> StaticDetector:
     """A static-shape form of the torchvision detector ``model`` (shares its modules and weights;
     the model must be in eval mode: inference only). An R-CNN's RoI heads run through bounded
     twins built here (their ``Linear`` / ``Conv*d`` layers over the real rows only, with the
@@ -649,8 +691,7 @@ def make_static(model: nn.Module, *, max_candidates: int = 4096, portable: bool 
     """
     if model.training:
         raise ValueError("make_static: the model must be in eval mode (call model.eval())")
-    return StaticDetector(model, max_candidates=max_candidates, portable=portable,
-                          image_sizes=image_sizes)
+    return StaticDetector(model, max_candidates=max_candidates, portable=portable, image_sizes=image_sizes)
 
 
 def unpad(outputs: Dict[str, Tensor]) -> List[Dict[str, Tensor]]:
@@ -676,6 +717,5 @@ def unpad(outputs: Dict[str, Tensor]) -> List[Dict[str, Tensor]]:
         [{'boxes': tensor([[0., 0., 0., 0.]]), 'labels': tensor([1]), 'scores': tensor([0.9000])}]
     """
     counts = outputs["count"].tolist()
-    keys = [k for k in ("boxes", "labels", "scores", "masks", "keypoints", "keypoints_scores")
-            if k in outputs]
+    keys = [k for k in ("boxes", "labels", "scores", "masks", "keypoints", "keypoints_scores") if k in outputs]
     return [{k: outputs[k][i, :c] for k in keys} for i, c in enumerate(counts)]

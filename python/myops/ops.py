@@ -19,6 +19,7 @@ The functions live with their family, one module each:
 ``_diagonal``               diagonal, diagonal_backward
 ==========================  ===============================================================
 """
+
 from ._bounded_layers import conv_bounded, linear_bounded
 from ._common import Number  # noqa: F401  (the typing aliases, as before the split)
 from ._detection_decode import heatmaps_to_keypoints, paste_masks
@@ -26,23 +27,59 @@ from ._diagonal import diagonal, diagonal_backward
 from ._elementwise import add, addcmul, clamp, div, maximum, minimum, mul, mul_scalar, pow, sub
 from ._max_pool2d_add import IntOrPair, max_pool2d_add  # noqa: F401
 from ._nms import batched_nms, batched_nms_static, multiclass_nms_static, nms, nms_static
-from ._nonzero import (argwhere, mask_rows_bounded, masked_select_bounded, nonzero, nonzero_bounded,
-                       nonzero_static, where)
+from ._nonzero import (
+    argwhere,
+    mask_rows_bounded,
+    masked_select_bounded,
+    nonzero,
+    nonzero_bounded,
+    nonzero_static,
+    where,
+)
 from ._roi_align import roi_align_levels
 from ._unary import abs, cast, exp, gelu, log, neg, relu, rsqrt, sigmoid, silu, sqrt, tanh
 
 __all__ = [
-    "nonzero", "argwhere", "nonzero_static", "where",
-    "nonzero_bounded", "masked_select_bounded", "mask_rows_bounded",
-    "nms", "batched_nms", "nms_static", "batched_nms_static", "multiclass_nms_static",
+    "nonzero",
+    "argwhere",
+    "nonzero_static",
+    "where",
+    "nonzero_bounded",
+    "masked_select_bounded",
+    "mask_rows_bounded",
+    "nms",
+    "batched_nms",
+    "nms_static",
+    "batched_nms_static",
+    "multiclass_nms_static",
     "roi_align_levels",
-    "heatmaps_to_keypoints", "paste_masks",
-    "linear_bounded", "conv_bounded",
-    "relu", "gelu", "silu", "sigmoid", "mul_scalar", "cast",
-    "add", "sub", "mul", "div", "maximum", "minimum",
-    "addcmul", "clamp",
+    "heatmaps_to_keypoints",
+    "paste_masks",
+    "linear_bounded",
+    "conv_bounded",
+    "relu",
+    "gelu",
+    "silu",
+    "sigmoid",
+    "mul_scalar",
+    "cast",
+    "add",
+    "sub",
+    "mul",
+    "div",
+    "maximum",
+    "minimum",
+    "addcmul",
+    "clamp",
     "pow",
-    "abs", "neg", "exp", "log", "sqrt", "rsqrt", "tanh",
+    "abs",
+    "neg",
+    "exp",
+    "log",
+    "sqrt",
+    "rsqrt",
+    "tanh",
     "max_pool2d_add",
-    "diagonal", "diagonal_backward",
+    "diagonal",
+    "diagonal_backward",
 ]

@@ -39,6 +39,7 @@ the thread that opened the block, while it is open; other threads keep torch's k
 run through the override's hand-back, a C++ function call). Backward passes that autograd runs
 on its own threads (CUDA) are not in the block.
 """
+
 import collections
 import threading
 from typing import Iterable, List, Optional, Union
@@ -139,8 +140,10 @@ class RouteStats:
         if self._final is not None:
             return self._final
         if self._this_thread and threading.get_ident() != self._thread:
-            raise RuntimeError("myops: the RouteStats of an open replace_torch_ops() block count the calls "
-                               "of the thread that opened it; read them in that thread")
+            raise RuntimeError(
+                "myops: the RouteStats of an open replace_torch_ops() block count the calls "
+                "of the thread that opened it; read them in that thread"
+            )
         now = _counts(self._this_thread)
         return tuple(_diff(a, b) for a, b in zip(now, self._base))
 

@@ -1,6 +1,7 @@
 """Builds the CUDA kernels and glue of csrc/cuda with the host compiler (MYOPS_CUDA_EMULATION,
 see csrc/cuda/emulation.h) into a test-only extension whose ops are `torch.ops.myops_emu.<op>`,
 CPU kernels that run the CUDA code on the host."""
+
 import glob
 import os
 import shutil
@@ -12,18 +13,35 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
 CSRC = os.path.join(ROOT, "csrc")
 
+
 # The ops whose CUDA kernels the emulation covers (nonzero: its CUB passes by host stand-ins),
 # the elementwise ones read from the op table.
 def _ops():
     import myops._table
 
-    return (["nonzero", "nonzero_static", "nonzero_bounded", "nms", "batched_nms", "nms_static", "batched_nms_static",
-             "roi_align_levels", "linear_bounded", "conv_bounded", "heatmaps_to_keypoints", "paste_masks"] +
-            [op.qualname for op in myops._table.EW_OPS.values()] +
-            ["max_pool2d_add", "max_pool2d_add_backward", "diagonal", "diagonal_backward"] +
-            # the drop-in's control ops (csrc/myops.cpp; dropin.cpp implements them for myops_emu)
-            sorted(s.name.split("::", 1)[1] for s in torch._C._jit_get_all_schemas()
-                   if s.name.startswith("myops::_override_")))
+    return (
+        [
+            "nonzero",
+            "nonzero_static",
+            "nonzero_bounded",
+            "nms",
+            "batched_nms",
+            "nms_static",
+            "batched_nms_static",
+            "roi_align_levels",
+            "linear_bounded",
+            "conv_bounded",
+            "heatmaps_to_keypoints",
+            "paste_masks",
+        ]
+        + [op.qualname for op in myops._table.EW_OPS.values()]
+        + ["max_pool2d_add", "max_pool2d_add_backward", "diagonal", "diagonal_backward"]
+        +
+        # the drop-in's control ops (csrc/myops.cpp; dropin.cpp implements them for myops_emu)
+        sorted(
+            s.name.split("::", 1)[1] for s in torch._C._jit_get_all_schemas() if s.name.startswith("myops::_override_")
+        )
+    )
 
 
 def cuda_include_dir():
