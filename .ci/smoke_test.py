@@ -3,6 +3,7 @@
 Every family once against torch, autograd, torch.ops, the metadata (version, pinned torch,
 license, py.typed) and the C++ package files.
 """
+
 import importlib.metadata as md
 import os
 import re
