@@ -26,7 +26,7 @@
 #                            archive the GPU session carries: gpu-build/ (benchmarks/README.md, "GPU")
 # make sanitize              the CPU kernels built with AddressSanitizer + UBSan into
 #                            build/sanitize (the normal build is untouched), then the whole
-#                            test suite run against that build.
+#                            test suite run against that build. make sanitize-ci: CI's slice.
 
 SHELL := /bin/bash
 VENV ?= .venv
@@ -47,7 +47,7 @@ export MAX_JOBS ?= $(shell nproc 2>/dev/null || echo 2)
 SOURCES := setup.py $(shell find csrc cmake -type f 2>/dev/null)
 STAMP := build/.myops-built
 
-.PHONY: test demo bench docs build deps clean package-check sanitize deploy-check wheel gpu-prebuilt speed-guard \
+.PHONY: test demo bench docs build deps clean package-check sanitize sanitize-ci deploy-check wheel gpu-prebuilt speed-guard \
 	release-check
 
 test: $(STAMP)
@@ -161,6 +161,16 @@ SAN_FLAGS := -fsanitize=address,undefined -fno-sanitize=vptr,signed-integer-over
 SAN_ENV := LD_PRELOAD="$$(gcc -print-file-name=libasan.so) $$(gcc -print-file-name=libubsan.so)" \
 	ASAN_OPTIONS=detect_leaks=0:abort_on_error=1:detect_odr_violation=0 \
 	UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
+
+# CI's slice (`make sanitize-ci`): the suite less the files that call no kernel of their own
+# (packaging, docs, the GPU session's scripts, the deploy benchmark), whole models
+# (test_dropin_models) and the hypothesis properties, whose kernels the family files run
+# sanitized too. `make sanitize` runs everything: run it before calling a kernel change done.
+SAN_CI_SKIP := test_package test_docs test_doctests test_gpu_session test_bench_deploy test_check_spills \
+	test_dropin_models test_properties
+
+sanitize-ci:
+	$(MAKE) sanitize SAN_PYTEST_ARGS="$(foreach t,$(SAN_CI_SKIP),--ignore=tests/$(t).py)"
 
 sanitize: $(DEPS)
 	mkdir -p $(SAN_DIR)
