@@ -391,12 +391,16 @@ def test_compile_fullgraph_no_graph_break(name):
 
 @pytest.mark.parametrize("name", models())
 def test_compile_inductor_matches_eager(name):
+    # Dynamo counts recompiles per code object: every model compiles StaticDetector.forward
+    # again, and the ninth would pass its limit (8) and fail under fullgraph=True
+    torch._dynamo.reset()
     model, x = for_inductor(name, SIZE)
     static = detection.make_static(model)
     compiled = torch.compile(static, fullgraph=True)
     with torch.no_grad():
         out = compiled(x)
-    assert_matches(eager(model, list(x)), out, exact=False)
+    # in float64 Keypoint R-CNN's random-init scores sit lower: 18 detections on image 0
+    assert_matches(eager(model, list(x)), out, exact=False, min_detections=15)
 
 
 @cuda_only

@@ -13,6 +13,7 @@
 #include <c10/core/DynamicCast.h>
 #include <c10/core/ScalarType.h>
 #include <c10/util/TypeCast.h>
+#include <c10/util/accumulate.h>
 
 #include <algorithm>
 #include <array>
@@ -243,7 +244,10 @@ inline bool plan_same_shape_contiguous(EwPlan& p, const std::array<at::Tensor, k
   }
   if (!same_shape) {
     // Beside a broadcast scalar the output follows the operands' strides; it is contiguous
-    // for sure only when they are exactly row-major (size-1 dims included).
+    // for sure only when they are exactly row-major (size-1 dims included), and not empty:
+    // there TensorIterator's permutation can differ (beside a 0-d operand, [0, 1] gets strides
+    // (1, 0)), so an empty output takes the general rule.
+    if (c10::multiply_integers(sizes) == 0) return false;
     for (int k = 0; k < p.nin; ++k) {
       if (!p.folded[k] && !ins[k].strides().equals(contiguous_strides(sizes))) return false;
     }

@@ -19,6 +19,7 @@
 #include "myops/op_table.h"
 #include "myops/ops.h"
 
+#include <optional>
 #include <tuple>
 #include <type_traits>
 #include <utility>
@@ -136,6 +137,18 @@ MYOPS_FAST_BINARY(max_pool2d_add)  // kernel 3x3, stride 2, padding 1, no ceil_m
 // default may be left out, and the C++ API's default applies.
 
 bool read_arg(PyObject* o, c10::Scalar* v) { return as_scalar(o, v); }
+
+// None or a number (clamp.Scalar's bounds)
+bool read_arg(PyObject* o, std::optional<c10::Scalar>* v) {
+  if (o == Py_None) {
+    v->reset();
+    return true;
+  }
+  c10::Scalar s;
+  if (!as_scalar(o, &s)) return false;
+  *v = s;
+  return true;
+}
 
 // a str (the pointer is owned by `o`, alive for the call)
 bool read_arg(PyObject* o, c10::string_view* v) {

@@ -353,14 +353,12 @@ def clamp(
         >>> myops.clamp(torch.tensor([-2., 0.5, 3.]), max=torch.tensor(0.))
         tensor([-2.,  0.,  0.])
     """
-    r = _fast_path(_fast.clamp, self, min, max)
-    if (
-        r is NotImplemented
-        and not isinstance(min, Tensor)
-        and not isinstance(max, Tensor)
-        and (min is not None or max is not None)
-    ):
+    if isinstance(min, Tensor) or isinstance(max, Tensor):
+        r = _fast_path(_fast.clamp, self, min, max)
+    elif min is not None or max is not None:
         r = _fast_path(_fast.clamp_scalar, self, min, max)  # number bounds: clamp.Scalar
+    else:
+        r = NotImplemented
     if r is not NotImplemented:
         return r
     if min is None and max is None:

@@ -14,8 +14,8 @@
 //             unary_autograd<OP>, Kernels<B>::<FN> generated), its derivative UnaryGrad<OP>;
 //             own: the op FN has its own front end Ops<B>::FN, Autograd kernel FN_autograd and,
 //             if routed, drop-in kernel Kernels<B>::FN
-//   FAST      fast: a Python entry point myops._C.<FN> (tensors first, then numbers, a str or a
-//             dtype; trailing defaults may be left out); none: no entry point
+//   FAST      fast: a Python entry point myops._C.<FN> (tensors first, then numbers, None or a
+//             number, a str or a dtype; trailing defaults may be left out); none: no entry point
 //   API_NAME  fn: the C++ API function is myops::<FN>; name: myops::<NAME>, an overload of the
 //             op's default form (clamp(self, optional min, optional max))
 // Light header: no torch (the types are spelled out; the files that expand them include torch).
@@ -36,7 +36,7 @@
 #define MYOPS_EW_SIG_where_scalar_self(F, P)  F(own, none, fn)       P(const at::Tensor&, condition, ) P(const c10::Scalar&, self, ) P(const at::Tensor&, other, )
 #define MYOPS_EW_SIG_where_scalar_other(F, P) F(own, none, fn)       P(const at::Tensor&, condition, ) P(const at::Tensor&, self, ) P(const c10::Scalar&, other, )
 #define MYOPS_EW_SIG_where_scalars(F, P)      F(own, none, fn)       P(const at::Tensor&, condition, ) P(const c10::Scalar&, self, ) P(const c10::Scalar&, other, )
-#define MYOPS_EW_SIG_clamp_scalar(F, P)       F(own, none, name)     P(const at::Tensor&, self, ) P(const std::optional<c10::Scalar>&, min, ) P(const std::optional<c10::Scalar>&, max, )
+#define MYOPS_EW_SIG_clamp_scalar(F, P)       F(own, fast, name)     P(const at::Tensor&, self, ) P(const std::optional<c10::Scalar>&, min, ) P(const std::optional<c10::Scalar>&, max, )
 // clang-format on
 
 // ---- the signature, taken apart --------------------------------------------------------------
