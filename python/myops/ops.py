@@ -20,6 +20,18 @@ The functions live with their family, one module each:
 ==========================  ===============================================================
 """
 
+# ruff: noqa: F401  (the functions are imported to be re-exported: __all__ below lists them)
+from . import (
+    _bounded_layers,
+    _detection_decode,
+    _diagonal,
+    _elementwise,
+    _max_pool2d_add,
+    _nms,
+    _nonzero,
+    _roi_align,
+    _unary,
+)
 from ._bounded_layers import conv_bounded, linear_bounded
 from ._common import Number  # noqa: F401  (the typing aliases, as before the split)
 from ._detection_decode import heatmaps_to_keypoints, paste_masks
@@ -39,47 +51,20 @@ from ._nonzero import (
 from ._roi_align import roi_align_levels
 from ._unary import abs, cast, exp, gelu, log, neg, relu, rsqrt, sigmoid, silu, sqrt, tanh
 
+# each family module lists its own public functions once; the names are imported above so that
+# tools (mypy, IDEs) see them
 __all__ = [
-    "nonzero",
-    "argwhere",
-    "nonzero_static",
-    "where",
-    "nonzero_bounded",
-    "masked_select_bounded",
-    "mask_rows_bounded",
-    "nms",
-    "batched_nms",
-    "nms_static",
-    "batched_nms_static",
-    "multiclass_nms_static",
-    "roi_align_levels",
-    "heatmaps_to_keypoints",
-    "paste_masks",
-    "linear_bounded",
-    "conv_bounded",
-    "relu",
-    "gelu",
-    "silu",
-    "sigmoid",
-    "mul_scalar",
-    "cast",
-    "add",
-    "sub",
-    "mul",
-    "div",
-    "maximum",
-    "minimum",
-    "addcmul",
-    "clamp",
-    "pow",
-    "abs",
-    "neg",
-    "exp",
-    "log",
-    "sqrt",
-    "rsqrt",
-    "tanh",
-    "max_pool2d_add",
-    "diagonal",
-    "diagonal_backward",
+    name
+    for module in (
+        _nonzero,
+        _nms,
+        _roi_align,
+        _detection_decode,
+        _bounded_layers,
+        _unary,
+        _elementwise,
+        _max_pool2d_add,
+        _diagonal,
+    )
+    for name in module.__all__
 ]
