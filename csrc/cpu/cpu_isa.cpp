@@ -31,12 +31,17 @@ CpuIsa cpu_supported() {
 #endif
 }
 
+// Whether the environment names a build (MYOPS_CPU_ISA set, or MYOPS_CPU_BASELINE).
+bool isa_named() {
+  const char* env = std::getenv("MYOPS_CPU_ISA");
+  return (env != nullptr && *env != '\0') || std::getenv("MYOPS_CPU_BASELINE") != nullptr;
+}
+
 CpuIsa choose_isa() {
   const CpuIsa best = cpu_supported();
+  if (!isa_named()) return best;
   const char* env = std::getenv("MYOPS_CPU_ISA");
-  if (env == nullptr || *env == '\0') {
-    return std::getenv("MYOPS_CPU_BASELINE") != nullptr ? CpuIsa::Baseline : best;
-  }
+  if (env == nullptr || *env == '\0') return CpuIsa::Baseline;  // MYOPS_CPU_BASELINE
   std::string v(env);
   std::transform(v.begin(), v.end(), v.begin(), [](unsigned char c) { return std::tolower(c); });
   CpuIsa want;
@@ -82,8 +87,8 @@ CpuIsa cpu_isa() {
 }
 
 bool cpu_isa_forced() {
-  const char* env = std::getenv("MYOPS_CPU_ISA");
-  return (env != nullptr && *env != '\0') || std::getenv("MYOPS_CPU_BASELINE") != nullptr;
+  static const bool forced = isa_named();
+  return forced;
 }
 
 }  // namespace myops
