@@ -1074,7 +1074,10 @@ def test_heatmaps_to_keypoints(E, dtype):
     xy, sc = E.heatmaps_to_keypoints(maps, rois, torch.tensor(8))
     ref_xy, ref_sc = reference_keypoints(maps, rois, 8)
     torch.testing.assert_close(xy, ref_xy, rtol=0, atol=0)
-    torch.testing.assert_close(sc, ref_sc, rtol=1e-6, atol=1e-6)
+    # A score is a 16-term bicubic sum of values near 1 that cancel: the two evaluation orders
+    # differ by up to ~2e-6 relative in float32 (400 seeds: at most 5.5e-6 absolute on scores
+    # near 3), inside assert_close's float32 default (rtol 1.3e-6 + atol 1e-5).
+    torch.testing.assert_close(sc, ref_sc)
 
 
 def test_paste_masks(E):

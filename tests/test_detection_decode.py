@@ -73,7 +73,9 @@ def test_keypoints_match_torchvision(device, dtype, c):
         torch.testing.assert_close(sc, ref_sc, rtol=0, atol=0, equal_nan=True)
     else:  # torch's CUDA bicubic arithmetic, not its kernel: the same argmax, scores within rounding
         torch.testing.assert_close(xy, ref_xy, rtol=0, atol=0)
-        torch.testing.assert_close(sc, ref_sc, rtol=1e-6, atol=1e-6)
+        # a 16-term bicubic sum in another order: assert_close's float32 default (see the
+        # emulation test of heatmaps_to_keypoints for the measured spread)
+        torch.testing.assert_close(sc, ref_sc)
     torch.testing.assert_close(maps, before[0], rtol=0, atol=0, equal_nan=True)
     torch.testing.assert_close(rois, before[1], rtol=0, atol=0, equal_nan=True)
 
