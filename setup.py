@@ -303,7 +303,10 @@ class BuildMyops(BuildExtension):
             self.build_temp = os.path.join(ROOT, "build", "editable-temp")
         super().run()
         with open(os.path.join(pkg_dir, "_build_config.py"), "w") as f:
-            f.write("# Written by setup.py at build time. Do not edit.\nBUILD_CONFIG = %r\n" % (config,))
+            f.write(
+                "# Written by setup.py at build time. Do not edit.\nfrom typing import Any, Dict\n\n"
+                "BUILD_CONFIG: Dict[str, Any] = %r\n" % (config,)
+            )
         self.copy_tree(os.path.join(ROOT, "csrc", "include"), os.path.join(pkg_dir, "include"))
         self.copy_tree(os.path.join(ROOT, "cmake"), os.path.join(pkg_dir, "share", "cmake", "myops"))
 

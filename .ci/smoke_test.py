@@ -1,7 +1,7 @@
 """Smoke test of an installed myops (run from outside the source tree by .ci/check_package).
 
 Every family once against torch, autograd, torch.ops, the metadata (version, pinned torch,
-license, py.typed) and the C++ package files.
+license, type information: py.typed, _C.pyi) and the C++ package files.
 """
 
 import importlib.metadata as md
@@ -80,7 +80,7 @@ for c in pythons + ["Operating System :: POSIX :: Linux", "Environment :: GPU ::
 tags = [line.split(": ", 1)[1] for line in dist.read_text("WHEEL").splitlines() if line.startswith("Tag: ")]
 assert tags and all(t.endswith("-manylinux_2_28_x86_64") for t in tags), tags
 assert any(str(p).endswith("LICENSE") for p in dist.files), "LICENSE not in the wheel"
-assert os.path.exists(os.path.join(here, "py.typed"))
+assert all(os.path.exists(os.path.join(here, f)) for f in ("py.typed", "_C.pyi")), "type information"
 assert not os.path.exists(os.path.join(here, "..", "tests")), "tests installed as a package"
 assert os.path.exists(os.path.join(myops.cmake_prefix_path, "myops", "myopsConfig.cmake"))
 assert os.path.exists(os.path.join(here, "include", "myops", "ops.h"))
