@@ -3,7 +3,7 @@
 form. A Python number operand takes the op's Scalar overloads, whose result dtype and range
 checks are computed in C++ (``at::result_type(tensor, number)``), never here."""
 
-from typing import Optional, Union
+from typing import Optional, Union, cast
 
 import torch
 from torch import Tensor
@@ -228,10 +228,10 @@ def maximum(self: Union[Tensor, Number], other: Union[Tensor, Number]) -> Tensor
     r = _fast_path(_fast.maximum, self, other)
     if r is not NotImplemented:
         return r
-    if isinstance(self, Tensor) != isinstance(other, Tensor) and isinstance(
-        other if isinstance(self, Tensor) else self, _REAL
-    ):
-        return clamp(self, min=other) if isinstance(self, Tensor) else clamp(other, min=self)
+    if isinstance(self, Tensor) and isinstance(other, _REAL):
+        return clamp(self, min=other)
+    if isinstance(other, Tensor) and isinstance(self, _REAL):
+        return clamp(other, min=self)
     return _ops.maximum.default(self, other)
 
 
@@ -260,10 +260,10 @@ def minimum(self: Union[Tensor, Number], other: Union[Tensor, Number]) -> Tensor
     r = _fast_path(_fast.minimum, self, other)
     if r is not NotImplemented:
         return r
-    if isinstance(self, Tensor) != isinstance(other, Tensor) and isinstance(
-        other if isinstance(self, Tensor) else self, _REAL
-    ):
-        return clamp(self, max=other) if isinstance(self, Tensor) else clamp(other, max=self)
+    if isinstance(self, Tensor) and isinstance(other, _REAL):
+        return clamp(self, max=other)
+    if isinstance(other, Tensor) and isinstance(self, _REAL):
+        return clamp(other, max=self)
     return _ops.minimum.default(self, other)
 
 
@@ -373,14 +373,15 @@ def clamp(
     if min is not None and max is not None and isinstance(min, Tensor) != isinstance(max, Tensor):
         # a number and a 0-d tensor that needs no gradient: torch.clamp's overload for numbers,
         # the tensor read as one (as torch's argument parser does; a weak number in promotion)
-        t = min if isinstance(min, Tensor) else max
-        if t.dim() == 0 and not t.requires_grad:
-            min, max = (v.item() if v is t else v for v in (min, max))
+        if isinstance(min, Tensor) and min.dim() == 0 and not min.requires_grad:
+            min = min.item()
+        elif isinstance(max, Tensor) and max.dim() == 0 and not max.requires_grad:
+            max = max.item()
     if not isinstance(min, Tensor) and not isinstance(max, Tensor):
         # number bounds: torch.clamp's Scalar overload (its own gradient, self only)
         return _ops.clamp.Scalar(self, min, max)
     if min is None or max is None:
-        bound = max if min is None else min
+        bound = cast(Tensor, max if min is None else min)  # a tensor: number bounds returned above
         if _CLAMP_GRAD_SPLITS_TIES:  # torch >= 2.14: one tensor bound is maximum / minimum
             return minimum(self, bound) if min is None else maximum(self, bound)
         dt = torch.result_type(self, bound)
@@ -395,7 +396,7 @@ def clamp(
     # a number and a dimensioned tensor bound (or one that needs a gradient): clamp.Tensor, the
     # number a 0-d tensor bound of torch.result_type(self, bound, number), made by where.ScalarOther
     # (aten's promotion for a number beside the 0-d result type, its checked conversion)
-    bound = min if isinstance(min, Tensor) else max
+    bound = cast(Tensor, min if isinstance(min, Tensor) else max)  # the other is a number
     like = torch.empty((), dtype=torch.result_type(self, bound))
     lo, hi = (v if isinstance(v, Tensor) else _ops.where.ScalarOther(torch.tensor(False), like, v) for v in (min, max))
     return _ops.clamp.default(self, lo, hi)

@@ -4,6 +4,8 @@ kernels' own: each family's control op (torch.ops.myops._<family>_meta, csrc/myo
 C++ rules on the fake tensors' (symbolic) sizes, as _ew_out_strides does for the elementwise
 layout. The elementwise dtype rules are still said here, from the op table."""
 
+from typing import Set
+
 import torch
 from torch.library import register_fake
 from torch.utils._python_dispatch import _disable_current_modes
@@ -196,7 +198,7 @@ def _conv_bounded_fake(input, weight, bias, stride, padding, dilation, transpose
 # The op table (csrc/include/myops/op_table.h): the dtype sets, and the ops whose fake kernel is
 # generic (_register_generic_fakes, at the end of this section)
 _EW_ALL = DTYPES["All"]
-_EW_CUSTOM = set()  # the ops with a fake kernel of their own (below)
+_EW_CUSTOM: Set[str] = set()  # the ops with a fake kernel of their own (below)
 
 
 def _ew_fake(qualname):

@@ -127,6 +127,6 @@ def _pool_number(v: Number, self: Tensor) -> Tensor:
     converts it: to double for a float64 self, to float for the others. Past int64 / uint64:
     torch's OverflowError."""
     dt = _natural(v)
-    if dt == torch.uint64 and v < 2**64:
+    if dt == torch.uint64 and isinstance(v, int) and v < 2**64:
         v, dt = (float(v) if self.dtype == torch.float64 else _float32_of(v)), torch.float64
     return torch.full((), v, dtype=dt, device=self.device)

@@ -1,7 +1,7 @@
 """The nonzero family: ``nonzero``, ``argwhere``, ``nonzero_static``, ``where``, and the bounded
 selections (static shapes plus the true count on the device, no host sync)."""
 
-from typing import Optional, Tuple, Union
+from typing import Literal, Optional, Tuple, Union, overload
 
 from torch import Tensor
 
@@ -19,6 +19,13 @@ __all__ = [
 ]
 
 
+# the result's type follows as_tuple (as torch.nonzero's overloads say it)
+@overload
+def nonzero(input: Tensor, *, as_tuple: Literal[False] = False) -> Tensor: ...
+@overload
+def nonzero(input: Tensor, *, as_tuple: Literal[True]) -> Tuple[Tensor, ...]: ...
+@overload
+def nonzero(input: Tensor, *, as_tuple: bool) -> Union[Tensor, Tuple[Tensor, ...]]: ...
 def nonzero(input: Tensor, *, as_tuple: bool = False) -> Union[Tensor, Tuple[Tensor, ...]]:
     """Indices of the nonzero elements of ``input``: :func:`torch.nonzero`.
 
@@ -69,7 +76,7 @@ def argwhere(input: Tensor) -> Tensor:
         tensor([[0],
                 [2]])
     """
-    return nonzero(input)  # type: ignore[return-value]  (as_tuple=False: a Tensor)
+    return nonzero(input)
 
 
 def nonzero_static(input: Tensor, *, size: int, fill_value: int = -1) -> Tensor:

@@ -50,7 +50,12 @@ from __future__ import annotations
 
 import copy
 import math
-from typing import Dict, List, Optional, Tuple
+from typing import TYPE_CHECKING, Dict, List, Optional, Tuple, Union, cast, get_args
+
+if TYPE_CHECKING:  # the types only: torchvision is imported where it is used
+    from torchvision.models.detection import FCOS, RetinaNet
+    from torchvision.models.detection.generalized_rcnn import GeneralizedRCNN
+    from torchvision.models.detection.ssd import SSD
 
 import torch
 import torch.nn.functional as F
@@ -192,7 +197,7 @@ class _Rows:
     """The number of real rows (a 0-d int64 tensor) of the batch a head runs on: set by
     ``StaticDetector._head`` around each head call, read by the bounded layers."""
 
-    def __init__(self):
+    def __init__(self) -> None:
         self.count: Optional[Tensor] = None
 
 
@@ -217,11 +222,16 @@ class _BoundedLinear(nn.Module):
         )
 
 
+# the convolutions that have a bounded form (with zero padding)
+_Conv = Union[nn.Conv1d, nn.Conv2d, nn.Conv3d, nn.ConvTranspose1d, nn.ConvTranspose2d, nn.ConvTranspose3d]
+_CONVS = get_args(_Conv)
+
+
 class _BoundedConv(nn.Module):
     """``layer`` (the model's ``nn.Conv*d`` / ``nn.ConvTranspose*d``, zero padding, its
     Parameters shared) as ``myops.conv_bounded`` over the first ``rows.count`` rows."""
 
-    def __init__(self, layer: nn.Module, rows: _Rows):
+    def __init__(self, layer: _Conv, rows: _Rows):
         super().__init__()
         self.layer = layer
         self.rows = rows
@@ -242,9 +252,6 @@ class _BoundedConv(nn.Module):
         )
 
 
-_CONVS = (nn.Conv1d, nn.Conv2d, nn.Conv3d, nn.ConvTranspose1d, nn.ConvTranspose2d, nn.ConvTranspose3d)
-
-
 def _bounded_twin(module: nn.Module, rows: _Rows) -> nn.Module:
     """``module`` with every ``nn.Linear`` and zero-padded convolution replaced by its bounded
     form (reading ``rows``), the model left as it is: a container is a shallow copy of its own
@@ -253,7 +260,7 @@ def _bounded_twin(module: nn.Module, rows: _Rows) -> nn.Module:
     if type(module) is nn.Linear:
         return _BoundedLinear(module, rows)
     if type(module) in _CONVS and module.padding_mode == "zeros" and not isinstance(module.padding, str):
-        return _BoundedConv(module, rows)
+        return _BoundedConv(cast(_Conv, module), rows)  # its exact type is one of them
     if not module._modules:
         return module
     twin = copy.copy(module)
@@ -394,12 +401,12 @@ class StaticDetector(nn.Module):
         super().__init__()
         self.image_sizes = [tuple(s) for s in image_sizes] if image_sizes else None
         self.kind = _kind(model)
-        self.model = model
+        self.model: Union[GeneralizedRCNN, RetinaNet, FCOS, SSD] = model
         self.max_candidates = int(max_candidates)
         del portable  # accepted for compatibility: every module is portable (see make_static)
         if self.kind == "rcnn":  # the RoI heads' bounded twins (the model's modules are not changed)
             self._rows = _Rows()
-            rh = model.roi_heads
+            rh = cast("GeneralizedRCNN", model).roi_heads  # kind "rcnn" is a GeneralizedRCNN
             names = ["box_head", "box_predictor"]
             names += ["mask_head", "mask_predictor"] if rh.has_mask() else []
             names += ["keypoint_head", "keypoint_predictor"] if rh.has_keypoint() else []

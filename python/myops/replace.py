@@ -42,7 +42,7 @@ on its own threads (CUDA) are not in the block.
 
 import collections
 import threading
-from typing import Iterable, List, Optional, Union
+from typing import Iterable, List, Optional, Tuple, Union
 
 import torch
 
@@ -301,7 +301,7 @@ class replace_torch_ops:
 
     def __init__(self, only: Optional[Union[str, Iterable[str]]] = None):
         self._names = _names(only)
-        self._open = []  # (token, stats) of each entry, innermost last
+        self._open: List[Tuple[int, RouteStats]] = []  # (token, stats) of each entry, innermost last
         self.stats = None
 
     def __enter__(self):
