@@ -4,7 +4,7 @@ kernels' own: each family's control op (torch.ops.myops._<family>_meta, csrc/myo
 C++ rules on the fake tensors' (symbolic) sizes, as _ew_out_strides does for the elementwise
 layout. The elementwise dtype rules are still said here, from the op table."""
 
-from typing import Set
+from typing import Set, Union
 
 import torch
 from torch.library import register_fake
@@ -43,6 +43,7 @@ def _nonzero_indices(self, size):
 def _nonzero_fake(self):
     _rules("nonzero", "nonzero", *_info(self), None)
     numel = self.numel()
+    nnz: Union[int, torch.SymInt]
     if isinstance(numel, int) and numel == 0:
         nnz = 0
     else:
@@ -74,6 +75,7 @@ def _nms_checks(op, boxes, scores, idxs=None, size=None):
 
 def _nms_dynamic(boxes):
     n = boxes.shape[0]
+    k: Union[int, torch.SymInt]
     if isinstance(n, int) and n == 0:
         k = 0
     else:

@@ -42,7 +42,7 @@ on its own threads (CUDA) are not in the block.
 
 import collections
 import threading
-from typing import Iterable, List, Optional, Tuple, Union
+from typing import Dict, Iterable, List, Optional, Tuple, Union
 
 import torch
 
@@ -164,7 +164,7 @@ class RouteStats:
     @property
     def reasons(self):
         """The calls handed back, per op and reason: ``{"nms": Counter({"refused": 1}), ...}``."""
-        out = {}
+        out: Dict[str, collections.Counter[str]] = {}
         for (name, why), n in self._now()[2].items():
             out.setdefault(name, collections.Counter())[why] = n
         return out
@@ -302,7 +302,7 @@ class replace_torch_ops:
     def __init__(self, only: Optional[Union[str, Iterable[str]]] = None):
         self._names = _names(only)
         self._open: List[Tuple[int, RouteStats]] = []  # (token, stats) of each entry, innermost last
-        self.stats = None
+        self.stats: Optional[RouteStats] = None  # the innermost entry's
 
     def __enter__(self):
         stats = RouteStats(this_thread=True)
