@@ -278,7 +278,7 @@ def test_gradcheck(name, fn, nargs, device):
         args = args[:2]
     if name in ("relu", "abs"):
         args[0] = args[0].detach().masked_fill(args[0].detach().abs() < 0.1, 0.5).requires_grad_()
-    if name in ("log", "sqrt", "rsqrt", "pow"):  # positive: their domain (pow: a positive base)
+    if name in EW_OPS and EW_OPS[name].domain == "positive":  # (pow: a positive base)
         args[0] = (args[0].detach().abs() + 0.5).requires_grad_()
     if name == "clamp":
         lo = torch.randn(4, dtype=torch.float64, device=device) - 1
