@@ -2,7 +2,6 @@
 inputs with NaN and infinities, and the op tables (myops op, torch op, dtypes, exact) that the
 test_elementwise*.py files walk."""
 
-import pytest  # noqa: F401
 import torch
 import torch.nn.functional as F
 
