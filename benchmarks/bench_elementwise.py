@@ -10,6 +10,7 @@ import torch
 import torch.nn.functional as F
 
 import myops
+from myops._table import EW_OPS
 from runner import Case
 
 DTYPES = {"f32": torch.float32, "f16": torch.float16, "bf16": torch.bfloat16}
@@ -190,7 +191,7 @@ def cases(device, quick):
                 ("pow", tag + " ** 2.5", lambda p=pos: myops.pow(p, 2.5), lambda p=pos: torch.pow(p, 2.5), 2 * n * es),
             ]
             # the op table's plain unary ops added through it (issue #29): abs, neg, exp, log, ...;
-            # log / sqrt / rsqrt on positive inputs (pos, as pow's base above)
+            # those defined on positive inputs only (the op table's domain: log, sqrt, rsqrt) on pos
             more += [
                 (
                     op,
@@ -200,13 +201,8 @@ def cases(device, quick):
                     2 * n * es,
                 )
                 for op, a in (
-                    ("abs", x),
-                    ("neg", x),
-                    ("exp", x),
-                    ("log", pos),
-                    ("sqrt", pos),
-                    ("rsqrt", pos),
-                    ("tanh", x),
+                    (op, pos if EW_OPS[op].domain == "positive" else x)
+                    for op in ("abs", "neg", "exp", "log", "sqrt", "rsqrt", "tanh")
                 )
             ]
             if dname == "f32":

@@ -1,6 +1,6 @@
 // Every myops schema lives here, in one TORCH_LIBRARY block, and nothing else does.
 // Kernels register their implementations in their own files with
-// TORCH_LIBRARY_IMPL(myops, CPU|CUDA, m), autograd in csrc/autograd.cpp
+// TORCH_LIBRARY_IMPL(myops, CPU|CUDA, m), autograd in csrc/autograd/
 // (TORCH_LIBRARY_IMPL(myops, Autograd, m)); fake kernels are registered from Python
 // (python/myops/_fake.py).
 //
@@ -284,7 +284,7 @@ TORCH_LIBRARY(myops, m) {
   MYOPS_EW_OPS(MYOPS_EW_DEF)
 #undef MYOPS_EW_DEF
   // mul_scalar: mul.Scalar under its old name, kept for compatibility (CompositeImplicitAutograd,
-  // csrc/autograd.cpp: it calls mul.Scalar)
+  // csrc/autograd/: it calls mul.Scalar)
   m.def("mul_scalar(Tensor self, Scalar other) -> Tensor");
   // The op table for Python (myops._table: the fake kernels and the test tables read it): one
   // "fn|name|overload|kind|arity|dtypes|rule|sig|aten|dropin_default" string per op, in table order.

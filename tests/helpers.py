@@ -199,6 +199,14 @@ def outcome(fn):
         return None, e
 
 
+def same_error(fn_myops, fn_torch, match=None):
+    """Both calls raise, with the same exception type (myops' message may be its own)."""
+    with pytest.raises(Exception) as et:
+        fn_torch()
+    with pytest.raises(et.type, match=match):
+        fn_myops()
+
+
 def assert_like_torch(fn_myops, fn_torch, check_stride=True):
     """Both calls raise exceptions of exactly the same type (NotImplementedError is not
     RuntimeError), or both return and the results are the same (assert_same)."""

@@ -6,7 +6,7 @@ import random
 
 import pytest
 import torch
-from helpers import ALL_DTYPES, DEVICES, LAYOUTS, assert_same, cuda_only, rand, with_layout
+from helpers import ALL_DTYPES, DEVICES, LAYOUTS, assert_same, cuda_only, rand, same_error, with_layout
 
 import myops
 
@@ -370,3 +370,11 @@ def test_cuda_streams_and_devices():
     assert out.device == dev and g.device == dev
     assert_same(out, torch.diagonal(x, 1, -2, -1), check_stride=False)
     assert_same(g, torch.ops.aten.diagonal_backward(out, x.shape, 1, -2, -1))
+
+
+@pytest.mark.parametrize("dims", [(0, 2), (-3, 1), (5, 0)])
+def test_diagonal_dim_out_of_range_is_index_error(dims):
+    x = torch.randn(3, 3)
+    same_error(lambda: myops.diagonal(x, 0, *dims), lambda: torch.diagonal(x, 0, *dims), match="range")
+    with pytest.raises(IndexError, match="range"):
+        torch.ops.myops.diagonal(x, 0, *dims)

@@ -4,6 +4,7 @@ gradients, opcheck."""
 
 import itertools
 import struct
+import warnings
 
 import pytest
 import torch
@@ -11,7 +12,15 @@ import torch.nn.functional as F
 from hypothesis import given, settings, strategies as st
 
 import myops
-from helpers import DEVICES, FLOAT_DTYPES, assert_like_torch, assert_same, cuda_only, rand, with_layout
+from helpers import (
+    DEVICES,
+    FLOAT_DTYPES,
+    assert_like_torch,
+    assert_same,
+    cuda_only,
+    rand,
+    with_layout,
+)
 
 op = torch.ops.myops.max_pool2d_add.default
 
@@ -593,3 +602,113 @@ def test_number_other_properties(other, dtype, rank, kernel, scale, seed):
     x = (torch.randn([2, 3, 6, 5, 4][5 - rank :], generator=g) * scale).to(dtype)
     k, s, p = kernel
     assert_like_torch(lambda: myops.max_pool2d_add(x, other, k, s, p), lambda: F.max_pool2d(x, k, s, p) + other)
+
+
+# ---- second derivative, autograd kernel, `other` of any dtype or a number ------------------------
+
+
+@pytest.mark.parametrize(
+    "kw",
+    [
+        {},
+        {"kernel_size": 2, "stride": None, "padding": 0, "ceil_mode": True},
+        {"kernel_size": (3, 2), "stride": (1, 2), "padding": (1, 0)},
+    ],
+)
+@pytest.mark.parametrize("layout", ["contiguous", "channels_last", "unbatched"])
+def test_max_pool2d_add_gradgradcheck(kw, layout):
+    x = torch.randn(2, 3, 7, 6, dtype=torch.float64)
+    if layout == "channels_last":
+        x = x.contiguous(memory_format=torch.channels_last)
+    if layout == "unbatched":
+        x = x[0]
+    x.requires_grad_()
+    y = myops.max_pool2d_add(x, torch.zeros(1, dtype=torch.float64), **kw)
+    o = torch.randn(y.shape[-3:-2] + (1, 1), dtype=torch.float64, requires_grad=True)
+    fn = lambda x, o: myops.max_pool2d_add(x, o, **kw)  # noqa: E731
+    assert torch.autograd.gradcheck(fn, (x, o))
+    assert torch.autograd.gradgradcheck(fn, (x, o))
+
+
+@pytest.mark.parametrize("other_dtype", [torch.float32, torch.float64])
+def test_max_pool2d_add_double_backward_matches_torch(other_dtype):
+    x = torch.randn(2, 3, 9, 8)
+    x[0, 0, :3, :3] = 1.0  # ties inside windows
+    x.requires_grad_()
+    o = torch.randn(1, 3, 1, 1, dtype=other_dtype, requires_grad=True)
+    gy = torch.randn(2, 3, 5, 4, dtype=other_dtype, requires_grad=True)
+    v = torch.randn(2, 3, 9, 8)
+
+    def run(fn):
+        y = fn(x, o)
+        (gx,) = torch.autograd.grad(y, x, gy, create_graph=True)
+        assert gx.requires_grad  # the graph keeps the path to the incoming gradient
+        return torch.autograd.grad((gx * v).sum(), gy)[0]
+
+    a = run(myops.max_pool2d_add)
+    b = run(lambda x, o: F.max_pool2d(x, 3, 2, 1) + o)
+    assert_same(a, b)
+
+
+def test_max_pool2d_add_backward_has_autograd_kernel():
+    x = torch.randn(1, 2, 6, 6)
+    g = torch.randn(1, 2, 3, 3, requires_grad=True)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # torch warns when an op has no autograd kernel
+        r = torch.ops.myops.max_pool2d_add_backward(g, x, [3, 3], [2, 2], [1, 1], False)
+    assert r.requires_grad
+
+
+@pytest.mark.parametrize("other", ["int64", "int8", "bool", "uint8_0d", "python_int", "python_float"])
+def test_max_pool2d_add_non_float_other(other):
+    x = torch.randn(2, 3, 8, 8)
+    o = {
+        "int64": lambda: torch.randint(-5, 5, (1, 3, 1, 1)),
+        "int8": lambda: torch.randint(-5, 5, (4, 4), dtype=torch.int8),
+        "bool": lambda: torch.rand(2, 1, 4, 4) < 0.5,
+        "uint8_0d": lambda: torch.tensor(7, dtype=torch.uint8),
+        "python_int": lambda: 3,
+        "python_float": lambda: 0.25,
+    }[other]()
+    assert_same(myops.max_pool2d_add(x, o), F.max_pool2d(x, 3, 2, 1) + o)
+
+
+@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("other", [0.1, -3, True])
+def test_max_pool2d_add_number_other_in_its_precision(device, other):
+    """A Python number `other` keeps its own precision (float64 for a float), as torch's add
+    with a number does, and is made on the device without a host copy."""
+    x = torch.randn(2, 3, 9, 9, dtype=torch.float64, device=device)
+    assert_same(myops.max_pool2d_add(x, other), torch.nn.functional.max_pool2d(x, 3, 2, 1) + other)
+
+
+# ---- bad arguments raise what torch raises -------------------------------------------------------
+
+
+def test_max_pool2d_add_none_other():
+    with pytest.raises(TypeError, match="other"):
+        myops.max_pool2d_add(torch.randn(1, 1, 4, 4), None)
+
+
+@pytest.mark.parametrize("arg", ["kernel_size", "stride", "padding"])
+@pytest.mark.parametrize("value", [2**62, 2**31])
+def test_max_pool2d_add_absurd_parameters(arg, value):
+    x = torch.randn(1, 2, 8, 8)
+    kw = {"kernel_size": 3, "stride": 2, "padding": 1}
+    kw[arg] = value
+    with pytest.raises(RuntimeError):  # torch <= 2.12 says "integer out of range"
+        F.max_pool2d(x, **kw)
+    with pytest.raises(RuntimeError, match="without overflow"):
+        myops.max_pool2d_add(x, torch.zeros(1), **kw)
+    with pytest.raises(RuntimeError, match="without overflow"):
+        torch.ops.myops.max_pool2d_add(
+            x, torch.zeros(1), [kw["kernel_size"]] * 2, [kw["stride"]] * 2, [kw["padding"]] * 2
+        )
+
+
+def test_max_pool2d_add_empty_stride_means_kernel():
+    x = torch.randn(2, 3, 9, 9)
+    o = torch.randn(3, 1, 1)
+    expected = F.max_pool2d(x, 3, padding=1) + o
+    assert_same(myops.max_pool2d_add(x, o, [3, 3], []), expected)
+    assert_same(torch.ops.myops.max_pool2d_add(x, o, [3, 3], []), expected)

@@ -550,3 +550,14 @@ def test_opcheck_bounded_select(device):
     mask = torch.rand(6, 5, device=device) < 0.5
     torch.library.opcheck(torch.ops.myops.masked_select_bounded.default, (x, mask), {"size": 9, "fill_value": 2.0})
     torch.library.opcheck(torch.ops.myops.mask_rows_bounded.default, (x, mask[:, 0]), {"size": 4})
+
+
+@pytest.mark.parametrize("dtype", [torch.complex64, torch.complex128])
+def test_nonzero_complex(dtype):
+    x = torch.tensor([[1j, 0, 1], [0, 0, 2 + 0j]], dtype=dtype)
+    x[0, 1] = complex(0.0, -0.0)
+    assert_same(myops.nonzero(x), torch.nonzero(x))
+    assert_same(myops.argwhere(x), torch.argwhere(x))
+    for a, b in zip(myops.where(x), torch.where(x)):
+        assert_same(a, b)
+    assert_same(myops.nonzero_static(x, size=5), torch.nonzero_static(x, size=5))

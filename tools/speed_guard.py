@@ -93,7 +93,7 @@ def dtype_cases(torch, myops, aten, EW_OPS, g, dt):
             continue
         tag = f"{fn} {str(dt)[6:]}"
         call = op.packet
-        if fn in ("log", "sqrt", "rsqrt"):
+        if op.domain == "positive" and op.sig == "unary":  # on positive inputs (pos)
             out.append((tag, lambda c=call: c(pos), lambda fn=fn: getattr(torch, fn)(pos)))
         elif fn == "gelu":
             out.append((tag, lambda: myops.gelu(x), lambda: torch.nn.functional.gelu(x)))

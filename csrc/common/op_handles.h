@@ -1,6 +1,6 @@
 #pragma once
 // The typed dispatcher handles of the elementwise ops (common/op_table.h), built once and shared
-// by the C++ API (csrc/ops.cpp), the autograd formulas (csrc/autograd.cpp) and the aten drop-in
+// by the C++ API (csrc/ops.cpp), the autograd formulas (csrc/autograd/) and the aten drop-in
 // (common/aten_override.h): ops::<FN>() is the handle of myops::<NAME>[.<OVERLOAD>], found on
 // first use (thread-safe), in the library LIB (myops; the CUDA emulation builds its own copy
 // of the drop-in around myops_emu, see cuda/glue.h).

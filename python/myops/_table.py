@@ -21,6 +21,11 @@ def _dtype_sets() -> Dict[str, Tuple[torch.dtype, ...]]:
 DTYPES: Dict[str, Tuple[torch.dtype, ...]] = _dtype_sets()
 _ALL = DTYPES["All"]
 
+# The DOMAIN column, by schema name (kept here until csrc/include/myops/op_table.h carries it):
+# the ops defined on positive operands only (pow: a positive base), NaN elsewhere. Tests and
+# benchmarks draw their inputs there (NaN takes paths in torch's kernels that a model never meets).
+_POSITIVE_DOMAIN = ("log", "sqrt", "rsqrt", "pow")
+
 
 class EwOp(NamedTuple):
     fn: str  # myops.<fn>, myops._C.<fn>
@@ -42,6 +47,11 @@ class EwOp(NamedTuple):
     def packet(self):
         """torch.ops.myops.<name>.<overload or default>"""
         return getattr(getattr(torch.ops.myops, self.name), self.overload or "default")
+
+    @property
+    def domain(self) -> str:
+        """Where the op is defined on its first operand: "positive" or "all"."""
+        return "positive" if self.name in _POSITIVE_DOMAIN else "all"
 
     @property
     def accepted(self) -> Tuple[torch.dtype, ...]:

@@ -87,15 +87,20 @@ def _batched_nms_static(
     are computed here without a sync: the shifted boxes (shifted by the real boxes' maximum, as
     torchvision does) with a single class, or the boxes as they are with their classes. ``boxes``
     holds more than the limit's rows whenever there are more real ones, so the op itself takes
-    its per-class path then."""
+    its per-class path then.
+
+    The other rows become one box of class 0, ``[0, 0, 1, 1]``: visited after every real one,
+    they cannot change the real survivors, and the first of them suppresses the rest, so a
+    sweep over mostly padded candidates costs O(n), not O(n^2)."""
     masked = torch.where(valid, scores, torch.full_like(scores, _NEG_INF))
     limit = _VANILLA_ABOVE["cpu" if boxes.device.type == "cpu" else "cuda"]
     trick = valid.sum() * boxes.shape[1] <= limit
     top = torch.where(valid[:, None], boxes, torch.full_like(boxes, _NEG_INF)).amax()
     top = torch.where(valid.any(), top, torch.zeros_like(top))
     shifted = boxes + (idxs.to(boxes) * (top + torch.ones_like(top)))[:, None]
-    nms_boxes = torch.where(trick, shifted, boxes)
-    nms_idxs = torch.where(trick, torch.zeros_like(idxs), idxs)
+    unit = torch.cat([torch.zeros_like(boxes[:1, :2]), torch.ones_like(boxes[:1, 2:])], 1)
+    nms_boxes = torch.where(valid[:, None], torch.where(trick, shifted, boxes), unit)
+    nms_idxs = torch.where(trick | ~valid, torch.zeros_like(idxs), idxs)
     return torch.ops.myops.batched_nms_static(nms_boxes, masked, nms_idxs, iou_threshold, size=size)
 
 

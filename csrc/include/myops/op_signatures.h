@@ -3,7 +3,7 @@
 // file that expands the table per signature reads these lines: the typed dispatcher handles
 // (common/op_handles.h), the C++ API's declarations (myops/ops_elementwise.h, generated from
 // here by tools/gen_ops_elementwise.py) and definitions (csrc/ops.cpp), the CPU / CUDA front
-// ends (common/elementwise_ops.h), the Autograd kernels (csrc/autograd.cpp), the drop-in's
+// ends (common/elementwise_ops.h), the Autograd kernels (csrc/autograd/), the drop-in's
 // unary kernels (common/aten_override.h) and the Python fast entry points
 // (csrc/python/fast.cpp). Adding a signature is one line here.
 //

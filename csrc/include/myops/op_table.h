@@ -3,7 +3,7 @@
 // written once. Everything that lists the ops is generated from the two X-macros below:
 //   - the EwKind enum and the CPU / CUDA dispatch switches (MYOPS_EW_KERNELS);
 //   - the schemas (csrc/myops.cpp), the CPU / CUDA registration (register_all), the Autograd
-//     registration (csrc/autograd.cpp), the typed dispatcher handles (common/op_handles.h: the
+//     registration (csrc/autograd/), the typed dispatcher handles (common/op_handles.h: the
 //     C++ API, autograd and the drop-in share them), the Python fast entry points
 //     (csrc/python/fast.cpp), the drop-in's op list, names and defaults (aten_override.h / .cpp),
 //     and the control op myops::_ew_table() that hands the table to Python (myops._table: the

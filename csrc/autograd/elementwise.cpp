@@ -1,145 +1,41 @@
-// Autograd for every differentiable myops op, in C++: one kernel per op registered for the
-// Autograd dispatch key (TORCH_LIBRARY_IMPL(myops, Autograd, m)).
-//
-// A call where no input needs a gradient (grad mode off, or no input requiring grad) goes
-// straight to the device kernel: no Python, no graph node. Otherwise a
-// torch::autograd::Function records the backward formula. The formulas are built from myops
-// ops called through the dispatcher (so they run on myops' CPU/CUDA kernels and are themselves
-// differentiable: double backward works) plus a few ATen ops (comparisons, sum_to, gelu's
-// derivative).
-#include <ATen/ExpandUtils.h>
-#include <ATen/core/dispatch/Dispatcher.h>
+// Autograd of the elementwise ops (the op table, myops/op_table.h): unary, a number operand
+// (the Scalar overloads), binary and ternary. Each formula is torch's (derivatives.yaml), in
+// torch's order, so gradients carry the same bits; the shared machinery is autograd/autograd.h.
 #include <ATen/ops/add.h>
 #include <ATen/ops/div.h>
 #include <ATen/ops/eq.h>
-#include <ATen/ops/gather.h>
 #include <ATen/ops/ge.h>
+#include <ATen/ops/gelu_backward.h>
 #include <ATen/ops/log.h>
 #include <ATen/ops/logical_not.h>
 #include <ATen/ops/masked_fill.h>
+#include <ATen/ops/mul.h>
 #include <ATen/ops/neg.h>
 #include <ATen/ops/pow.h>
 #include <ATen/ops/result_type.h>
+#include <ATen/ops/rsub.h>
 #include <ATen/ops/sgn.h>
+#include <ATen/ops/sigmoid.h>
+#include <ATen/ops/sigmoid_backward.h>
+#include <ATen/ops/silu_backward.h>
 #include <ATen/ops/sub.h>
 #include <ATen/ops/tanh_backward.h>
 #include <ATen/ops/where.h>
 #include <ATen/ops/zeros_like.h>
-#include <ATen/ops/gelu_backward.h>
-#include <ATen/ops/max_pool2d_with_indices.h>
-#include <ATen/ops/mul.h>
-#include <ATen/ops/rsub.h>
-#include <ATen/ops/scalar_tensor.h>
-#include <ATen/ops/sigmoid.h>
-#include <ATen/ops/sigmoid_backward.h>
-#include <ATen/ops/silu_backward.h>
-#include <torch/autograd.h>
-#include <torch/csrc/autograd/autograd_not_implemented_fallback.h>
 #include <torch/library.h>
 
 #include <limits>
 #include <optional>
 #include <string>
 
-#include "common/op_handles.h"
 #include "common/torch_version.h"
+
+#include "autograd/autograd.h"
 
 namespace myops {
 namespace {
 
-using at::Tensor;
-using torch::autograd::AutogradContext;
-using torch::autograd::Function;
-using torch::autograd::variable_list;
-
-// ---- the myops ops the formulas call (through the dispatcher, autograd included) -----------
-
-template <class Sig>
-c10::TypedOperatorHandle<Sig> op_handle(const char* name, const char* overload = "") {
-  return c10::Dispatcher::singleton().findSchemaOrThrow(name, overload).typed<Sig>();
-}
-
-#define MYOPS_OP2(fn, name, overload, Sig)                          \
-  const c10::TypedOperatorHandle<Sig>& fn() {                        \
-    static const auto h = op_handle<Sig>("myops::" name, overload); \
-    return h;                                                        \
-  }
-#define MYOPS_OP(fn, name, Sig) MYOPS_OP2(fn, name, "", Sig)
-
-// the elementwise ops: the shared handles ew::ops::<fn>() (common/op_handles.h)
-using PoolSig = Tensor(const Tensor&, const Tensor&, c10::IntArrayRef, c10::IntArrayRef, c10::IntArrayRef, bool);
-MYOPS_OP(op_max_pool2d_add, "max_pool2d_add", PoolSig)
-MYOPS_OP(op_max_pool2d_add_backward, "max_pool2d_add_backward", PoolSig)
-MYOPS_OP(op_diagonal, "diagonal", Tensor(const Tensor&, int64_t, int64_t, int64_t))
-MYOPS_OP(op_diagonal_backward, "diagonal_backward",
-         Tensor(const Tensor&, c10::SymIntArrayRef, int64_t, int64_t, int64_t))
-#undef MYOPS_OP
-#undef MYOPS_OP2
-
-// Runs the device kernel of an op (everything below autograd).
-template <class Sig, class... A>
-Tensor below_autograd(const c10::TypedOperatorHandle<Sig>& op, A&&... a) {
-  at::AutoDispatchBelowADInplaceOrView guard;
-  return op.call(std::forward<A>(a)...);
-}
-
-inline bool requires_grad_of(const Tensor& t) { return t.requires_grad(); }
-template <class T>
-bool requires_grad_of(const T&) {
-  return false;
-}
-
-// The Autograd kernel of an op: Function `Fn` records the graph node when grad mode is on and
-// some tensor argument requires a gradient; otherwise the call goes straight to the kernel.
-template <class Fn, class Sig, class... A>
-Tensor with_autograd(const c10::TypedOperatorHandle<Sig>& op, const A&... a) {
-  if (!at::GradMode::is_enabled() || !(requires_grad_of(a) || ...)) return below_autograd(op, a...);
-  return Fn::apply(a...);
-}
-
-// 0-d CPU scalar of `like`'s dtype: folded into the kernel on any device.
-Tensor scalar_of(double v, const Tensor& like) {
-  return at::scalar_tensor(v, at::TensorOptions().dtype(like.scalar_type()));
-}
-
-// Shape and dtype of an input, kept for its gradient instead of the tensor itself.
-struct Meta {
-  static void save(AutogradContext* ctx, const char* key, const Tensor& t) {
-    ctx->saved_data[std::string(key) + ".sizes"] = t.sym_sizes();
-    ctx->saved_data[std::string(key) + ".dtype"] = static_cast<int64_t>(t.scalar_type());
-  }
-  // `grad` summed over the dims `key` was broadcast along, in `key`'s dtype.
-  static Tensor reduce(AutogradContext* ctx, const char* key, Tensor grad) {
-    auto sizes = ctx->saved_data[std::string(key) + ".sizes"].toSymIntVector();
-    auto dtype = static_cast<at::ScalarType>(ctx->saved_data[std::string(key) + ".dtype"].toInt());
-    return reduce_to(grad, sizes, dtype);
-  }
-  static Tensor reduce_to(Tensor grad, c10::SymIntArrayRef sizes, at::ScalarType dtype) {
-    if (!grad.sym_sizes().equals(sizes)) grad = at::sum_to(grad, sizes, /*always_return_non_view=*/true);
-    if (grad.scalar_type() != dtype) grad = ew::ops::cast().call(grad, dtype);
-    return grad;
-  }
-};
-
-Tensor reduce_like(const Tensor& grad, const Tensor& input) {
-  return Meta::reduce_to(grad, input.sym_sizes(), input.scalar_type());
-}
-
-// torch's maybe_multiply(t, s) (the alpha / value factor of add's, sub's and addcmul's
-// gradients): t itself when s is one, else t * s. Its test of "one" reads an integral s as an
-// int64, so an int alpha past int64 (2^63 <= alpha < 2^64, which c10 holds as uint64) raises
-// torch's overflow error there, in the backward, while the forward took it (as a double).
-Tensor scaled(const Tensor& t, const c10::Scalar& s) {
-  const bool one = s.isFloatingPoint() ? s.toDouble() == 1 : s.isIntegral(/*includeBool=*/true) && s.toLong() == 1;
-  return one ? t : ew::ops::mul_scalar().call(t, s);
-}
-
-// -grad * alpha (sub's gradient of `other`), in torch's order: the negation first, then
-// maybe_multiply. Not grad * -alpha: with an int alpha of 0 that gives +0 where torch's
-// (-grad) * 0 gives -0, and -alpha may not exist in alpha's type (-2^63, a uint64).
-Tensor negated_times(const Tensor& grad, const c10::Scalar& alpha) {
-  return scaled(ew::ops::neg().call(grad), alpha);
-}
+using namespace myops::autograd;
 
 // ---- unary ------------------------------------------------------------------------------------
 
@@ -744,128 +640,10 @@ Tensor clamp_scalar_autograd(const Tensor& self, const std::optional<c10::Scalar
   return with_autograd<ClampScalarFn>(ew::ops::clamp_scalar(), self, lo, hi);
 }
 
-// ---- max_pool2d_add ---------------------------------------------------------------------------
-
-struct MaxPool2dAddFn : Function<MaxPool2dAddFn> {
-  static Tensor forward(AutogradContext* ctx, const Tensor& self, const Tensor& other, c10::IntArrayRef k,
-                        c10::IntArrayRef s, c10::IntArrayRef p, bool ceil_mode) {
-    // only `self` is saved: the backward recomputes each window's argmax from it
-    ctx->save_for_backward({self.requires_grad() ? self : Tensor()});
-    Meta::save(ctx, "other", other);
-    ctx->saved_data["k"] = k;
-    ctx->saved_data["s"] = s;
-    ctx->saved_data["p"] = p;
-    ctx->saved_data["ceil"] = ceil_mode;
-    return below_autograd(op_max_pool2d_add(), self, other, k, s, p, ceil_mode);
-  }
-  static variable_list backward(AutogradContext* ctx, variable_list g) {
-    Tensor gs, go;
-    if (ctx->needs_input_grad(0)) {
-      auto self = ctx->get_saved_variables()[0];
-      auto& d = ctx->saved_data;
-      gs = op_max_pool2d_add_backward().call(g[0], self, d["k"].toIntVector(), d["s"].toIntVector(),
-                                              d["p"].toIntVector(), d["ceil"].toBool());
-    }
-    if (ctx->needs_input_grad(1)) go = Meta::reduce(ctx, "other", g[0]);
-    return {gs, go, Tensor(), Tensor(), Tensor(), Tensor()};
-  }
-};
-
-Tensor max_pool2d_add_autograd(const Tensor& self, const Tensor& other, c10::IntArrayRef k, c10::IntArrayRef s,
-                               c10::IntArrayRef p, bool ceil_mode) {
-  return with_autograd<MaxPool2dAddFn>(op_max_pool2d_add(), self, other, k, s, p, ceil_mode);
-}
-
-// max_pool2d_add_backward scatters grad_output to each window's argmax of `self`: linear in
-// grad_output, so its gradient w.r.t. grad_output gathers the incoming gradient at the same
-// argmax (the indices of ATen's max_pool2d_with_indices, which picks the same element: ties
-// and NaN alike, and on CUDA channels_last (0, 0) for a window with no element above -inf);
-// w.r.t. `self` it is zero almost everywhere.
-struct MaxPool2dAddBackwardFn : Function<MaxPool2dAddBackwardFn> {
-  static Tensor forward(AutogradContext* ctx, const Tensor& grad_output, const Tensor& self, c10::IntArrayRef k,
-                        c10::IntArrayRef s, c10::IntArrayRef p, bool ceil_mode) {
-    ctx->save_for_backward({self});
-    ctx->saved_data["k"] = k;
-    ctx->saved_data["s"] = s;
-    ctx->saved_data["p"] = p;
-    ctx->saved_data["ceil"] = ceil_mode;
-    ctx->saved_data["go.dtype"] = static_cast<int64_t>(grad_output.scalar_type());
-    return below_autograd(op_max_pool2d_add_backward(), grad_output, self, k, s, p, ceil_mode);
-  }
-  static variable_list backward(AutogradContext* ctx, variable_list g) {
-    Tensor ggo;
-    if (ctx->needs_input_grad(0)) {
-      auto self = ctx->get_saved_variables()[0];
-      auto& d = ctx->saved_data;
-      Tensor idx;
-      {
-        at::AutoDispatchBelowADInplaceOrView no_grad;  // indices only
-        idx = std::get<1>(at::max_pool2d_with_indices(self.detach(), d["k"].toIntVector(), d["s"].toIntVector(),
-                                                      d["p"].toIntVector(), {1, 1}, d["ceil"].toBool()));
-      }
-      auto gi = g[0];
-      auto gathered = at::gather(gi.flatten(-2), -1, idx.flatten(-2)).view(idx.sizes());
-      auto dtype = static_cast<at::ScalarType>(d["go.dtype"].toInt());
-      ggo = gathered.scalar_type() == dtype ? gathered : ew::ops::cast().call(gathered, dtype);
-    }
-    return {ggo, Tensor(), Tensor(), Tensor(), Tensor(), Tensor()};
-  }
-};
-
-Tensor max_pool2d_add_backward_autograd(const Tensor& grad_output, const Tensor& self, c10::IntArrayRef k,
-                                        c10::IntArrayRef s, c10::IntArrayRef p, bool ceil_mode) {
-  return with_autograd<MaxPool2dAddBackwardFn>(op_max_pool2d_add_backward(), grad_output, self, k, s, p, ceil_mode);
-}
-
-// ---- diagonal ---------------------------------------------------------------------------------
-
-struct DiagonalFn : Function<DiagonalFn> {
-  static Tensor forward(AutogradContext* ctx, const Tensor& self, int64_t offset, int64_t dim1, int64_t dim2) {
-    ctx->saved_data["sizes"] = self.sym_sizes();
-    ctx->saved_data["args"] = std::vector<int64_t>{offset, dim1, dim2};
-    return below_autograd(op_diagonal(), self, offset, dim1, dim2);
-  }
-  static variable_list backward(AutogradContext* ctx, variable_list g) {
-    auto a = ctx->saved_data["args"].toIntVector();
-    auto sizes = ctx->saved_data["sizes"].toSymIntVector();
-    return {op_diagonal_backward().call(g[0], sizes, a[0], a[1], a[2]), Tensor(), Tensor(), Tensor()};
-  }
-};
-
-Tensor diagonal_autograd(const Tensor& self, int64_t offset, int64_t dim1, int64_t dim2) {
-  return with_autograd<DiagonalFn>(op_diagonal(), self, offset, dim1, dim2);
-}
-
-// diagonal_backward is linear in `grad`: its gradient is the diagonal of the incoming one
-struct DiagonalBackwardFn : Function<DiagonalBackwardFn> {
-  static Tensor forward(AutogradContext* ctx, const Tensor& grad, c10::SymIntArrayRef sizes, int64_t offset,
-                        int64_t dim1, int64_t dim2) {
-    ctx->saved_data["args"] = std::vector<int64_t>{offset, dim1, dim2};
-    return below_autograd(op_diagonal_backward(), grad, sizes, offset, dim1, dim2);
-  }
-  static variable_list backward(AutogradContext* ctx, variable_list g) {
-    auto a = ctx->saved_data["args"].toIntVector();
-    return {op_diagonal().call(g[0], a[0], a[1], a[2]), Tensor(), Tensor(), Tensor(), Tensor()};
-  }
-};
-
-Tensor diagonal_backward_autograd(const Tensor& grad, c10::SymIntArrayRef sizes, int64_t offset, int64_t dim1,
-                                  int64_t dim2) {
-  return with_autograd<DiagonalBackwardFn>(op_diagonal_backward(), grad, sizes, offset, dim1, dim2);
-}
-
 }  // namespace
 }  // namespace myops
 
 TORCH_LIBRARY_IMPL(myops, Autograd, m) {
-  // The inference-only ops have no derivative: torch's own rule for such ops. The forward runs
-  // (a model's Parameters require grad, and torch.export / AOTInductor call the ops with them,
-  // grad mode on); a result computed from an input that requires grad gets a grad_fn whose
-  // backward raises "derivative for myops::<op> is not implemented".
-  for (const char* op : {"roi_align_levels", "linear_bounded", "conv_bounded", "multiclass_nms_static",
-                         "heatmaps_to_keypoints", "paste_masks"}) {
-    m.impl(op, torch::autograd::autogradNotImplementedFallback());
-  }
   using namespace myops;
   // every op of the elementwise table (myops/op_table.h), by its SIG's ENTRY
   // (myops/op_signatures.h): generic, unary_autograd<OP> (its formula: UnaryGrad<OP>); own,
@@ -878,18 +656,6 @@ TORCH_LIBRARY_IMPL(myops, Autograd, m) {
 #undef MYOPS_EW_AUTOGRAD
 #undef MYOPS_EW_AUTOGRAD_generic
 #undef MYOPS_EW_AUTOGRAD_own
-  m.impl("max_pool2d_add", &max_pool2d_add_autograd);
-  m.impl("diagonal", &diagonal_autograd);
-  m.impl("diagonal_backward", &diagonal_backward_autograd);
-  // nonzero / nonzero_static return indices (int64): never differentiable; the fallthrough
-  // skips the boxed "not implemented" autograd fallback
-  m.impl("nonzero", torch::CppFunction::makeFallthrough());
-  m.impl("nonzero_static", torch::CppFunction::makeFallthrough());
-  // likewise the bounded selection indices and counts, and the nms indices (int64)
-  for (const char* op : {"nonzero_bounded", "nms", "batched_nms", "nms_static", "batched_nms_static"}) {
-    m.impl(op, torch::CppFunction::makeFallthrough());
-  }
-  m.impl("max_pool2d_add_backward", &max_pool2d_add_backward_autograd);
 }
 
 // myops::mul_scalar, the compatibility alias of mul.Scalar: composite (autograd, fake and the
