@@ -23,7 +23,7 @@ as test_aoti_package_runs_from_cpp does), and the row's case text says what it f
 
 Export and AOTInductor compilation take minutes on 2 cores: packages are cached in
 build/deploy/, keyed by model, device, batch, image size, torch version and a hash of
-myops/detection.py; `myops_detect` is built once into build/deploy/cpp (CMake, as the tests
+myops/detection.py and myops/_static_steps.py; `myops_detect` is built once into build/deploy/cpp (CMake, as the tests
 build it). `--quick`: batch 1 only.
 
     python benchmarks/runner.py --family deploy --device cpu --out benchmarks/results --append
@@ -142,10 +142,13 @@ def detect_program():
 
 def package_path(device, x, name=MODEL):
     """The cache file of the package for this model, device and input shape."""
-    from myops import detection
+    from myops import _static_steps, detection
 
-    with open(detection.__file__, "rb") as f:
-        code = hashlib.sha1(f.read()).hexdigest()[:10]
+    digest = hashlib.sha1()
+    for module in (detection, _static_steps):  # the static module's code
+        with open(module.__file__, "rb") as f:
+            digest.update(f.read())
+    code = digest.hexdigest()[:10]
     shape = "x".join(map(str, x.shape))
     return os.path.join(CACHE, f"{name}-{device}-{shape}-torch{torch.__version__}-detection{code}.pt2")
 

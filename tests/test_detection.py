@@ -306,21 +306,24 @@ def test_bounded_heads_leave_the_model_as_it_is():
     static module holds no Parameter of its own (no copy)."""
     from torchvision.models.detection import maskrcnn_resnet50_fpn
 
+    from myops import _static_steps
+
     model = maskrcnn_resnet50_fpn(weights=None, weights_backbone=None).eval()
     modules = dict(model.named_modules())
     static = detection.make_static(model)
     assert dict(model.named_modules()) == modules
     assert all(
-        type(m) is not detection._BoundedLinear and type(m) is not detection._BoundedConv for m in model.modules()
+        type(m) is not _static_steps._BoundedLinear and type(m) is not _static_steps._BoundedConv
+        for m in model.modules()
     )
     own = {id(p) for p in model.parameters()}
     assert all(id(p) in own for p in static.parameters())
     heads = static.heads
     assert set(heads) == {"box_head", "box_predictor", "mask_head", "mask_predictor"}
-    assert isinstance(heads["box_head"].fc6, detection._BoundedLinear)
+    assert isinstance(heads["box_head"].fc6, _static_steps._BoundedLinear)
     assert heads["box_head"].fc6.layer is model.roi_heads.box_head.fc6
-    assert isinstance(heads["mask_predictor"].conv5_mask, detection._BoundedConv)
-    assert isinstance(heads["mask_head"][0][0], detection._BoundedConv)
+    assert isinstance(heads["mask_predictor"].conv5_mask, _static_steps._BoundedConv)
+    assert isinstance(heads["mask_head"][0][0], _static_steps._BoundedConv)
     assert heads["mask_head"][0][1] is model.roi_heads.mask_head[0][1]  # ReLU: the model's own
 
 

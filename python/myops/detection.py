@@ -48,9 +48,7 @@ turns them into torchvision's list of dicts.
 
 from __future__ import annotations
 
-import copy
-import math
-from typing import TYPE_CHECKING, Dict, List, Optional, Tuple, Union, cast, get_args
+from typing import TYPE_CHECKING, Dict, List, Optional, Tuple, Union, cast
 
 if TYPE_CHECKING:  # the types only: torchvision is imported where it is used
     from torchvision.models.detection import FCOS, RetinaNet
@@ -61,218 +59,21 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
 
+from ._static_steps import (
+    _NEG_INF,
+    _batched_nms_static,
+    _big_enough,
+    _bounded_twin,
+    _clip,
+    _multiscale_roi_align,
+    _real_first,
+    _rois,
+    _Rows,
+    _select,
+    _survivors,
+)
+
 __all__ = ["make_static", "unpad", "StaticDetector"]
-
-_NEG_INF = float("-inf")
-
-
-# ---------------------------------------------------------------------------------------------
-# Bounded selection ops.
-# ---------------------------------------------------------------------------------------------
-
-# torchvision.ops.batched_nms's path limit per device, as myops' kernels hold it (read once)
-_VANILLA_ABOVE = {d: torch.ops.myops._batched_nms_vanilla_above(d) for d in ("cpu", "cuda")}
-
-
-def _batched_nms_static(
-    boxes: Tensor, scores: Tensor, idxs: Tensor, valid: Tensor, iou_threshold: float, size: int
-) -> Tuple[Tensor, Tensor]:
-    """``torchvision.ops.batched_nms`` over the real candidates (``valid``) only, as
-    ``torch.ops.myops.batched_nms_static``: the first ``size`` survivors (padded with -1) and
-    their count, on the device. The other rows are visited last (a ``-inf`` score).
-
-    torchvision picks its path by the number of real boxes, which only the data knows: at or
-    below the limit, one NMS over boxes shifted apart by class (``boxes + idxs * (max + 1)``,
-    whose rounding changes the IoUs), above it one NMS per class on the boxes as they are. Both
-    are computed here without a sync: the shifted boxes (shifted by the real boxes' maximum, as
-    torchvision does) with a single class, or the boxes as they are with their classes. ``boxes``
-    holds more than the limit's rows whenever there are more real ones, so the op itself takes
-    its per-class path then.
-
-    The other rows become one box of class 0, ``[0, 0, 1, 1]``: visited after every real one,
-    they cannot change the real survivors, and the first of them suppresses the rest, so a
-    sweep over mostly padded candidates costs O(n), not O(n^2)."""
-    masked = torch.where(valid, scores, torch.full_like(scores, _NEG_INF))
-    limit = _VANILLA_ABOVE["cpu" if boxes.device.type == "cpu" else "cuda"]
-    trick = valid.sum() * boxes.shape[1] <= limit
-    top = torch.where(valid[:, None], boxes, torch.full_like(boxes, _NEG_INF)).amax()
-    top = torch.where(valid.any(), top, torch.zeros_like(top))
-    shifted = boxes + (idxs.to(boxes) * (top + torch.ones_like(top)))[:, None]
-    unit = torch.cat([torch.zeros_like(boxes[:1, :2]), torch.ones_like(boxes[:1, 2:])], 1)
-    nms_boxes = torch.where(valid[:, None], torch.where(trick, shifted, boxes), unit)
-    nms_idxs = torch.where(trick | ~valid, torch.zeros_like(idxs), idxs)
-    return torch.ops.myops.batched_nms_static(nms_boxes, masked, nms_idxs, iou_threshold, size=size)
-
-
-def _survivors(keep: Tensor, valid: Tensor) -> Tensor:
-    """How many of the first ``len(keep)`` NMS survivors are real candidates. Candidates that are
-    not real carry a ``-inf`` score, so NMS visits them after every real one: the real survivors
-    are a prefix of ``keep``."""
-    return (valid[keep.clamp(min=0)] & (keep >= 0)).sum(dtype=torch.int64)
-
-
-def _select(
-    boxes: Tensor, scores: Tensor, labels: Tensor, valid: Tensor, iou_threshold: float, size: int
-) -> Tuple[Tensor, Tensor, Tensor, Tensor, Tensor]:
-    """Per-class NMS over the real candidates (``valid``), keeping the best ``size``: padded
-    boxes, scores, labels, a row mask and the count."""
-    keep, _ = _batched_nms_static(boxes, scores, labels, valid, iou_threshold, size)
-    count = _survivors(keep, valid)
-    rows = torch.arange(size, device=boxes.device) < count
-    k = keep.clamp(min=0)
-    out_boxes = torch.where(rows[:, None], boxes[k], torch.zeros_like(boxes[k]))
-    out_scores = torch.where(rows, scores[k], torch.zeros_like(scores[k]))
-    out_labels = torch.where(rows, labels[k], torch.full_like(labels[k], -1))
-    return out_boxes, out_scores, out_labels, rows, count
-
-
-def _clip(boxes: Tensor, size: Tuple[int, int]) -> Tensor:
-    from torchvision.ops import boxes as box_ops
-
-    return box_ops.clip_boxes_to_image(boxes, size)
-
-
-def _big_enough(boxes: Tensor, min_size: float) -> Tensor:
-    """``torchvision.ops.remove_small_boxes`` as a mask."""
-    ws, hs = boxes[..., 2] - boxes[..., 0], boxes[..., 3] - boxes[..., 1]
-    return (ws >= min_size) & (hs >= min_size)
-
-
-# ---------------------------------------------------------------------------------------------
-# Multi-scale RoIAlign without the per-level gather.
-# ---------------------------------------------------------------------------------------------
-
-
-def _pooler_levels(pooler, features: List[Tensor], image_sizes: List[Tuple[int, int]]):
-    """``MultiScaleRoIAlign``'s scales and level range for these static shapes, in Python (what
-    ``torchvision.ops.poolers._setup_scales`` computes with tensors and ``.item()``)."""
-    scales = []
-    for f in features:
-        approx = float(f.shape[-2]) / float(max(h for h, _ in image_sizes))
-        scales.append(2.0 ** round(math.log2(approx)))
-    lvl_min, lvl_max = int(-math.log2(scales[0])), int(-math.log2(scales[-1]))
-    return scales, lvl_min, lvl_max
-
-
-def _multiscale_roi_align(
-    pooler, features: Dict[str, Tensor], rois: Tensor, image_sizes: List[Tuple[int, int]], count: Tensor
-) -> Tensor:
-    """``MultiScaleRoIAlign.forward`` over the first ``count`` of ``rois [R, 5]`` in one
-    ``myops.roi_align_levels`` call: each RoI pooled on the level torchvision's ``LevelMapper``
-    gives it (torchvision gathers each level's RoIs, a data-dependent size); the RoIs at or past
-    ``count`` get the level -1 (padding: zeros, no work). Bit-identical to torchvision's CPU
-    kernel; a myops op, so an AOTInductor package holds no torchvision op."""
-    from torchvision.ops.poolers import LevelMapper
-
-    x = [v for k, v in features.items() if k in pooler.featmap_names]
-    ph, pw = tuple(pooler.output_size)
-    scales, lvl_min, lvl_max = _pooler_levels(pooler, x, image_sizes)
-    if len(x) == 1:
-        levels = torch.zeros(rois.shape[0], dtype=torch.int64, device=rois.device)
-    else:
-        mapper = LevelMapper(lvl_min, lvl_max, pooler.canonical_scale, pooler.canonical_level)
-        levels = mapper([rois[:, 1:]])
-    real = torch.arange(rois.shape[0], device=rois.device) < count
-    levels = torch.where(real, levels, torch.full_like(levels, -1))
-    return torch.ops.myops.roi_align_levels(list(x), rois, levels, scales, ph, pw, pooler.sampling_ratio, False)
-
-
-def _real_first(rows: Tensor) -> Tuple[Tensor, Tensor, Tensor]:
-    """For a row mask ``rows [R]`` (each image's real rows a prefix of its block): the order that
-    puts the real rows first, in image order (eager torchvision's rows: each image's real
-    proposals or detections, concatenated), its inverse, and the number of real rows (a 0-d
-    int64 tensor). No sync: a stable sort."""
-    order = torch.argsort((~rows).to(torch.int8), stable=True)
-    return order, torch.argsort(order), rows.sum(dtype=torch.int64)
-
-
-def _rois(boxes: Tensor) -> Tensor:
-    """``[N, P, 4]`` per-image boxes -> ``[N * P, 5]`` RoIs (batch index first)."""
-    n, p = boxes.shape[:2]
-    ids = torch.arange(n, device=boxes.device, dtype=boxes.dtype).repeat_interleave(p)
-    return torch.cat([ids[:, None], boxes.reshape(-1, 4)], dim=1)
-
-
-# ---------------------------------------------------------------------------------------------
-# The RoI heads on the real rows only.
-# ---------------------------------------------------------------------------------------------
-
-
-class _Rows:
-    """The number of real rows (a 0-d int64 tensor) of the batch a head runs on: set by
-    ``StaticDetector._head`` around each head call, read by the bounded layers."""
-
-    def __init__(self) -> None:
-        self.count: Optional[Tensor] = None
-
-
-def _detached(t: Optional[Tensor]) -> Optional[Tensor]:
-    # the model's own Parameters, detached: the bounded ops have no gradient (a result that
-    # requires grad would only carry a grad_fn whose backward raises)
-    return None if t is None else t.detach()
-
-
-class _BoundedLinear(nn.Module):
-    """``layer`` (the model's ``nn.Linear``, its Parameters shared) as ``myops.linear_bounded``
-    over the first ``rows.count`` rows: the padding rows cost nothing (on the CPU) and are 0."""
-
-    def __init__(self, layer: nn.Linear, rows: _Rows):
-        super().__init__()
-        self.layer = layer
-        self.rows = rows
-
-    def forward(self, x: Tensor) -> Tensor:
-        return torch.ops.myops.linear_bounded(
-            x, self.layer.weight.detach(), _detached(self.layer.bias), self.rows.count
-        )
-
-
-# the convolutions that have a bounded form (with zero padding)
-_Conv = Union[nn.Conv1d, nn.Conv2d, nn.Conv3d, nn.ConvTranspose1d, nn.ConvTranspose2d, nn.ConvTranspose3d]
-_CONVS = get_args(_Conv)
-
-
-class _BoundedConv(nn.Module):
-    """``layer`` (the model's ``nn.Conv*d`` / ``nn.ConvTranspose*d``, zero padding, its
-    Parameters shared) as ``myops.conv_bounded`` over the first ``rows.count`` rows."""
-
-    def __init__(self, layer: _Conv, rows: _Rows):
-        super().__init__()
-        self.layer = layer
-        self.rows = rows
-
-    def forward(self, x: Tensor) -> Tensor:
-        m = self.layer
-        return torch.ops.myops.conv_bounded(
-            x,
-            m.weight.detach(),
-            _detached(m.bias),
-            list(m.stride),
-            list(m.padding),
-            list(m.dilation),
-            m.transposed,
-            list(m.output_padding),
-            m.groups,
-            self.rows.count,
-        )
-
-
-def _bounded_twin(module: nn.Module, rows: _Rows) -> nn.Module:
-    """``module`` with every ``nn.Linear`` and zero-padded convolution replaced by its bounded
-    form (reading ``rows``), the model left as it is: a container is a shallow copy of its own
-    (the same class, forward and Parameters) with twins for children; any other layer (ReLU,
-    BatchNorm in eval, Flatten) is the model's own module."""
-    if type(module) is nn.Linear:
-        return _BoundedLinear(module, rows)
-    if type(module) in _CONVS and module.padding_mode == "zeros" and not isinstance(module.padding, str):
-        return _BoundedConv(cast(_Conv, module), rows)  # its exact type is one of them
-    if not module._modules:
-        return module
-    twin = copy.copy(module)
-    twin.__dict__["_modules"] = {
-        name: None if child is None else _bounded_twin(child, rows) for name, child in module._modules.items()
-    }
-    return twin
 
 
 # ---------------------------------------------------------------------------------------------
