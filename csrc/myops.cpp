@@ -1,7 +1,7 @@
 // Every myops schema lives here, in one TORCH_LIBRARY block, and nothing else does.
 // Kernels register their implementations in their own files with
-// TORCH_LIBRARY_IMPL(myops, CPU|CUDA, m), autograd in csrc/autograd/
-// (TORCH_LIBRARY_IMPL(myops, Autograd, m)); fake kernels are registered from Python
+// TORCH_LIBRARY_IMPL(myops, CPU|CUDA, m), autograd in each family's
+// autograd.cpp (TORCH_LIBRARY_IMPL(myops, Autograd, m)); fake kernels are registered from Python
 // (python/myops/_fake.py).
 //
 // This file, the kernels and the autograd make up libmyops.so, which links LibTorch only and
@@ -14,17 +14,17 @@
 #include <tuple>
 #include <vector>
 
-#include "common/bounded_layers.h"
-#include "common/checks.h"
-#include "common/detection_decode.h"
-#include "common/diagonal_shape.h"
-#include "common/dtypes.h"
-#include "common/elementwise_host.h"
-#include "common/max_pool2d_add_shape.h"
-#include "common/nms_common.h"
-#include "common/nonzero_rules.h"
-#include "common/output_strides.h"
-#include "common/roi_align_common.h"
+#include "detection/bounded_layers.h"
+#include "core/checks.h"
+#include "detection/detection_decode.h"
+#include "diagonal/diagonal_shape.h"
+#include "core/dtypes.h"
+#include "elementwise/elementwise_host.h"
+#include "max_pool2d_add/max_pool2d_add_shape.h"
+#include "nms/nms_common.h"
+#include "nonzero/nonzero_rules.h"
+#include "core/output_strides.h"
+#include "roi_align/roi_align_common.h"
 #include "myops/op_table.h"
 
 namespace myops {
@@ -49,7 +49,7 @@ std::vector<std::string> ew_table() {
   return rows;
 }
 
-// The elementwise layout rules (common/output_strides.h) on symbolic sizes, for the fake kernels.
+// The elementwise layout rules (core/output_strides.h) on symbolic sizes, for the fake kernels.
 // _ew_out_strides: input k has ranks[k] dims, its sizes and strides the next ranks[k] entries of
 // `sizes` and `strides`.
 std::vector<c10::SymInt> ew_out_strides(c10::SymIntArrayRef shape, c10::SymIntArrayRef sizes,
@@ -74,7 +74,7 @@ std::vector<c10::SymInt> ew_preserve_strides(c10::SymIntArrayRef sizes, c10::Sym
   return ew::preserve_strides_of<c10::SymInt>(ew::StridedDims<c10::SymInt>{sizes, strides});
 }
 
-// The supported dtype sets (common/dtypes.h) for Python (myops._table.DTYPES): one
+// The supported dtype sets (core/dtypes.h) for Python (myops._table.DTYPES): one
 // "column|name,name,..." string per set of the op table's DTYPES column, Python's dtype names.
 std::vector<std::string> dtype_sets() {
   std::vector<std::string> rows;
@@ -89,7 +89,7 @@ std::vector<std::string> dtype_sets() {
 // ---- the shape rules for the fake kernels ------------------------------------------------------
 // Each family's checks and output shape, written once in its header for the kernels, run here on
 // the (symbolic) sizes of the fake kernels' tensors (python/myops/_fake.py). A tensor comes as
-// its sizes, strides, dtype and device (TensorInfo, common/checks.h).
+// its sizes, strides, dtype and device (TensorInfo, core/checks.h).
 #define MYOPS_INFO_ARGS(t) \
   c10::SymIntArrayRef t##_sizes, c10::SymIntArrayRef t##_strides, at::ScalarType t##_dtype, c10::Device t##_device
 #define MYOPS_INFO(t) TensorInfo(t##_sizes, t##_strides, t##_dtype, t##_device)
@@ -221,7 +221,7 @@ TORCH_LIBRARY(myops, m) {
   m.def(
       "batched_nms_static(Tensor boxes, Tensor scores, Tensor idxs, float iou_threshold, *, "
       "SymInt size) -> (Tensor keep, Tensor count)");
-  // A detector's post-processing, padded to K = max_detections (csrc/multiclass_nms.cpp; the
+  // A detector's post-processing, padded to K = max_detections (csrc/nms/multiclass_nms.cpp; the
   // reference it equals: python/myops/ops.py): num_detections [N] int64, detection_boxes
   // [N, K, 4], detection_scores [N, K], detection_classes / detection_anchors [N, K] int64;
   // padding: boxes and scores 0, classes and anchors -1. No host sync on CUDA.
@@ -236,7 +236,7 @@ TORCH_LIBRARY(myops, m) {
       "int max_detections, int? pre_nms_top_k=None, bool class_agnostic=False, bool multi_label=True) -> "
       "(Tensor num_detections, Tensor detection_boxes, Tensor detection_scores, Tensor detection_classes, "
       "Tensor detection_anchors)");
-  // Control op: torchvision.ops.batched_nms's path limit on a device (common/nms_common.h), for
+  // Control op: torchvision.ops.batched_nms's path limit on a device (nms/nms_common.h), for
   // python/myops/detection.py, which picks the same path without a sync.
   m.def("_batched_nms_vanilla_above(Device device) -> int", &myops::batched_nms_vanilla_above);
 
@@ -273,7 +273,7 @@ TORCH_LIBRARY(myops, m) {
       "conv_bounded(Tensor input, Tensor weight, Tensor? bias, int[] stride, int[] padding, int[] dilation, "
       "bool transposed, int[] output_padding, int groups, Tensor count) -> Tensor");
 
-  // ---- elementwise: one schema per line of the op table (common/op_table.h) ----------------
+  // ---- elementwise: one schema per line of the op table (myops/op_table.h) ----------------
   // unary: relu, gelu(approximate='none'|'tanh'), silu, sigmoid, cast; binary (broadcasting,
   // type promotion): add, sub (alpha), mul, div, maximum, minimum, and add / sub / mul / div /
   // where with a number (the Scalar overloads, aten's promotion for a wrapped number); ternary
@@ -284,12 +284,12 @@ TORCH_LIBRARY(myops, m) {
   MYOPS_EW_OPS(MYOPS_EW_DEF)
 #undef MYOPS_EW_DEF
   // mul_scalar: mul.Scalar under its old name, kept for compatibility (CompositeImplicitAutograd,
-  // csrc/autograd/: it calls mul.Scalar)
+  // csrc/elementwise/autograd.cpp: it calls mul.Scalar)
   m.def("mul_scalar(Tensor self, Scalar other) -> Tensor");
   // The op table for Python (myops._table: the fake kernels and the test tables read it): one
   // "fn|name|overload|kind|arity|dtypes|rule|sig|aten|dropin_default" string per op, in table order.
   m.def("_ew_table() -> str[]", &myops::ew_table);
-  // The elementwise layout rules for the fake kernels (common/output_strides.h; the kernels'
+  // The elementwise layout rules for the fake kernels (core/output_strides.h; the kernels'
   // planner reads the same rules): the output strides of inputs broadcast to `shape` (their sizes
   // and strides flattened, input k having ranks[k] dims), and the strides of `t.to(dtype)`.
   // CompositeExplicitAutograd: run as they are under every tracer (no tensors, no graph node).
@@ -298,12 +298,12 @@ TORCH_LIBRARY(myops, m) {
   m.def("_ew_preserve_strides(SymInt[] sizes, SymInt[] strides) -> SymInt[]",
         torch::dispatch(c10::DispatchKey::CompositeExplicitAutograd, TORCH_FN(myops::ew_preserve_strides)));
 
-  // The supported dtype sets for Python (common/dtypes.h; myops._table.DTYPES reads them): one
+  // The supported dtype sets for Python (core/dtypes.h; myops._table.DTYPES reads them): one
   // "column|name,..." string per set of the DTYPES column (All, NonBool, Float).
   m.def("_dtypes() -> str[]", &myops::dtype_sets);
 
   // ---- the shape rules of the other families, for the fake kernels (python/myops/_fake.py) ----
-  // Each runs a family's checks (written once, in its csrc/common header, for the CPU and CUDA
+  // Each runs a family's checks (written once, in the header atop csrc/<family>/, for the CPU and CUDA
   // kernels) on the sizes of the fake kernel's tensors, which may be symbolic; a tensor comes as
   // (sizes, strides, dtype, device). CompositeExplicitAutograd, like _ew_out_strides.
 #define MYOPS_META_DEF(SCHEMA, FN) \
@@ -351,9 +351,9 @@ TORCH_LIBRARY(myops, m) {
   m.def("diagonal_backward(Tensor grad, SymInt[] input_sizes, int offset, int dim1, int dim2) -> Tensor");
 
   // ---- control ops (no tensors: their kernels register as CompositeImplicitAutograd) --------
-  // Which CPU build runs (csrc/cpu/elementwise.cpp; cpu/cpu_isa.h).
+  // Which CPU build runs (csrc/elementwise/cpu/elementwise.cpp; core/cpu_isa.h).
   m.def("_cpu_isa() -> str");
-  // The aten drop-in's registry (csrc/aten_override.cpp; the CUDA emulation copies these
+  // The aten drop-in's registry (csrc/dropin/aten_override.cpp; the CUDA emulation copies these
   // schemas into myops_emu, tests/cuda_emulation/loader.py).
   m.def("_override_ops() -> str[]");
   m.def("_override_defaults() -> str[]");

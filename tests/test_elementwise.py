@@ -468,7 +468,7 @@ def test_signed_zero_ties(dtype):
     # -0.0 against +0.0: torch's CPU maximum / minimum / clamp (tensor bounds) return the second
     # operand in their vector loop and the first in their scalar loop (a row's tail, rows of
     # other layouts); myops follows that loop structure element by element, directly and under
-    # the drop-in (cpu/elementwise_torch_order.h, VecTiesOf). Every length 0..80: the split moves
+    # the drop-in (elementwise/cpu/elementwise_torch_order.h, VecTiesOf). Every length 0..80: the split moves
     # with n mod 16 (float32), 8 (float64), 32 (half / bfloat16). test_cpu_build runs it in
     # every CPU build.
     check_signed_zero_ties(dtype)
@@ -479,7 +479,7 @@ def test_add_alpha_scalar_tail(dtype):
     # add / sub with alpha beside a stride-0 second operand (0-d, [1], a number, a broadcast
     # column): torch fuses a + alpha * b everywhere but in part of such a row's scalar tail, where
     # its compiler hoisted alpha * b (rounded once); myops follows it element by element
-    # (cpu/elementwise_torch_order.h, AddScalarTail). Every length 0..80, the layouts that decide
+    # (elementwise/cpu/elementwise_torch_order.h, AddScalarTail). Every length 0..80, the layouts that decide
     # it; half / bfloat16 take torch's own two orders. test_cpu_build runs it in every CPU build.
     check_add_alpha_scalar_tail(dtype)
 
@@ -495,7 +495,7 @@ def test_gelu_edges(dtype):
 
 def torch_gelu_path(t):
     """Which kernel torch's CPU gelu (erf form) runs on t, by torch's and oneDNN's own tests
-    (csrc/common/elementwise_ops.h, TorchCpuGelu): "jit" (oneDNN's JIT kernel: its edge values),
+    (csrc/elementwise/elementwise_ops.h, TorchCpuGelu): "jit" (oneDNN's JIT kernel: its edge values),
     "ref" (oneDNN's reference kernel: contiguous to torch, but a stride of 0, which oneDNN calls
     not dense) or "own" (torch's kernel). Whether oneDNN takes the dtype is probed on a fresh
     1-D tensor, the one layout of its class."""
@@ -917,7 +917,7 @@ def test_fake_matches_real(device):
         ), op
 
 
-# ---- the layout rules the fake kernels read (csrc/common/output_strides.h) ---------------------------
+# ---- the layout rules the fake kernels read (csrc/core/output_strides.h) -------------------------
 
 
 @st.composite
@@ -1312,7 +1312,7 @@ print("ok")
 
 
 def _cpu_builds():
-    """The CPU builds this machine can run (cpu/cpu_isa.h), best last."""
+    """The CPU builds this machine can run (core/cpu_isa.h), best last."""
     import subprocess
     import sys
 
@@ -1644,7 +1644,7 @@ def test_pow_scalar(dtype, device):
 @pytest.mark.parametrize("device", DEVICES)
 def test_pow_float32_against_exact(device):
     """float32 pow within 1 ulp of the correctly rounded power (the float64 pow rounded) on the
-    CPU: the AVX-512 build's double-precision form (cpu/elementwise_simd_math.h, v_pow_f) and
+    CPU: the AVX-512 build's double-precision form (elementwise/cpu/elementwise_simd_math.h, v_pow_f) and
     SLEEF's in the others; CUDA's powf within 2. Bases over every binade with exponents that keep
     the result in range, bases next to 1 with exponents up to 1e6 (where log2 x must not lose
     its low bits), bases at the edges of the reduction's 16 intervals, and randn operands."""

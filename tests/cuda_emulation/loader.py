@@ -1,6 +1,6 @@
-"""Builds the CUDA kernels and glue of csrc/cuda with the host compiler (MYOPS_CUDA_EMULATION,
-see csrc/cuda/emulation.h) into a test-only extension whose ops are `torch.ops.myops_emu.<op>`,
-CPU kernels that run the CUDA code on the host."""
+"""Builds the CUDA kernels and glue (csrc/<family>/cuda/) with the host compiler
+(MYOPS_CUDA_EMULATION, see csrc/core/cuda/emulation.h) into a test-only extension whose ops are
+`torch.ops.myops_emu.<op>`, CPU kernels that run the CUDA code on the host."""
 
 import glob
 import os
