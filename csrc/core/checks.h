@@ -5,7 +5,7 @@
 // The checks on shapes read a TensorInfo: a tensor's sizes and strides as c10::SymInt, its dtype
 // and device. The kernels make one from a tensor (a view of its sizes: nothing is copied); the
 // fake kernels (python/myops/_fake.py) hand the same checks the symbolic sizes of a FakeTensor
-// through the families' control ops (csrc/myops.cpp), so that each check and its message are
+// through the families' control ops (csrc/<family>/schema.cpp), so that each check and its message are
 // written once. A condition on sizes is a c10::SymBool checked with MYOPS_SYM_CHECK*, which
 // behaves as torch._check: it guards on a backed symbol and becomes a runtime assert for an
 // unbacked one (a data-dependent size, e.g. nonzero's).

@@ -1,7 +1,7 @@
 #pragma once
 // The storage dtypes myops' kernels run on, said once: the elementwise op table's DTYPES column
 // (All, NonBool, Float), nonzero, max_pool2d_add's operands, the dispatch lists of the kernels
-// and, through the control op myops::_dtypes (csrc/myops.cpp), Python (myops._table.DTYPES: the
+// and, through the control op myops::_dtypes (csrc/elementwise/schema.cpp), Python (myops._table.DTYPES: the
 // fake kernels and the tests read it there).
 // Light header (c10 only): usable from .cpp and .cu files.
 #include <c10/core/ScalarType.h>

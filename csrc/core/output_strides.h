@@ -3,7 +3,7 @@
 //  - output_strides_of: the output strides TensorIterator chooses for inputs broadcast to a shape;
 //  - preserve_strides_of: the strides of `t.to(dtype)` (empty_like, memory_format=preserve).
 // int64_t on tensors: the kernels' planner (elementwise/elementwise_host.h, per call). c10::SymInt on
-// sizes and strides: the control ops myops::_ew_out_strides / _ew_preserve_strides (csrc/myops.cpp)
+// sizes and strides: the control ops myops::_ew_out_strides / _ew_preserve_strides (csrc/elementwise/schema.cpp)
 // that the fake kernels call (python/myops/_fake.py), so that torch.compile and torch.export see
 // the layout the kernels produce. c10::SymInt's comparisons guard on symbolic values as Python's
 // do, so the rule reads the same for both.

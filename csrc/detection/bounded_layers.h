@@ -26,7 +26,7 @@ namespace myops {
 namespace bounded {
 
 // The checks read TensorInfo (core/checks.h): the fake kernels run them through the control op
-// myops::_bounded_meta (csrc/myops.cpp).
+// myops::_bounded_meta (csrc/detection/schema.cpp).
 inline void check_count(const TensorInfo& input, const TensorInfo& count, const char* op) {
   TORCH_CHECK_VALUE(count.dim() == 0, "myops.", op, ": argument 'count' must be a 0-d tensor (the number of real ",
                     "rows), got shape ", count.sizes);

@@ -1,5 +1,5 @@
 #pragma once
-// heatmaps_to_keypoints / paste_masks (csrc/myops.cpp), shared by the CPU kernels
+// heatmaps_to_keypoints / paste_masks (csrc/detection/schema.cpp), shared by the CPU kernels
 // (detection/cpu/detection_decode.cpp) and the CUDA kernels (detection/cuda/detection_decode.cu): the input checks
 // and the per-RoI geometry, which must be computed alike on both.
 //
@@ -20,7 +20,7 @@ namespace myops {
 namespace decode {
 
 // The checks read TensorInfo (core/checks.h): the fake kernels run them through the control op
-// myops::_detection_decode_meta (csrc/myops.cpp).
+// myops::_detection_decode_meta (csrc/detection/schema.cpp).
 inline void check_count(const TensorInfo& count, const TensorInfo& input, int64_t dim, const char* op) {
   TORCH_CHECK(count.dtype == at::kLong, "myops.", op, ": argument 'count' must have dtype int64, got ", count.dtype);
   TORCH_CHECK_VALUE(count.dim() == dim, "myops.", op, ": argument 'count' must be a ", dim, "-D tensor, got shape ",

@@ -10,7 +10,7 @@
 //
 // The checks and the diagonal's sizes (diagonal_sizes, diagonal_backward_sizes) take sizes as
 // c10::SymInt: the fake kernels run them on symbolic sizes through the control op
-// myops::_diagonal_meta (csrc/myops.cpp).
+// myops::_diagonal_meta (csrc/diagonal/schema.cpp).
 //
 // Light header (no ATen.h): usable from .cpp and .cu files.
 #include <c10/core/SymInt.h>

@@ -336,7 +336,7 @@ bool add_backend(c10::DispatchKey key, Registrar reg) {
 }  // namespace aten_override
 }  // namespace myops
 
-// The control ops' schemas are in csrc/myops.cpp (for myops_emu: copied by the emulation's loader).
+// The control ops' schemas are in csrc/dropin/schema.cpp (for myops_emu: copied by the emulation's loader).
 TORCH_LIBRARY_IMPL(MYOPS_OVERRIDE_LIBRARY, CompositeImplicitAutograd, m) {
   namespace ao = myops::aten_override;
   m.impl("_override_ops", &ao::ops_all);

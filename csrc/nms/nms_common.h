@@ -34,7 +34,7 @@ inline void check_box_dtype(const TensorInfo& boxes, const char* op, bool cpu) {
 
 // boxes [N, 4], scores [N], both of one dtype (one of box_dtypes), on one device. These checks
 // read TensorInfo (core/checks.h): the fake kernels run them through the control op
-// myops::_nms_meta (csrc/myops.cpp).
+// myops::_nms_meta (csrc/nms/schema.cpp).
 inline void check_boxes_scores(const TensorInfo& boxes, const TensorInfo& scores, const char* op, bool cpu) {
   TORCH_CHECK(boxes.dim() == 2, "myops.", op, ": argument 'boxes' must be a 2-D [N, 4] tensor, got ",
               boxes.dim(), "-D");

@@ -3,7 +3,7 @@
 // CUDA glue (nonzero/cuda/nonzero.cu): the input checks and the complex rule (the constants, torch-free
 // for the CUB launchers: nonzero/nonzero_bits.h).
 // Light header (no ATen.h): usable from .cpp and .cu files. The fake kernels run check_input
-// through the control op myops::_nonzero_meta (csrc/myops.cpp).
+// through the control op myops::_nonzero_meta (csrc/nonzero/schema.cpp).
 #include <ATen/core/Tensor.h>
 #include <ATen/ops/ne.h>
 #include <c10/core/ScalarType.h>

@@ -45,7 +45,7 @@ inline std::vector<at::Tensor> contiguous_features(at::TensorList features) {
 // Checks every argument that does not need the data (the CPU kernel checks the batch indices
 // and levels too; on CUDA that would need a host sync). Message: "myops.roi_align_levels: ...".
 // Reads TensorInfo (core/checks.h): the fake kernel runs these checks through the control op
-// myops::_roi_align_levels_meta (csrc/myops.cpp).
+// myops::_roi_align_levels_meta (csrc/roi_align/schema.cpp).
 inline void check_inputs(c10::ArrayRef<TensorInfo> features, const TensorInfo& rois, const TensorInfo& levels,
                          at::ArrayRef<double> spatial_scale, int64_t pooled_height, int64_t pooled_width,
                          int64_t sampling_ratio) {

@@ -1,6 +1,6 @@
 """Fake (meta) kernels: output shape, dtype and strides without computing anything, so every
 op works under torch.compile, torch.export and FakeTensor. The checks and shape rules are the
-kernels' own: each family's control op (torch.ops.myops._<family>_meta, csrc/myops.cpp) runs its
+kernels' own: each family's control op (torch.ops.myops._<family>_meta, csrc/<family>/schema.cpp) runs its
 C++ rules on the fake tensors' (symbolic) sizes, as _ew_out_strides does for the elementwise
 layout. The elementwise dtype rules are still said here, from the op table."""
 

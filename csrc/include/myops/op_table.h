@@ -2,7 +2,7 @@
 // The elementwise op table: every fact about an elementwise op that more than one file needs,
 // written once. Everything that lists the ops is generated from the two X-macros below:
 //   - the EwKind enum and the CPU / CUDA dispatch switches (MYOPS_EW_KERNELS);
-//   - the schemas (csrc/myops.cpp), the CPU / CUDA registration (register_all), the Autograd
+//   - the schemas (csrc/elementwise/schema.cpp), the CPU / CUDA registration (register_all), the Autograd
 //     registration (csrc/elementwise/autograd.cpp), the typed dispatcher handles (core/op_handles.h: the
 //     C++ API, autograd and the drop-in share them), the Python fast entry points
 //     (csrc/python/fast.cpp), the drop-in's op list, names and defaults (aten_override.h / .cpp),
