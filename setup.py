@@ -8,7 +8,8 @@
                           entry points. Links libmyops (RUNPATH $ORIGIN/lib) and libtorch_python.
 
 Every .cpp under csrc/ (and every .cu when building with CUDA) goes into libmyops, except
-csrc/python/ (the module) and csrc/cuda/ without CUDA. The wheel also carries the C++ API header
+csrc/python/ (the module) and, without CUDA, whatever lies under a folder named cuda/ (each
+family's csrc/<family>/cuda/, csrc/core/cuda/). The wheel also carries the C++ API header
 (myops/include/myops/ops.h, from csrc/include/) and the CMake package
 (myops/share/cmake/myops/, from cmake/): see myops.cmake_prefix_path.
 
@@ -162,7 +163,7 @@ config = {
 
 def lib_sources():
     """Every .cpp (and .cu with CUDA) under csrc/, except the Python module's csrc/python/ and,
-    without CUDA, csrc/cuda/."""
+    without CUDA, any file under a folder named cuda/ (csrc/<family>/cuda/, csrc/core/cuda/)."""
     out = []
     for ext in ("cpp", "cu") if WITH_CUDA else ("cpp",):
         for p in glob.glob(os.path.join(ROOT, "csrc", "**", "*." + ext), recursive=True):
@@ -174,15 +175,15 @@ def lib_sources():
 
 
 # ---- the CPU ISA builds ------------------------------------------------------------------
-# A kernel family with ISA builds (cpu/cpu_isa.h) has one source per instruction set, named by
-# its suffix: elementwise_avx2.cpp, elementwise_avx512.cpp, max_pool2d_add_avx2.cpp. Each is
-# compiled with that set's flags, as torch compiles its ATen/native/cpu kernels once per
-# CPU_CAPABILITY (cmake/Codegen.cmake): the compiler enables the instructions and defines its
-# own feature macros (__AVX2__, __AVX512F__, ... which sleef.h and at::vec test), and
-# CPU_CAPABILITY names at::vec's namespace for the build (at::vec::AVX2, at::vec::AVX512).
-# The baseline builds (elementwise.cpp, max_pool2d_add.cpp) get the common flags only; the
-# runtime dispatch between the builds stays in C++ (cpu/cpu_isa.cpp). Only on x86-64: elsewhere
-# these files compile for the baseline and are never called.
+# A kernel family with ISA builds (core/cpu_isa.h) has one source per instruction set, named by
+# its suffix, in any folder: elementwise_avx2.cpp, elementwise_avx512.cpp, max_pool2d_add_avx2.cpp
+# (under csrc/<family>/cpu/). Each is compiled with that set's flags, as torch compiles its
+# ATen/native/cpu kernels once per CPU_CAPABILITY (cmake/Codegen.cmake): the compiler enables the
+# instructions and defines its own feature macros (__AVX2__, __AVX512F__, ... which sleef.h and
+# at::vec test), and CPU_CAPABILITY names at::vec's namespace for the build (at::vec::AVX2,
+# at::vec::AVX512). The baseline builds (elementwise.cpp, max_pool2d_add.cpp) get the common flags
+# only; the runtime dispatch between the builds stays in C++ (core/cpu_isa.cpp). Only on x86-64:
+# elsewhere these files compile for the baseline and are never called.
 # An ISA build's objects go last on the link line (BuildMyops.build_extension): an inline
 # function that is not inlined (a COMDAT copy in several objects) keeps the first copy the
 # linker sees, so a baseline copy wins over one compiled with AVX-512 instructions.

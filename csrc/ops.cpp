@@ -5,7 +5,7 @@
 
 #include <ATen/core/dispatch/Dispatcher.h>
 
-#include "common/op_handles.h"
+#include "core/op_handles.h"
 #include "myops/op_signatures.h"
 
 namespace myops {
@@ -121,7 +121,7 @@ Tensor diagonal(const Tensor& self, int64_t offset, int64_t dim1, int64_t dim2) 
 
 // The elementwise ops: one function per line of the op table (myops/op_table.h), its
 // parameters those of its SIG (myops/op_signatures.h), calling the shared handle
-// (common/op_handles.h). Defined with qualified names: each must match its declaration in
+// (core/op_handles.h). Defined with qualified names: each must match its declaration in
 // myops/ops_elementwise.h (else the build fails: regenerate that header).
 #define MYOPS_API_DEF(FN, NAME, OVERLOAD, KIND, RULE, SIG, ...)                  \
   at::Tensor myops::MYOPS_EW_API_FN(FN, NAME, SIG)(MYOPS_EW_PARAMS(SIG)) { \

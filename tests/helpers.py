@@ -29,7 +29,7 @@ def cuda_only(test):
 # the caching allocator on (the no-caching allocator's cudaFree is forbidden inside a capture).
 cuda_graph = pytest.mark.cuda_graph
 
-# The dtypes myops supports, as the library states them (csrc/common/dtypes.h, myops._table):
+# The dtypes myops supports, as the library states them (csrc/core/dtypes.h, myops._table):
 # bool first, then the integers, then the floating types.
 ALL_DTYPES = list(DTYPES["All"])
 FLOAT_DTYPES = list(DTYPES["Float"])

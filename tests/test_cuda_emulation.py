@@ -1,14 +1,14 @@
 """The CUDA kernels, their glue and the CUDA drop-in, run on the CPU.
 
-csrc/cuda is compiled a second time by the host compiler with MYOPS_CUDA_EMULATION
-(csrc/cuda/emulation.h): the emulated device is an H100 (132 SMs, 2048 threads per SM, CUDA's
-launch limits checked at every launch), every launch runs its (block, thread) pairs one after
-another in a seeded shuffled order, and the ops register as CPU kernels of the test library
-`myops_emu` (tests/cuda_emulation/loader.py). So the CUDA code itself - the glue's CUDA rules,
-the launch descriptors and grids, packs and per-operand alignment, tails, grid-stride loops,
+The CUDA code (csrc/<family>/cuda/) is compiled a second time by the host compiler with
+MYOPS_CUDA_EMULATION (csrc/core/cuda/emulation.h): the emulated device is an H100 (132 SMs, 2048
+threads per SM, CUDA's launch limits checked at every launch), every launch runs its (block, thread)
+pairs one after another in a seeded shuffled order, and the ops register as CPU kernels of the test
+library `myops_emu` (tests/cuda_emulation/loader.py). So the CUDA code itself - the glue's CUDA
+rules, the launch descriptors and grids, packs and per-operand alignment, tails, grid-stride loops,
 broadcasting offsets, the pooling windows, the diagonal's copy plan, nonzero's CUB call sequence
-(against stand-ins held to CUB's contract, csrc/cuda/cub_emulation.h) and the CUDA backend of the
-aten drop-in - runs in CI, which has no GPU. What it cannot show (races, resource limits, speed,
+(against stand-ins held to CUB's contract, csrc/core/cuda/cub_emulation.h) and the CUDA backend of
+the aten drop-in - runs in CI, which has no GPU. What it cannot show (races, resource limits, speed,
 the device's own math library) is left to tests/*.py on a GPU.
 
 The thread order of every launch follows a seed: MYOPS_EMU_SEED if set, else the test's own
@@ -786,7 +786,8 @@ def test_thread_order_is_shuffled(E):
 
 # ---- nonzero's CUB stand-ins: CUB's contract ---------------------------------------------------------
 
-# What each misuse makes the stand-in do (csrc/cuda/cub_emulation.h): the CUDA error code CUB returns.
+# What each misuse makes the stand-in do (csrc/core/cuda/cub_emulation.h): the CUDA error code
+# CUB returns.
 CUB_MISUSES = {
     "short_temp": 1,  # cudaErrorInvalidValue: fewer bytes than the size query returned
     "other_num_items": 1,  # cudaErrorInvalidValue: the size was queried for fewer items
@@ -823,7 +824,7 @@ def test_nonzero_count_is_read_after_synchronization(E):
     check_nonzero(E, x)
 
 
-# ---- the CUDA drop-in (csrc/cuda/aten_override_cuda.cpp), against the CPU drop-in -----------------
+# ---- the CUDA drop-in (csrc/dropin/cuda/aten_override_cuda.cpp), against the CPU drop-in ----------
 
 DROPIN_OPS = list(torch.ops.myops._override_ops())
 

@@ -125,7 +125,7 @@ def test_fast_entry_points_raise_the_kernels_errors(device):
         _C.add(xi, xi, 0.5)  # torch.add raises RuntimeError here too
 
 
-# ---- autograd (csrc/autograd/) ---------------------------------------------------------------
+# ---- autograd (csrc/*/autograd.cpp) ----------------------------------------------------------
 
 
 def test_no_graph_without_gradients():

@@ -214,7 +214,7 @@ def test_signed_zero_ties(dtype):
     # -0.0 against +0.0: torch's CPU maximum / minimum / clamp (tensor bounds) return the second
     # operand in their vector loop and the first in their scalar loop (a row's tail, rows of
     # other layouts); myops follows that loop structure element by element, directly and under
-    # the drop-in (cpu/elementwise_torch_order.h, VecTiesOf). Every length 0..80: the split moves
+    # the drop-in (elementwise/cpu/elementwise_torch_order.h, VecTiesOf). Every length 0..80: the split moves
     # with n mod 16 (float32), 8 (float64), 32 (half / bfloat16). test_cpu_build runs it in
     # every CPU build.
     check_signed_zero_ties(dtype)
@@ -225,7 +225,7 @@ def test_add_alpha_scalar_tail(dtype):
     # add / sub with alpha beside a stride-0 second operand (0-d, [1], a number, a broadcast
     # column): torch fuses a + alpha * b everywhere but in part of such a row's scalar tail, where
     # its compiler hoisted alpha * b (rounded once); myops follows it element by element
-    # (cpu/elementwise_torch_order.h, AddScalarTail). Every length 0..80, the layouts that decide
+    # (elementwise/cpu/elementwise_torch_order.h, AddScalarTail). Every length 0..80, the layouts that decide
     # it; half / bfloat16 take torch's own two orders. test_cpu_build runs it in every CPU build.
     check_add_alpha_scalar_tail(dtype)
 

@@ -288,7 +288,7 @@ def test_pow_scalar(dtype, device):
 @pytest.mark.parametrize("device", DEVICES)
 def test_pow_float32_against_exact(device):
     """float32 pow within 1 ulp of the correctly rounded power (the float64 pow rounded) on the
-    CPU: the AVX-512 build's double-precision form (cpu/elementwise_simd_math.h, v_pow_f) and
+    CPU: the AVX-512 build's double-precision form (elementwise/cpu/elementwise_simd_math.h, v_pow_f) and
     SLEEF's in the others; CUDA's powf within 2. Bases over every binade with exponents that keep
     the result in range, bases next to 1 with exponents up to 1e6 (where log2 x must not lose
     its low bits), bases at the edges of the reduction's 16 intervals, and randn operands."""

@@ -140,7 +140,7 @@ print("ok")
 
 
 def _cpu_builds():
-    """The CPU builds this machine can run (cpu/cpu_isa.h), best last."""
+    """The CPU builds this machine can run (core/cpu_isa.h), best last."""
     import subprocess
     import sys
 

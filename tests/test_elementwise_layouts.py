@@ -1,5 +1,5 @@
 """Elementwise family, layouts: the output-strides rule the kernels and fake kernels share
-(csrc/common/output_strides.h) against torch, under export / make_fx / compile with dynamic
+(csrc/core/output_strides.h) against torch, under export / make_fx / compile with dynamic
 shapes, non-dense inputs, more than 16 merged dims, rows split between threads, streamed outputs."""
 
 import pytest
@@ -20,7 +20,7 @@ from elementwise_helpers import (
 ops = torch.ops.myops
 
 
-# ---- the layout rules the fake kernels read (csrc/common/output_strides.h) ---------------------------
+# ---- the layout rules the fake kernels read (csrc/core/output_strides.h) ---------------------------
 
 
 @st.composite

@@ -37,7 +37,7 @@ def _symbols(path):
 @pytest.mark.skipif(shutil.which("objdump") is None, reason="needs objdump (binutils)")
 @pytest.mark.parametrize("lib", ["libmyops", "_C"])
 def test_binaries_need_no_symbol_newer_than_manylinux_2_28(lib):
-    """A build on a newer glibc still loads on glibc 2.28 (csrc/common/glibc_compat.h): without
+    """A build on a newer glibc still loads on glibc 2.28 (csrc/core/glibc_compat.h): without
     it, exp came out as GLIBC_2.29 and libstdc++'s __libc_single_threaded as GLIBC_2.32."""
     here = os.path.dirname(os.path.abspath(myops.__file__))
     path = os.path.join(here, "lib", "libmyops.so") if lib == "libmyops" else myops._C.__file__
@@ -211,16 +211,16 @@ def test_libmyops_baseline_code_runs_no_isa_copy():
     assert not found, f"{lib}: baseline code calls an ISA build's copy of {found[:20]}"
 
 
-# The CUDA emulation (tests/test_cuda_emulation.py) builds csrc/cuda with the host compiler and
+# The CUDA emulation (tests/test_cuda_emulation.py) builds csrc/*/cuda/ with the host compiler and
 # MYOPS_CUDA_EMULATION. The kernel files never test that macro: the seam headers below hold every
 # difference (docs/design.md, "The CUDA emulation"), so what the emulation runs is the production code.
 EMULATION_SEAM = {
-    "csrc/cuda/glue.h",  # device guard, stream, registration, the host read of a device value
-    "csrc/cuda/launch.h",  # launches, block barriers
-    "csrc/cuda/cub.h",  # CUB / thrust / the caching allocator, or their stand-ins
-    "csrc/common/cuda_rules.h",  # which of torch's rules the functors follow, device intrinsics
-    "csrc/cuda/emulation.h",  # the emulation itself
-    "csrc/cuda/cub_emulation.h",
+    "csrc/core/cuda/glue.h",  # device guard, stream, registration, the host read of a device value
+    "csrc/core/cuda/launch.h",  # launches, block barriers
+    "csrc/core/cuda/cub.h",  # CUB / thrust / the caching allocator, or their stand-ins
+    "csrc/core/cuda_rules.h",  # which of torch's rules the functors follow, device intrinsics
+    "csrc/core/cuda/emulation.h",  # the emulation itself
+    "csrc/core/cuda/cub_emulation.h",
 }
 
 
@@ -236,7 +236,7 @@ def test_emulation_switch_lives_in_the_seam_headers():
     assert users - EMULATION_SEAM == set(), (
         f"MYOPS_CUDA_EMULATION tested outside the seam headers: {sorted(users - EMULATION_SEAM)}"
     )
-    assert {"csrc/cuda/glue.h", "csrc/cuda/launch.h"} <= users, users  # the scan reads the tree
+    assert {"csrc/core/cuda/glue.h", "csrc/core/cuda/launch.h"} <= users, users  # the scan reads the tree
 
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))

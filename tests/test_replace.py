@@ -1,5 +1,5 @@
 """The drop-in at the dispatcher: myops.enable() / disable() / replace_torch_ops() override
-torch's own CPU/CUDA kernels of aten ops from C++ (csrc/aten_override.cpp).
+torch's own CPU/CUDA kernels of aten ops from C++ (csrc/dropin/aten_override.cpp).
 
 Every routed call must give torch's result bit for bit (values, dtype, shape, strides), every
 other call must reach torch's kernel, bad input must raise torch's own error, and disabling must

@@ -1,4 +1,4 @@
-"""Fits the polynomials of the inline float32 exp and log (csrc/cpu/elementwise_simd_math.h).
+"""Fits the polynomials of the inline float32 exp and log (csrc/elementwise/cpu/elementwise_simd_math.h).
 
 exp(r) = 1 + r + r^2 Q(r) on |r| <= ln2 / 2 (Q of degree 4) and log(1 + f) = f - f^2 / 2 +
 f^3 P(f) on [sqrt(1/2) - 1, sqrt(2) - 1] (P of degree 7), each near-minimax in the relative error

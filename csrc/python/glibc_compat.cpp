@@ -1,2 +1,2 @@
 // The glibc 2.28 compatibility definitions for myops/_C (see the header).
-#include "common/glibc_compat.h"
+#include "core/glibc_compat.h"

@@ -1,6 +1,6 @@
 """Fake (meta) kernels: output shape, dtype and strides without computing anything, so every
 op works under torch.compile, torch.export and FakeTensor. The checks and shape rules are the
-kernels' own: each family's control op (torch.ops.myops._<family>_meta, csrc/myops.cpp) runs its
+kernels' own: each family's control op (torch.ops.myops._<family>_meta, csrc/<family>/schema.cpp) runs its
 C++ rules on the fake tensors' (symbolic) sizes, as _ew_out_strides does for the elementwise
 layout. The elementwise dtype rules are still said here, from the op table."""
 
@@ -14,7 +14,7 @@ from ._table import DTYPES, EW_OPS
 
 
 def _info(t):
-    """A tensor as the C++ checks read it (TensorInfo, csrc/common/checks.h)."""
+    """A tensor as the C++ checks read it (TensorInfo, csrc/core/checks.h)."""
     return t.shape, t.stride(), t.dtype, t.device
 
 
@@ -209,7 +209,7 @@ def _ew_fake(qualname):
 
 
 def _ew_dtype(t, allowed, op, arg, not_implemented=True):
-    # NotImplementedError as the C++ check (common/checks.h), RuntimeError for where's condition
+    # NotImplementedError as the C++ check (core/checks.h), RuntimeError for where's condition
     (torch._check_not_implemented if not_implemented else torch._check)(
         t.dtype in allowed,
         lambda: (
@@ -252,7 +252,7 @@ def _ew_broadcast(op, ts, names):
     return out
 
 
-# The layout rules are the kernels' own (csrc/common/output_strides.h), read through control ops
+# The layout rules are the kernels' own (csrc/core/output_strides.h), read through control ops
 # on the (symbolic) sizes and strides. torch's own rules differ: FakeTensor's empty_like follows
 # torch._prims_common's, which orders size-1 and empty dims otherwise.
 def _ew_preserve_strides(t):
@@ -422,7 +422,7 @@ def _clamp_fake(self, min, max):
 
 @_ew_fake("clamp.Scalar")
 def _clamp_scalar_fake(self, min=None, max=None):
-    # common/elementwise_ops.h: the numbers (a missing one +-inf or the integer limit) become
+    # elementwise/elementwise_ops.h: the numbers (a missing one +-inf or the integer limit) become
     # 0-d CPU tensors of the result dtype
     if min is None and max is None:
         raise RuntimeError("myops.clamp: at least one of 'min' and 'max' must not be None")
@@ -459,7 +459,7 @@ def _generic_binary_fake(op):
 
 
 def _ew_number_dtype(op, t, tname, number, nname, allowed=_EW_ALL):
-    # common/elementwise_ops.h, number_dtype: at::result_type(tensor, number), a real number
+    # elementwise/elementwise_ops.h, number_dtype: at::result_type(tensor, number), a real number
     _ew_dtype(t, allowed, op, tname)
     torch._check_not_implemented(
         not isinstance(number, complex),
@@ -557,7 +557,7 @@ def _register_generic_fakes():
 _register_generic_fakes()
 
 
-# ---- max_pool2d_add (csrc/common/max_pool2d_add_shape.h) --------------------------------------
+# ---- max_pool2d_add (csrc/max_pool2d_add/max_pool2d_add_shape.h) ---------------------------------
 
 
 @register_fake("myops::max_pool2d_add")
@@ -578,7 +578,7 @@ def _max_pool2d_add_backward_fake(grad_output, self, kernel_size, stride, paddin
     return torch.empty(self.shape, dtype=self.dtype, device=self.device, memory_format=fmt)
 
 
-# ---- diagonal (csrc/common/diagonal_shape.h) ------------------------------------------------
+# ---- diagonal (csrc/diagonal/diagonal_shape.h) ------------------------------------------------
 
 
 @register_fake("myops::diagonal")

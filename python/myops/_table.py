@@ -1,5 +1,5 @@
 """The elementwise op table (csrc/include/myops/op_table.h) and the supported dtype sets
-(csrc/common/dtypes.h) as the library hands them to Python (torch.ops.myops._ew_table(),
+(csrc/core/dtypes.h) as the library hands them to Python (torch.ops.myops._ew_table(),
 torch.ops.myops._dtypes()): the fake kernels and the test tables read them instead of
 restating the op list, arities and dtype rules."""
 
@@ -16,7 +16,7 @@ def _dtype_sets() -> Dict[str, Tuple[torch.dtype, ...]]:
     return sets
 
 
-# the DTYPES column: the storage dtypes a kernel runs on (csrc/common/dtypes.h, the one list of
+# the DTYPES column: the storage dtypes a kernel runs on (csrc/core/dtypes.h, the one list of
 # the supported dtypes; "All" is every dtype myops supports)
 DTYPES: Dict[str, Tuple[torch.dtype, ...]] = _dtype_sets()
 _ALL = DTYPES["All"]

@@ -10,7 +10,7 @@
     with myops.replace_torch_ops() as stats:                  # this thread only, as a block
         ...
 
-How it works (csrc/aten_override.cpp): while an op is enabled, C++ kernels registered for its
+How it works (csrc/dropin/aten_override.cpp): while an op is enabled, C++ kernels registered for its
 aten overloads on the CPU and CUDA dispatch keys (``aten::add.Tensor``, ``aten::nonzero``, ...)
 replace torch's. Each one runs the myops kernel when the call is one myops computes exactly as
 torch does (strided tensors of the dtypes myops supports, devices it takes, the overload's

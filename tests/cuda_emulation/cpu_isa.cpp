@@ -1,2 +1,2 @@
 // The CPU build choice (the drop-in's CPU backend asks it whether torch and myops fuse alike).
-#include "cpu/cpu_isa.cpp"
+#include "core/cpu_isa.cpp"

@@ -1,2 +1,2 @@
 // The CUDA kernel file, built by the host compiler for tests/test_cuda_emulation.py.
-#include "cuda/diagonal.cu"
+#include "diagonal/cuda/diagonal.cu"

@@ -1,4 +1,4 @@
-// Test ops of the emulated device itself (csrc/cuda/emulation.h), for tests/test_cuda_emulation.py:
+// Test ops of the emulated device itself (csrc/core/cuda/emulation.h), for tests/test_cuda_emulation.py:
 //   myops_emu::_emu_seed(int seed) -> int               sets the thread-order seed, returns the old one
 //   myops_emu::_emu_launch(int[] grid, int[] block) -> Tensor
 //       launches a kernel that records which thread ran when: out[k] = linear id (block-major,
@@ -17,8 +17,8 @@
 #include <string>
 #include <vector>
 
-#include "cuda/cub_emulation.h"
-#include "cuda/launch.h"
+#include "core/cuda/cub_emulation.h"
+#include "core/cuda/launch.h"
 
 namespace {
 

@@ -1,2 +1,2 @@
 // The CUDA kernel file, built by the host compiler for tests/test_cuda_emulation.py.
-#include "cuda/elementwise_unary.cu"
+#include "elementwise/cuda/elementwise_unary.cu"

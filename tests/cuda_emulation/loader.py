@@ -1,6 +1,6 @@
-"""Builds the CUDA kernels and glue of csrc/cuda with the host compiler (MYOPS_CUDA_EMULATION,
-see csrc/cuda/emulation.h) into a test-only extension whose ops are `torch.ops.myops_emu.<op>`,
-CPU kernels that run the CUDA code on the host."""
+"""Builds the CUDA kernels and glue (csrc/<family>/cuda/) with the host compiler
+(MYOPS_CUDA_EMULATION, see csrc/core/cuda/emulation.h) into a test-only extension whose ops are
+`torch.ops.myops_emu.<op>`, CPU kernels that run the CUDA code on the host."""
 
 import glob
 import os
@@ -37,7 +37,7 @@ def _ops():
         + [op.qualname for op in myops._table.EW_OPS.values()]
         + ["max_pool2d_add", "max_pool2d_add_backward", "diagonal", "diagonal_backward"]
         +
-        # the drop-in's control ops (csrc/myops.cpp; dropin.cpp implements them for myops_emu)
+        # the drop-in's control ops (csrc/dropin/schema.cpp; dropin.cpp implements them for myops_emu)
         sorted(
             s.name.split("::", 1)[1] for s in torch._C._jit_get_all_schemas() if s.name.startswith("myops::_override_")
         )

@@ -1,2 +1,2 @@
 // The CUDA kernels and glue, built by the host compiler for tests/test_cuda_emulation.py.
-#include "cuda/max_pool2d_add.cu"
+#include "max_pool2d_add/cuda/max_pool2d_add.cu"

@@ -1,2 +1,2 @@
 // The CUDA kernel file, built by the host compiler for tests/test_cuda_emulation.py.
-#include "cuda/nonzero_strided.cu"
+#include "nonzero/cuda/nonzero_strided.cu"

@@ -1,10 +1,10 @@
 #pragma once
 // The C++ signatures of the op table's SIG column (myops/op_table.h), each written once. Every
 // file that expands the table per signature reads these lines: the typed dispatcher handles
-// (common/op_handles.h), the C++ API's declarations (myops/ops_elementwise.h, generated from
+// (core/op_handles.h), the C++ API's declarations (myops/ops_elementwise.h, generated from
 // here by tools/gen_ops_elementwise.py) and definitions (csrc/ops.cpp), the CPU / CUDA front
-// ends (common/elementwise_ops.h), the Autograd kernels (csrc/autograd/), the drop-in's
-// unary kernels (common/aten_override.h) and the Python fast entry points
+// ends (elementwise/elementwise_ops.h), the Autograd kernels (csrc/elementwise/autograd.cpp), the drop-in's
+// unary kernels (dropin/aten_override.h) and the Python fast entry points
 // (csrc/python/fast.cpp). Adding a signature is one line here.
 //
 // MYOPS_EW_SIG_<SIG>(F, P) is F(ENTRY, FAST, API_NAME) followed by one P(TYPE, NAME, DEFAULT)

@@ -2,8 +2,8 @@
 // The elementwise op table: every fact about an elementwise op that more than one file needs,
 // written once. Everything that lists the ops is generated from the two X-macros below:
 //   - the EwKind enum and the CPU / CUDA dispatch switches (MYOPS_EW_KERNELS);
-//   - the schemas (csrc/myops.cpp), the CPU / CUDA registration (register_all), the Autograd
-//     registration (csrc/autograd/), the typed dispatcher handles (common/op_handles.h: the
+//   - the schemas (csrc/elementwise/schema.cpp), the CPU / CUDA registration (register_all), the Autograd
+//     registration (csrc/elementwise/autograd.cpp), the typed dispatcher handles (core/op_handles.h: the
 //     C++ API, autograd and the drop-in share them), the Python fast entry points
 //     (csrc/python/fast.cpp), the drop-in's op list, names and defaults (aten_override.h / .cpp),
 //     and the control op myops::_ew_table() that hands the table to Python (myops._table: the
@@ -22,7 +22,7 @@ namespace ew {
 //   DTYPES     the storage dtypes the kernel is compiled for: All (bool, the integers, float16,
 //              bfloat16, float32, float64), NonBool, Float (the four floating types)
 //   CUDA_UNIT  the .cu file that compiles its CUDA kernel (cuda/elementwise_<unit>.cu)
-//   FORM       plain: the functor is the struct KIND of common/elementwise_functors.h, built as
+//   FORM       plain: the functor is the struct KIND of elementwise/elementwise_functors.h, built as
 //              KIND{} and run by each backend's generic kernel (all operands of the result
 //              dtype, computed in its opmath type) unless the backend specializes the kind;
 //              custom: the functor takes parameters (gelu's approximation, add's alpha,
@@ -187,7 +187,7 @@ constexpr const char* kKindNames[] = {
 constexpr const char* kDtypesNames[] = {"All", "NonBool", "Float"};
 constexpr const char* kRuleNames[] = {"Same",          "IntToFloat",              "Promote", "PromoteIntToFloat",
                                        "PromoteNumber", "PromoteNumberIntToFloat", "Target",  "Values"};
-// FunctorOf<K>::type: the functor of a plain kind (common/elementwise_functors.h defines it).
+// FunctorOf<K>::type: the functor of a plain kind (elementwise/elementwise_functors.h defines it).
 template <EwKind K>
 struct FunctorOf;
 #define MYOPS_EW_FUNCTOR_plain(KIND) \

@@ -1,0 +1,38 @@
+#pragma once
+// One spelling for every kernel launch of this directory:
+//
+//   MYOPS_LAUNCH(grid, block, stream, kernel<...>)(args...);
+//     == kernel<...><<<grid, block, 0, stream>>>(args...)
+//
+// Built with MYOPS_CUDA_EMULATION (the host compiler, tests/test_cuda_emulation.py), the same
+// line runs the kernel on the host instead: core/cuda/emulation.h.
+//
+// A kernel whose threads meet at barriers: MYOPS_BARRIER() (__syncthreads()) between its phases,
+// launched with barrier_block_threads(n) threads per block. The emulation runs a block's threads
+// one after another, so there such a block is one thread and the barrier a no-op.
+//
+// Device math called unqualified (ceil, floor, isfinite): a kernel says
+// `using namespace myops::device_math;`. On the device it names nothing (CUDA's overloads take
+// the argument's own precision); in the emulation it brings std's float overloads beside the
+// host's global double ones, so a float argument stays float as on the device.
+#if defined(MYOPS_CUDA_EMULATION)
+#include "core/cuda/emulation.h"
+#define MYOPS_LAUNCH(grid, block, stream, ...) ::myops::emu::Launch(grid, block, stream, __VA_ARGS__)
+#define MYOPS_BARRIER() ((void)0)
+#include <cmath>
+namespace myops {
+constexpr int barrier_block_threads(int) { return 1; }
+namespace device_math {
+using std::ceil;
+using std::floor;
+using std::isfinite;
+}  // namespace device_math
+}  // namespace myops
+#else
+#define MYOPS_LAUNCH(grid, block, stream, ...) __VA_ARGS__<<<grid, block, 0, stream>>>
+#define MYOPS_BARRIER() __syncthreads()
+namespace myops {
+constexpr int barrier_block_threads(int threads) { return threads; }
+namespace device_math {}
+}  // namespace myops
+#endif

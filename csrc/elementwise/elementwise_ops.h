@@ -1,0 +1,551 @@
+#pragma once
+// The elementwise ops' front ends, shared by the CPU and CUDA registrations: argument checks,
+// PyTorch's result dtype, planning (elementwise/elementwise_host.h), then one call into the
+// backend, a type with
+//   static void run(EwKind, const EwPlan&, const EwParams&);   // computes plan.out
+//   static at::Tensor cast(const at::Tensor&, at::ScalarType);  // self.to(dtype) on its device
+//   static constexpr bool kCpuRules;  // PyTorch's CPU rules (true) or its CUDA rules (false)
+// kCpuRules is true exactly for the CPU backend; it is its own constant (not the tensors'
+// device) so that the CUDA glue keeps its rules when the CUDA emulation runs it on CPU tensors.
+// Used from .cpp files only.
+#include <ATen/Dispatch.h>
+#include <ATen/ScalarOps.h>
+#include <ATen/ops/scalar_tensor.h>
+#include <ATen/native/TypeProperties.h>
+#include <c10/core/DefaultDtype.h>
+#include <c10/util/string_view.h>
+#include <torch/library.h>
+
+#include <cmath>
+#include <limits>
+#include <optional>
+
+#include "elementwise/elementwise_host.h"
+#include "myops/op_signatures.h"
+#include "core/torch_version.h"
+
+namespace myops {
+namespace ew {
+
+struct EwParams {
+  c10::Scalar alpha = 1;  // add/sub: alpha (sub passes -alpha); addcmul: value
+  bool gelu_tanh = false;  // gelu approximate='tanh'
+  // gelu (erf form) where torch's CPU gelu runs oneDNN's JIT kernel (TorchCpuGelu::OneDnnJit):
+  // its results at the edges of the range follow that kernel's
+  bool onednn_gelu = false;
+};
+
+// Which kernel torch's CPU gelu (approximate='none') runs on `self`. ATen's Activation.cpp
+// (use_mkldnn) sends it to oneDNN's eltwise_gelu_erf when oneDNN is on and `self` is contiguous
+// (torch's test, which skips size-1 dims whatever their strides) with more than one element,
+// float32, or bfloat16 / float16 on a CPU oneDNN supports them on; else its own kernel (Own).
+// oneDNN then runs its JIT kernel only on memory it calls dense, and it calls any stride of 0
+// not dense, a size-1 dim's included (memory_desc_wrapper::is_dense / has_broadcast): there it
+// runs its reference kernel (OneDnnRef), whose edge values are torch's own kernel's.
+// Fresh-primitive behaviour: oneDNN's primitive cache treats two layouts that differ only in
+// size-1 dims' strides as the same, so in a process that ran one of them first torch reuses
+// that one's kernel for the other; myops cannot see that cache. Defined with the CPU backend
+// (elementwise/cpu/elementwise.cpp).
+enum class TorchCpuGelu { Own, OneDnnJit, OneDnnRef };
+TorchCpuGelu torch_cpu_gelu_path(const at::Tensor& self);
+// oneDNN's memory descriptors hold at most this many dims (DNNL_MAX_NDIMS): torch's oneDNN gelu
+// on more raises RuntimeError("dimensions are invalid"), and myops' gelu with it
+constexpr int64_t kOneDnnMaxDims = 12;
+
+// Where a number operand goes in the kernel call (the Scalar overloads): after the tensor, as
+// in x + 2, or before it (the ScalarSelf forms: 2 - x).
+enum class NumberSide { second, first };
+// add or sub (sub: alpha negated, bool operands refused)
+enum class AddOrSub { add, sub };
+
+inline at::ScalarType default_float() { return c10::typeMetaToScalarType(c10::get_default_dtype()); }
+
+inline at::ScalarType result_type_of(std::initializer_list<const at::Tensor*> ts) {
+  at::native::ResultTypeState st{};
+  for (auto* t : ts) st = at::native::update_result_type_state(*t, st);
+  return at::native::result_type(st);
+}
+
+template <class B>
+struct Ops {
+  static at::Tensor cast_fn(const at::Tensor& t, at::ScalarType dt) { return B::cast(t, dt); }
+
+  // ---- unary ------------------------------------------------------------------------------
+
+  static at::Tensor unary(const char* op, EwKind kind, const at::Tensor& self, at::ScalarType out_dtype,
+                         const EwParams& prm) {
+    auto p = make_plan(op, {self}, {out_dtype}, out_dtype, self.device(), B::kCpuRules, cast_fn, {"self"});
+    if (p.numel) B::run(kind, p, prm);
+    return p.out;
+  }
+
+  // A unary op of the table without arguments of its own: the operand's dtype must be one of the
+  // kernel's DTYPES (rule Same) or any (IntToFloat: an integral or bool operand gives the
+  // default float dtype, the kernel running in it).
+  template <EwOp OP>
+  static at::Tensor unary_op(const at::Tensor& self) {
+    constexpr const EwOpInfo& op = kOps[static_cast<int>(OP)];
+    static_assert(op.rule == EwRule::Same || op.rule == EwRule::IntToFloat, "a unary rule");
+    check_in(self, op.rule == EwRule::Same ? dtypes_in(dtypes_of(op.kind)) : all_dtypes(), op.fn, "self");
+    auto dt = self.scalar_type();
+    if (op.rule == EwRule::IntToFloat && !at::isFloatingType(dt)) dt = default_float();
+    return unary(op.fn, op.kind, self, dt, {});
+  }
+
+  static at::Tensor gelu(const at::Tensor& self, c10::string_view approximate) {
+    check_in(self, dtypes_in(dtypes_of(EwKind::Gelu)), "gelu", "self");
+    TORCH_CHECK(approximate == "none" || approximate == "tanh",
+                "myops.gelu: argument 'approximate' must be 'none' or 'tanh', got '", approximate, "'");
+    EwParams prm;
+    prm.gelu_tanh = approximate == "tanh";
+    if constexpr (B::kCpuRules) {
+      const TorchCpuGelu path = prm.gelu_tanh ? TorchCpuGelu::Own : torch_cpu_gelu_path(self);
+      TORCH_CHECK(path == TorchCpuGelu::Own || self.dim() <= kOneDnnMaxDims,
+                  "myops.gelu: dimensions are invalid: torch's CPU gelu runs oneDNN on this input (contiguous ",
+                  self.scalar_type(), ", oneDNN on), which takes at most ", kOneDnnMaxDims, " dims, got ",
+                  self.dim());
+      prm.onednn_gelu = path == TorchCpuGelu::OneDnnJit;
+    }
+    return unary("gelu", EwKind::Gelu, self, self.scalar_type(), prm);
+  }
+
+  static at::Tensor cast(const at::Tensor& self, at::ScalarType dtype) {
+    check_in(self, all_dtypes(), "cast", "self");
+    bool ok = false;
+    for (auto s : all_dtypes()) ok |= s == dtype;
+    TORCH_CHECK(ok, "myops.cast: argument 'dtype' must be one of ", dtype_names(all_dtypes()), ", got ", dtype);
+    auto out = empty_preserve(self, dtype, self.device());
+    auto p = make_plan("cast", {self}, {self.scalar_type()}, dtype, self.device(), /*cast_first=*/true, cast_fn,
+                       {"self"}, out);
+    if (p.numel) B::run(EwKind::Cast, p, {});
+    return p.out;
+  }
+
+  // ---- binary -----------------------------------------------------------------------------
+
+  // The kernels convert add's / sub's alpha and addcmul's value to their compute type (c10's
+  // checked conversion: torch's overflow error when it does not fit): PyTorch's CPU add to the
+  // storage type (half / bfloat16 included), everything else to opmath. With nothing to
+  // compute the kernel does not run, but torch still converts it: so is it converted here.
+  static void convert_alpha_for_empty(EwKind kind, at::ScalarType dt, const EwParams& prm) {
+    AT_DISPATCH_ALL_TYPES_AND3(at::kBool, at::kHalf, at::kBFloat16, dt, "myops.elementwise", [&] {
+      if (B::kCpuRules && kind == EwKind::Add) {
+        (void)prm.alpha.to<scalar_t>();
+      } else {
+        (void)prm.alpha.to<opmath_t<scalar_t>>();
+      }
+    });
+  }
+
+  static at::Tensor binary(const char* op, EwKind kind, const at::Tensor& self, const at::Tensor& other,
+                           at::ScalarType dt, const EwParams& prm) {
+    auto dev = common_device(op, {&self, &other}, {"self", "other"});
+    auto p = make_plan(op, {self, other}, {dt, dt}, dt, dev, B::kCpuRules, cast_fn, {"self", "other"});
+    // PyTorch applies a scalar operand of add/sub/mul/div at opmath precision (not rounded to
+    // half/bfloat16 first): its CUDA kernels for a CPU scalar in either position of add/sub/mul
+    // and as div's divisor (a dividend is rounded to the dtype), its CPU kernels only for
+    // mul/div with the scalar second.
+    if ((kind == EwKind::Add || kind == EwKind::Mul) && !B::kCpuRules) {
+      p.opmath_scalar[0] = p.opmath_scalar[1] = true;
+    } else if (kind == EwKind::Mul || kind == EwKind::Div) {
+      p.opmath_scalar[1] = true;
+    }
+    if (p.numel) {
+      B::run(kind, p, prm);
+    } else if (kind == EwKind::Add) {
+      convert_alpha_for_empty(kind, dt, prm);
+    }
+    return p.out;
+  }
+
+  static at::ScalarType binary_dtype(const char* op, const at::Tensor& self, const at::Tensor& other) {
+    check_in(self, all_dtypes(), op, "self");
+    check_in(other, all_dtypes(), op, "other");
+    return result_type_of({&self, &other});
+  }
+
+  static void check_alpha(const char* op, const char* arg, at::ScalarType dt, const c10::Scalar& alpha) {
+    TORCH_CHECK(!alpha.isBoolean() || dt == at::kBool, "myops.", op, ": argument '", arg,
+                "' may be a bool only for a bool result, got result dtype ", dt);
+    TORCH_CHECK(at::isFloatingType(dt) || alpha.isIntegral(/*includeBool=*/true), "myops.", op,
+                ": argument '", arg, "' must not be a floating point number for integral inputs (result dtype ",
+                dt, "), got ", alpha.toDouble());
+  }
+
+  static at::Tensor add(const at::Tensor& self, const at::Tensor& other, const c10::Scalar& alpha) {
+    auto dt = binary_dtype("add", self, other);
+    check_alpha("add", "alpha", dt, alpha);
+    EwParams prm;
+    prm.alpha = alpha;
+    return binary("add", EwKind::Add, self, other, dt, prm);
+  }
+
+  static at::Tensor sub(const at::Tensor& self, const at::Tensor& other, const c10::Scalar& alpha) {
+    auto dt = binary_dtype("sub", self, other);
+    // NotImplementedError, as torch.sub raises for bool operands
+    TORCH_CHECK_NOT_IMPLEMENTED(self.scalar_type() != at::kBool && other.scalar_type() != at::kBool,
+                                "myops.sub: arguments 'self' and 'other' must not be bool tensors (use "
+                                "logical_xor / logical_not), got ", self.scalar_type(), " and ",
+                                other.scalar_type());
+    check_alpha("sub", "alpha", dt, alpha);
+    EwParams prm;
+    prm.alpha = -alpha;
+    return binary("sub", EwKind::Add, self, other, dt, prm);
+  }
+
+  static at::Tensor mul(const at::Tensor& self, const at::Tensor& other) {
+    auto dt = binary_dtype("mul", self, other);
+    return binary("mul", EwKind::Mul, self, other, dt, {});
+  }
+
+  // ---- a number operand (the Scalar overloads) ------------------------------------------------
+  // As aten: the result dtype is at::result_type(tensor, number) (a Python number is a wrapped
+  // number, it does not widen the tensor's dtype within its category), and the number is the
+  // 0-d CPU operand that the kernels fold in as a scalar (on any device), first or second as
+  // in the call.
+
+  static int category(at::ScalarType t) {
+    return t == at::kBool ? 0 : at::isComplexType(t) ? 3 : at::isFloatingType(t) ? 2 : 1;
+  }
+
+  // The result dtype of `t` op number `s`; a complex number is refused (no myops kernel takes a
+  // complex result: NotImplementedError, as for a complex tensor).
+  static at::ScalarType number_dtype(const char* op, const at::Tensor& t, const char* tname, const c10::Scalar& s,
+                                     const char* sname) {
+    check_in(t, all_dtypes(), op, tname);
+    TORCH_CHECK_NOT_IMPLEMENTED(!s.isComplex(), "myops.", op, ": argument '", sname,
+                                "' must be a real number (no complex results), got ", s);
+    return at::result_type(t, s);
+  }
+
+  // The number as the kernels' 0-d CPU operand for a result of dtype `dt` beside a tensor of
+  // dtype `tensor_dt`: its own value (bool, int64, double) when the result is of its category
+  // or a wider one, else converted to `dt`. An int past int64 (c10 holds it as uint64) is
+  // converted once as torch's kernels convert it: to int64 (wrapping) for an integral result,
+  // to double for a float64 one and to float for the other floating ones (torch takes it to
+  // float16 / bfloat16 through float).
+  static at::Tensor number_operand(const c10::Scalar& s, at::ScalarType tensor_dt, at::ScalarType dt) {
+    at::Tensor w;
+    if (s.type() == at::kUInt64) {
+      const uint64_t u = s.toUInt64();
+      if (dt == at::kDouble) {
+        w = at::scalar_tensor(static_cast<double>(u), at::TensorOptions().dtype(at::kDouble));
+      } else if (at::isFloatingType(dt)) {
+        w = at::scalar_tensor(static_cast<double>(static_cast<float>(u)), at::TensorOptions().dtype(at::kFloat));
+      } else {
+        w = at::scalar_tensor(static_cast<int64_t>(u), at::TensorOptions().dtype(at::kLong));
+      }
+    } else {
+      w = c10::scalar_to_tensor(s);
+      if (category(w.scalar_type()) > category(tensor_dt) && w.scalar_type() != dt) w = w.to(dt);
+    }
+    w.unsafeGetTensorImpl()->set_wrapped_number(true);
+    return w;
+  }
+
+  static at::Tensor with_number(const char* op, EwKind kind, const at::Tensor& t, const c10::Scalar& s,
+                                NumberSide side, at::ScalarType dt, const EwParams& prm) {
+    auto w = number_operand(s, t.scalar_type(), dt);
+    return side == NumberSide::first ? binary(op, kind, w, t, dt, prm) : binary(op, kind, t, w, dt, prm);
+  }
+
+  static void check_sub_not_bool(const at::Tensor& t, const c10::Scalar& s) {
+    // NotImplementedError, as sub of bool tensors (torch refuses a bool operand of sub first)
+    TORCH_CHECK_NOT_IMPLEMENTED(t.scalar_type() != at::kBool && !s.isBoolean(),
+                                "myops.sub: arguments 'self' and 'other' must not be bool (use logical_xor / "
+                                "logical_not), got a ", t.scalar_type(), " tensor and a ", s.isBoolean() ? "bool" : "number");
+  }
+
+  // add / sub with a number operand: t + alpha * s or t - alpha * s (NumberSide::first: s
+  // first, as the ScalarSelf forms take it). `tname` / `sname` name the arguments in messages.
+  static at::Tensor add_number(AddOrSub which, const at::Tensor& t, const char* tname, const c10::Scalar& s,
+                               const char* sname, NumberSide side, const c10::Scalar& alpha) {
+    const bool negate = which == AddOrSub::sub;
+    const char* op = negate ? "sub" : "add";
+    if (negate) check_sub_not_bool(t, s);
+    auto dt = number_dtype(op, t, tname, s, sname);
+    check_alpha(op, "alpha", dt, alpha);
+    EwParams prm;
+    prm.alpha = negate ? -alpha : alpha;
+    return with_number(op, EwKind::Add, t, s, side, dt, prm);
+  }
+
+  // add.Scalar / sub.Scalar: self + alpha * other, self - alpha * other
+  static at::Tensor add_scalar(const at::Tensor& self, const c10::Scalar& other, const c10::Scalar& alpha) {
+    return add_number(AddOrSub::add, self, "self", other, "other", NumberSide::second, alpha);
+  }
+
+  static at::Tensor sub_scalar(const at::Tensor& self, const c10::Scalar& other, const c10::Scalar& alpha) {
+    return add_number(AddOrSub::sub, self, "self", other, "other", NumberSide::second, alpha);
+  }
+
+  // add.ScalarSelf / sub.ScalarSelf: the number first (torch.add(2, x, alpha=3) = 2 + 3 * x);
+  // with alpha 1 add commutes, and takes the number second as torch's x + 2 does
+  static at::Tensor add_scalar_self(const c10::Scalar& self, const at::Tensor& other, const c10::Scalar& alpha) {
+    const bool one = !alpha.isBoolean() && !alpha.isComplex() && alpha.equal(1);
+    return add_number(AddOrSub::add, other, "other", self, "self", one ? NumberSide::second : NumberSide::first,
+                      alpha);
+  }
+
+  static at::Tensor sub_scalar_self(const c10::Scalar& self, const at::Tensor& other, const c10::Scalar& alpha) {
+    return add_number(AddOrSub::sub, other, "other", self, "self", NumberSide::first, alpha);
+  }
+
+  // mul.Scalar / mul.ScalarSelf. A number first is taken as Python's `number * tensor` takes it
+  // (torch: tensor.__rmul__, mul with the number second): in the opmath type, never rounded to a
+  // float16 / bfloat16 result first (-1.2748 * bf16 -104 is 133, -2^63 * fp16 0 is -0), as
+  // torch's CUDA kernel takes a number on either side. (torch.mul(number, tensor) on the CPU
+  // rounds it first; the drop-in's mul.Tensor with a wrapped number first still does, as torch.)
+  static at::Tensor mul_scalar(const at::Tensor& self, const c10::Scalar& other) {
+    auto dt = number_dtype("mul", self, "self", other, "other");
+    return with_number("mul", EwKind::Mul, self, other, NumberSide::second, dt, {});
+  }
+
+  static at::Tensor mul_scalar_self(const c10::Scalar& self, const at::Tensor& other) {
+    auto dt = number_dtype("mul", other, "other", self, "self");
+    return with_number("mul", EwKind::Mul, other, self, NumberSide::second, dt, {});
+  }
+
+  // div.Scalar / div.ScalarSelf: true division (an integral result is the default float dtype)
+  static at::Tensor div_scalar(const at::Tensor& self, const c10::Scalar& other) {
+    auto dt = number_dtype("div", self, "self", other, "other");
+    if (!at::isFloatingType(dt)) dt = default_float();
+    return with_number("div", EwKind::Div, self, other, NumberSide::second, dt, {});
+  }
+
+  static at::Tensor div_scalar_self(const c10::Scalar& self, const at::Tensor& other) {
+    auto dt = number_dtype("div", other, "other", self, "self");
+    if (!at::isFloatingType(dt)) dt = default_float();
+    return with_number("div", EwKind::Div, other, self, NumberSide::first, dt, {});
+  }
+
+  // pow: floating operands (the kernel's dtypes), torch's result dtype
+  static at::Tensor pow(const at::Tensor& self, const at::Tensor& exponent) {
+    check_in(self, dtypes_in(dtypes_of(EwKind::Pow)), "pow", "self");
+    check_in(exponent, dtypes_in(dtypes_of(EwKind::Pow)), "pow", "exponent");
+    return binary("pow", EwKind::Pow, self, exponent, result_type_of({&self, &exponent}), {});
+  }
+
+  // pow.Scalar: a number exponent, converted to the result dtype (as torch's CPU kernel does:
+  // a bfloat16 tensor ** -3.7 is ** -3.703125) and folded into the kernel; on float32, float64
+  // and bfloat16 (not float16) torch computes ** 0.5 and ** -0.5 as sqrt and rsqrt (-inf ** 0.5
+  // is NaN there, +inf in float16), and so do we
+  static at::Tensor pow_scalar(const at::Tensor& self, const c10::Scalar& exponent) {
+    check_in(self, dtypes_in(dtypes_of(EwKind::Pow)), "pow", "self");
+    TORCH_CHECK(!exponent.isComplex(), "myops.pow: argument 'exponent' must be a real number, got ", exponent);
+    auto dt = at::result_type(self, exponent);
+    if (dt != at::kHalf) {
+      if (exponent.equal(0.5)) return unary("pow", EwKind::Sqrt, self, dt, {});
+      if (exponent.equal(-0.5)) return unary("pow", EwKind::Rsqrt, self, dt, {});
+    }
+    auto wrapped = c10::scalar_to_tensor(exponent);  // 0-d CPU: folded into the kernel
+    return binary("pow", EwKind::Pow, self, wrapped, dt, {});
+  }
+
+  static at::Tensor div(const at::Tensor& self, const at::Tensor& other) {
+    auto dt = binary_dtype("div", self, other);
+    if (!at::isFloatingType(dt)) dt = default_float();  // true division
+    return binary("div", EwKind::Div, self, other, dt, {});
+  }
+
+  // RuntimeError for complex operands, as torch.maximum / minimum raise (not NotImplementedError)
+  static void check_not_complex(const char* op, const at::Tensor& self, const at::Tensor& other) {
+    TORCH_CHECK(!self.is_complex() && !other.is_complex(), "myops.", op,
+                ": not implemented for complex tensors (arguments 'self' and 'other'), got ", self.scalar_type(),
+                " and ", other.scalar_type());
+  }
+
+  static at::Tensor maximum(const at::Tensor& self, const at::Tensor& other) {
+    check_not_complex("maximum", self, other);
+    auto dt = binary_dtype("maximum", self, other);
+    return binary("maximum", EwKind::Maximum, self, other, dt, {});
+  }
+
+  static at::Tensor minimum(const at::Tensor& self, const at::Tensor& other) {
+    check_not_complex("minimum", self, other);
+    auto dt = binary_dtype("minimum", self, other);
+    return binary("minimum", EwKind::Minimum, self, other, dt, {});
+  }
+
+  // ---- ternary ----------------------------------------------------------------------------
+
+  static void check_condition(const at::Tensor& condition) {
+    check_in(condition, {at::kBool, at::kByte}, "where", "condition", /*not_implemented=*/false);
+    if (condition.scalar_type() == at::kByte) {
+      // accepted as torch.where does (nonzero = true), with its deprecation warning
+      TORCH_WARN("myops.where received a uint8 condition tensor. This behavior is deprecated and will be "
+                      "removed in a future version of PyTorch. Use a boolean condition instead.");
+    }
+  }
+
+  static at::Tensor where_in(const at::Tensor& condition, const at::Tensor& self, const at::Tensor& other,
+                             at::ScalarType dt) {
+    static const std::array<const char*, 3> names = {"condition", "self", "other"};
+    auto dev = common_device("where", {&condition, &self, &other}, names);
+    auto p = make_plan("where", {condition, self, other}, {at::kBool, dt, dt}, dt, dev, /*cast_first=*/true, cast_fn,
+                       names);
+    if (p.numel) B::run(EwKind::Where, p, {});
+    return p.out;
+  }
+
+  static at::Tensor where(const at::Tensor& condition, const at::Tensor& self, const at::Tensor& other) {
+    check_condition(condition);
+    check_in(self, all_dtypes(), "where", "self");
+    check_in(other, all_dtypes(), "where", "other");
+    return where_in(condition, self, other, result_type_of({&self, &other}));
+  }
+
+  // where.ScalarSelf / where.ScalarOther, as aten's: the result dtype is at::result_type(tensor,
+  // number) (the condition does not promote), the number a 0-d CPU tensor of it made by
+  // at::scalar_tensor (c10's checked conversion: torch's overflow error for a number that does not
+  // fit an integral, float32 or float64 result; a float16 / bfloat16 one rounds, to inf past its range)
+  static at::Tensor where_number(const at::Tensor& condition, const at::Tensor& t, const char* tname,
+                                 const c10::Scalar& s, const char* sname, NumberSide side) {
+    check_condition(condition);
+    // converted first, as torch converts it before its kernel looks at the dtypes
+    auto w = at::scalar_tensor(s, at::TensorOptions().dtype(at::result_type(t, s)));
+    auto dt = number_dtype("where", t, tname, s, sname);
+    return side == NumberSide::first ? where_in(condition, w, t, dt) : where_in(condition, t, w, dt);
+  }
+
+  static at::Tensor where_scalar_self(const at::Tensor& condition, const c10::Scalar& self, const at::Tensor& other) {
+    return where_number(condition, other, "other", self, "self", NumberSide::first);
+  }
+
+  static at::Tensor where_scalar_other(const at::Tensor& condition, const at::Tensor& self, const c10::Scalar& other) {
+    return where_number(condition, self, "self", other, "other", NumberSide::second);
+  }
+
+  // where.Scalar: two numbers, the result dtype theirs (at::result_type(number, number): bool,
+  // int64, uint64 for ints past int64 or the default float dtype), both converted to it
+  // (checked). A uint64 result (a dtype the kernels do not take) is selected as int64 bits.
+  static at::Tensor where_scalar(const at::Tensor& condition, const c10::Scalar& self, const c10::Scalar& other) {
+    check_condition(condition);
+    TORCH_CHECK_NOT_IMPLEMENTED(!self.isComplex() && !other.isComplex(),
+                                "myops.where: arguments 'self' and 'other' must be real numbers, got ", self, " and ",
+                                other);
+    const auto dt = at::result_type(self, other);
+    if (dt == at::kUInt64) {
+      auto bits = [](const c10::Scalar& v) {
+        const int64_t i = v.type() == at::kUInt64 ? static_cast<int64_t>(v.toUInt64()) : v.toLong();
+        return at::scalar_tensor(i, at::TensorOptions().dtype(at::kLong));
+      };
+      return where_in(condition, bits(self), bits(other), at::kLong).view(at::kUInt64);
+    }
+    auto opts = at::TensorOptions().dtype(dt);
+    return where_in(condition, at::scalar_tensor(self, opts), at::scalar_tensor(other, opts), dt);
+  }
+
+  static at::Tensor ternary(const char* op, EwKind kind, const at::Tensor& a, const at::Tensor& b,
+                            const at::Tensor& c, c10::ArrayRef<const char*> names, const EwParams& prm) {
+    check_in(a, all_dtypes(), op, names[0]);
+    check_in(b, all_dtypes(), op, names[1]);
+    check_in(c, all_dtypes(), op, names[2]);
+    auto dt = result_type_of({&a, &b, &c});
+    // bool operands are fine when they promote to another dtype; a bool result is not (torch:
+    // NotImplementedError, "not implemented for 'Bool'")
+    TORCH_CHECK_NOT_IMPLEMENTED(dt != at::kBool, "myops.", op, ": not implemented for a bool result (arguments '",
+                                names[0], "', '", names[1], "' and '", names[2], "' are all bool)");
+    auto dev = common_device(op, {&a, &b, &c}, names);
+    auto p = make_plan(op, {a, b, c}, {dt, dt, dt}, dt, dev, B::kCpuRules, cast_fn, names);
+    if (p.numel) {
+      B::run(kind, p, prm);
+    } else if (kind == EwKind::Addcmul) {
+      convert_alpha_for_empty(kind, dt, prm);
+    }
+    return p.out;
+  }
+
+  static at::Tensor addcmul(const at::Tensor& self, const at::Tensor& t1, const at::Tensor& t2,
+                            const c10::Scalar& value) {
+    EwParams prm;
+    prm.alpha = value;
+    return ternary("addcmul", EwKind::Addcmul, self, t1, t2, {"self", "tensor1", "tensor2"}, prm);
+  }
+
+  static at::Tensor clamp(const at::Tensor& self, const at::Tensor& min, const at::Tensor& max) {
+    return ternary("clamp", EwKind::Clamp, self, min, max, {"self", "min", "max"}, {});
+  }
+
+  // clamp.Scalar, torch.clamp's overload for number bounds: each number becomes a 0-d CPU
+  // tensor of the result dtype (torch.result_type with the numbers weak; c10's checked
+  // conversion: a number that does not fit raises torch's overflow error), a missing
+  // bound +-inf (or the integer type's limit), and the clamp runs with torch's Scalar-kernel
+  // NaN rule: a NaN bound makes every element NaN (torch <= 2.11: only with both bounds
+  // given), a NaN input keeps its bits.
+  static at::Tensor clamp_scalar(const at::Tensor& self, const std::optional<c10::Scalar>& min,
+                                 const std::optional<c10::Scalar>& max) {
+    TORCH_CHECK(min.has_value() || max.has_value(), "myops.clamp: at least one of 'min' and 'max' must not be None");
+    check_in(self, all_dtypes(), "clamp", "self");
+    // as torch's clamp: a floating self keeps its dtype (the bounds do not promote with each
+    // other then: an int past int64 beside an int is fine)
+    auto dt = self.scalar_type();
+    if (!at::isFloatingType(dt)) {
+      at::native::ResultTypeState st{};
+      st = at::native::update_result_type_state(self, st);
+      if (min) st = at::native::update_result_type_state(*min, st);
+      if (max) st = at::native::update_result_type_state(*max, st);
+      dt = at::native::result_type(st);
+    }
+    TORCH_CHECK_NOT_IMPLEMENTED(dt != at::kBool, "myops.clamp: not implemented for a bool result (argument 'self' ",
+                                "and the bounds are all bool)");
+    auto nan = [](const std::optional<c10::Scalar>& v) {
+      return v && v->isFloatingPoint() && std::isnan(v->toDouble());
+    };
+#if MYOPS_TORCH_AT_LEAST(2, 12)
+    const bool fill = nan(min) || nan(max);
+    const bool drop_nan_bound = false;
+    // a NaN bound fills the result before the bounds are converted (the other one may not fit)
+    const bool convert_when_filled = false;
+#else
+    // torch <= 2.11 fills only when both bounds are given; a lone NaN bound leaves self as is
+    // (min / max with a NaN operand return the other one in its kernels)
+    const bool fill = min && max && (nan(min) || nan(max));
+    const bool drop_nan_bound = true;
+    const bool convert_when_filled = true;
+#endif
+    // torch's CPU kernel converts a bound to the dtype (checked: a half bound past 65504
+    // raises), its CUDA kernel to opmath (float for half / bfloat16, checked for float only)
+    const bool opmath_bounds = !B::kCpuRules && (dt == at::kHalf || dt == at::kBFloat16);
+    auto bound = [&](const std::optional<c10::Scalar>& v, bool upper) {
+      c10::Scalar s = upper ? c10::Scalar(std::numeric_limits<double>::infinity())
+                            : c10::Scalar(-std::numeric_limits<double>::infinity());
+      const bool given = v && !(drop_nan_bound && !fill && nan(v)) && (convert_when_filled || !fill);
+      if (given && opmath_bounds) {
+        auto t = at::scalar_tensor(c10::Scalar(v->to<float>()), at::TensorOptions().dtype(at::kFloat));
+        t.unsafeGetTensorImpl()->set_wrapped_number(true);  // a number: no say in the result dtype
+        return t;
+      } else if (given) {
+        // Scalar::to is c10's checked conversion (at::scalar_tensor alone would not check)
+        AT_DISPATCH_ALL_TYPES_AND2(at::kHalf, at::kBFloat16, dt, "myops.clamp", [&] { s = c10::Scalar(v->to<scalar_t>()); });
+      } else if (!at::isFloatingType(dt)) {
+        AT_DISPATCH_INTEGRAL_TYPES(dt, "myops.clamp", [&] {
+          s = upper ? c10::Scalar(std::numeric_limits<scalar_t>::max())
+                    : c10::Scalar(std::numeric_limits<scalar_t>::lowest());
+        });
+      }
+      return at::scalar_tensor(s, at::TensorOptions().dtype(dt));
+    };
+    auto out = ternary("clamp", EwKind::ClampScalar, self, bound(min, /*upper=*/false), bound(max, /*upper=*/true),
+                       {"self", "min", "max"}, {});
+    if (fill) out.fill_(std::numeric_limits<double>::quiet_NaN());
+    return out;
+  }
+};
+
+// Registers every elementwise op of the table (myops/op_table.h) for one dispatch key with
+// backend B, by its SIG's ENTRY (myops/op_signatures.h): generic, Ops<B>::unary_op<OP>; own,
+// Ops<B>::FN.
+#define MYOPS_EW_FRONT_generic(FN) &O::template unary_op<EwOp::FN>
+#define MYOPS_EW_FRONT_own(FN) &O::FN
+template <class B>
+void register_all(torch::Library& m) {
+  using O = Ops<B>;
+#define MYOPS_EW_IMPL(FN, NAME, OVERLOAD, KIND, RULE, SIG, ...) \
+  m.impl(MYOPS_EW_QUALNAME(NAME, OVERLOAD), MYOPS_EW_BY_ENTRY(MYOPS_EW_FRONT_, SIG)(FN));
+  MYOPS_EW_OPS(MYOPS_EW_IMPL)
+#undef MYOPS_EW_IMPL
+}
+
+}  // namespace ew
+}  // namespace myops

@@ -1,0 +1,43 @@
+// The max_pool2d_add family's schemas (core/schema.h): the op, its backward, and their shape rule
+// for the fake kernels.
+#include <tuple>
+#include <vector>
+
+#include "core/schema.h"
+#include "max_pool2d_add/max_pool2d_add_shape.h"
+
+namespace myops {
+namespace {
+
+// max_pool2d_add (other) or its backward (other = grad_output): the pooled sizes and whether the
+// result is channels_last.
+std::tuple<std::vector<c10::SymInt>, bool> max_pool2d_add_meta(MYOPS_INFO_ARGS(self), MYOPS_INFO_ARGS(other),
+                                                               c10::IntArrayRef kernel_size, c10::IntArrayRef stride,
+                                                               c10::IntArrayRef padding, bool ceil_mode,
+                                                               bool backward) {
+  const auto r = backward ? max_pool2d_add::backward_shape(MYOPS_INFO(other), MYOPS_INFO(self), kernel_size, stride,
+                                                           padding, ceil_mode, "max_pool2d_add_backward")
+                          : max_pool2d_add::forward_shape(MYOPS_INFO(self), MYOPS_INFO(other), kernel_size, stride,
+                                                          padding, ceil_mode, "max_pool2d_add");
+  return {r.out_sizes, r.channels_last};
+}
+
+}  // namespace
+}  // namespace myops
+
+MYOPS_SCHEMAS(m) {
+  m.def(
+      "max_pool2d_add(Tensor self, Tensor other, int[2] kernel_size=[3,3], int[2] stride=[2,2], "
+      "int[2] padding=[1,1], bool ceil_mode=False) -> Tensor");
+  // Gradient w.r.t. `self` only (the gradient of `other` is a sum over its broadcast dims).
+  m.def(
+      "max_pool2d_add_backward(Tensor grad_output, Tensor self, int[2] kernel_size, int[2] stride, "
+      "int[2] padding, bool ceil_mode) -> Tensor");
+
+  // the pooled sizes and whether the result is channels_last (other: grad_output with backward)
+  MYOPS_CONTROL_DEF(m,
+                    "_max_pool2d_add_meta(" MYOPS_INFO_SCHEMA("self") ", " MYOPS_INFO_SCHEMA("other")
+                    ", int[] kernel_size, int[] stride, int[] padding, bool ceil_mode, bool backward) -> "
+                    "(SymInt[], bool)",
+                    myops::max_pool2d_add_meta);
+}
