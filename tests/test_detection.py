@@ -137,7 +137,9 @@ def assert_matches(ref, out, exact=True, min_detections=MIN_DETECTIONS):
     of them overlap, which box stays is that sort's choice (seen: three boxes of label 88 and one
     score clipped to the image's top edge, two kept). Such a row has eager's label and score bits
     but another box: up to MAX_TIE_ROWS of them per image are allowed, their boxes (and masks,
-    keypoints) not compared."""
+    keypoints) not compared. Not ``exact`` (Inductor's forms), "eager's score" is within TOL:
+    the compiled scores differ from eager's in the last bits, the tie stays a tie (seen: row 99
+    of Faster R-CNN, label 88, boxes 1.7 px apart)."""
     got = detection.unpad(out)
     assert len(got) == len(ref)
     assert not out["overflow"].any(), "more candidates than max_candidates: raise it for the test"
@@ -149,7 +151,8 @@ def assert_matches(ref, out, exact=True, min_detections=MIN_DETECTIONS):
         assert set(g) == set(r), (set(g), set(r))
         tol = 0 if exact else TOL
         tie = (g["boxes"] - r["boxes"]).abs().amax(1) > tol
-        tie &= (g["scores"] == r["scores"]) & (g["labels"] == r["labels"])
+        # eager's score: its bits, or within tol where the compared form rounds differently
+        tie &= ((g["scores"] - r["scores"]).abs() <= tol) & (g["labels"] == r["labels"])
         assert tie.sum() <= MAX_TIE_ROWS, f"image {i}: {int(tie.sum())} rows differ in their box only"
         for k in r:
             assert g[k].dtype == r[k].dtype and g[k].shape == r[k].shape, (k, g[k].shape, r[k].shape)
