@@ -87,7 +87,7 @@ def test_torchscript(device):
 
 
 # ---- the fake kernels raise the kernels' own errors -------------------------------------------------
-# Each family's fake kernel runs the C++ checks through a control op (python/myops/_fake.py), so a
+# Each family's fake kernel runs the C++ checks through a control op (at the end of python/myops/_<family>.py), so a
 # bad call raises the same exception, with the same message, eagerly and under tracing.
 def _t(*shape, dtype=torch.float32):
     return torch.zeros(shape, dtype=dtype)

@@ -2,9 +2,10 @@
 
 from typing import List, Optional, Sequence, Union
 
+import torch
 from torch import Tensor
 
-from ._common import _ops
+from ._common import _fake_kernel, _info, _ops, _rules
 
 __all__ = ["linear_bounded", "conv_bounded"]
 
@@ -96,4 +97,33 @@ def conv_bounded(
         _tuple(output_padding, n),
         int(groups),
         count,
+    )
+
+
+# ---- fake kernels: the result's shape, dtype and strides under a tracer, after the C++ checks ----
+# (_fake_kernel collects them and myops._fake registers them; _rules runs the family's C++ rules)
+
+
+def _bounded(op, input, count, layer):
+    """The ops' own checks, then the layer's (torch's, on the fake input): a contiguous result
+    of the layer's shape."""
+    _rules("bounded", op, *_info(input), *_info(count))
+    out = layer()
+    return out.new_empty(out.shape)
+
+
+@_fake_kernel("myops::linear_bounded")
+def _linear_bounded_fake(input, weight, bias, count):
+    return _bounded("linear_bounded", input, count, lambda: torch.nn.functional.linear(input, weight, bias))
+
+
+@_fake_kernel("myops::conv_bounded")
+def _conv_bounded_fake(input, weight, bias, stride, padding, dilation, transposed, output_padding, groups, count):
+    return _bounded(
+        "conv_bounded",
+        input,
+        count,
+        lambda: torch.ops.aten.convolution.default(
+            input, weight, bias, stride, padding, dilation, transposed, output_padding, groups
+        ),
     )

@@ -9,10 +9,11 @@ active ``__torch_function__`` mode), and under torch.compile the wrappers go str
 ``torch.ops.myops``, so both paths behave the same. :func:`_fast_path` is that rule, written once.
 """
 
-from typing import Any, Callable, Union
+from typing import Any, Callable, List, Tuple, Union
 
 import torch
 from torch import Tensor
+from torch.utils._python_dispatch import _disable_current_modes
 
 from . import _C as _fast  # noqa: F401  (the family modules import it from here)
 
@@ -70,3 +71,38 @@ def _check_int_args(op: str, **args: object) -> None:
                 )
         elif isinstance(v, (bool, float, complex, str, type(None))):
             raise TypeError(f"myops.{op}: argument '{name}' must be int, not {type(v).__name__}")
+
+
+# ---- what the fake kernels share (each family's at the end of its module; myops._fake) ----
+
+
+def _info(t):
+    """A tensor as the C++ checks read it (TensorInfo, csrc/core/checks.h)."""
+    return t.shape, t.stride(), t.dtype, t.device
+
+
+_NO_INFO = (None,) * 4  # an absent optional tensor
+
+
+def _rules(family, *args):
+    """Runs the control op myops::_<family>_meta (the family's C++ checks and shape rule) outside
+    the tracing modes: no graph node, and a failed check raises the kernel's exception as it is
+    (FakeTensorMode would turn a NotImplementedError into UnsupportedOperatorException)."""
+    with _disable_current_modes():
+        return getattr(torch.ops.myops, f"_{family}_meta")(*args)
+
+
+# (op name, fake kernel) of every family module, in import order: registered by myops._fake
+_FAKE_KERNELS: List[Tuple[str, Callable[..., Any]]] = []
+
+
+def _fake_kernel(qualname: str) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    """Marks a family's fake kernel for ``qualname``. torch accepts a fake kernel of an op
+    defined in C++ only from the Python module that the op's library names
+    (``set_python_module("myops._fake")``, csrc/core/schema.h), so myops._fake registers them."""
+
+    def collect(fn: Callable[..., Any]) -> Callable[..., Any]:
+        _FAKE_KERNELS.append((qualname, fn))
+        return fn
+
+    return collect

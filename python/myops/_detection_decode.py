@@ -3,9 +3,10 @@ pasting) as one op each, the padding rows not read."""
 
 from typing import Sequence, Tuple
 
+import torch
 from torch import Tensor
 
-from ._common import _ops
+from ._common import _fake_kernel, _info, _ops, _rules
 
 __all__ = ["heatmaps_to_keypoints", "paste_masks"]
 
@@ -75,3 +76,23 @@ def paste_masks(masks: Tensor, boxes: Tensor, count: Tensor, image_size: Sequenc
                 [0., 1., 1., 1.]])
     """
     return _ops.paste_masks.default(masks, boxes, count, [int(v) for v in image_size])
+
+
+# ---- fake kernels: the result's shape, dtype and strides under a tracer, after the C++ checks ----
+# (_fake_kernel collects them and myops._fake registers them; _rules runs the family's C++ rules)
+
+
+@_fake_kernel("myops::heatmaps_to_keypoints")
+def _heatmaps_to_keypoints_fake(maps, rois, count):
+    _rules("detection_decode", "heatmaps_to_keypoints", *_info(maps), *_info(rois), *_info(count), [])
+    r, k = maps.shape[:2]
+    return maps.new_empty((r, k, 3), dtype=torch.float32), maps.new_empty((r, k), dtype=torch.float32)
+
+
+@_fake_kernel("myops::paste_masks")
+def _paste_masks_fake(masks, boxes, count, image_size):
+    _rules("detection_decode", "paste_masks", *_info(masks), *_info(boxes), *_info(count), image_size)
+    n, d = masks.shape[:2]
+    h = max(image_size[0::2], default=0)
+    w = max(image_size[1::2], default=0)
+    return masks.new_empty((n, d, h, w))

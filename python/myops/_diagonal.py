@@ -4,7 +4,7 @@ from typing import Sequence
 
 from torch import Tensor
 
-from ._common import _fast, _fast_path, _ops
+from ._common import _fake_kernel, _fast, _fast_path, _ops, _rules
 
 __all__ = ["diagonal", "diagonal_backward"]
 
@@ -69,3 +69,18 @@ def diagonal_backward(grad: Tensor, input_sizes: Sequence[int], offset: int, dim
                 [0., 0., 2.]])
     """
     return _ops.diagonal_backward.default(grad, list(input_sizes), offset, dim1, dim2)
+
+
+# ---- fake kernels: the result's shape, dtype and strides under a tracer, after the C++ checks ----
+# (_fake_kernel collects them and myops._fake registers them; _rules runs the family's C++ rules)
+
+
+@_fake_kernel("myops::diagonal")
+def _diagonal_fake(self, offset=0, dim1=0, dim2=1):
+    return self.new_empty(_rules("diagonal", self.shape, offset, dim1, dim2, None))
+
+
+@_fake_kernel("myops::diagonal_backward")
+def _diagonal_backward_fake(grad, input_sizes, offset, dim1, dim2):
+    _rules("diagonal", input_sizes, offset, dim1, dim2, grad.shape)
+    return grad.new_empty(list(input_sizes))

@@ -1,198 +1,25 @@
 """Fake (meta) kernels: output shape, dtype and strides without computing anything, so every
-op works under torch.compile, torch.export and FakeTensor. The checks and shape rules are the
-kernels' own: each family's control op (torch.ops.myops._<family>_meta, csrc/<family>/schema.cpp) runs its
-C++ rules on the fake tensors' (symbolic) sizes, as _ew_out_strides does for the elementwise
-layout. The elementwise dtype rules are still said here, from the op table."""
+op works under torch.compile, torch.export and FakeTensor. This is the module the C++ library
+names for them (``set_python_module("myops._fake")``, csrc/core/schema.h): importing it imports
+every family's fake kernels and registers them here, as torch requires. Each family's fakes sit
+at the end of its own module (``_nonzero.py``, ``_nms.py``, ``_roi_align.py``,
+``_detection_decode.py``, ``_bounded_layers.py``, ``_max_pool2d_add.py``, ``_diagonal.py``); the
+elementwise ones are below. The checks and shape rules are the kernels' own: each family's control op
+(torch.ops.myops._<family>_meta, csrc/<family>/schema.cpp) runs its C++ rules on the fake
+tensors' (symbolic) sizes (``_rules`` in _common.py), as _ew_out_strides does for the
+elementwise layout. The elementwise dtype rules are said here, from the op table."""
 
-from typing import Set, Union
+from typing import Set
 
 import torch
 from torch.library import register_fake
-from torch.utils._python_dispatch import _disable_current_modes
 
+from . import _bounded_layers, _detection_decode, _diagonal, _max_pool2d_add, _nms, _nonzero, _roi_align  # noqa: F401
+from ._common import _FAKE_KERNELS
 from ._table import DTYPES, EW_OPS
 
-
-def _info(t):
-    """A tensor as the C++ checks read it (TensorInfo, csrc/core/checks.h)."""
-    return t.shape, t.stride(), t.dtype, t.device
-
-
-_NO_INFO = (None,) * 4  # an absent optional tensor
-
-
-def _rules(family, *args):
-    """Runs the control op myops::_<family>_meta (the family's C++ checks and shape rule) outside
-    the tracing modes: no graph node, and a failed check raises the kernel's exception as it is
-    (FakeTensorMode would turn a NotImplementedError into UnsupportedOperatorException)."""
-    with _disable_current_modes():
-        return getattr(torch.ops.myops, f"_{family}_meta")(*args)
-
-
-# ---- nonzero family -------------------------------------------------------------------------
-
-
-def _nonzero_indices(self, size):
-    # CUDA: the transpose of a contiguous [ndim, size] buffer
-    if self.device.type == "cuda":
-        return self.new_empty((self.dim(), size), dtype=torch.int64).t()
-    return self.new_empty((size, self.dim()), dtype=torch.int64)
-
-
-@register_fake("myops::nonzero")
-def _nonzero_fake(self):
-    _rules("nonzero", "nonzero", *_info(self), None)
-    numel = self.numel()
-    nnz: Union[int, torch.SymInt]
-    if isinstance(numel, int) and numel == 0:
-        nnz = 0
-    else:
-        ctx = torch.library.get_ctx()
-        nnz = ctx.new_dynamic_size(max=numel if isinstance(numel, int) else None)
-    # [nnz, ndim] with strides (1, nnz): a column-major buffer, as the CPU and CUDA kernels
-    # (and torch) return it.
-    return self.new_empty_strided((nnz, self.dim()), (1, nnz), dtype=torch.int64)
-
-
-@register_fake("myops::nonzero_static")
-def _nonzero_static_fake(self, *, size, fill_value=-1):
-    _rules("nonzero", "nonzero_static", *_info(self), size)
-    return _nonzero_indices(self, size)
-
-
-# ---- bounded selection and nms: static shapes, no unbacked symbols ---------------------------
-
-
-@register_fake("myops::nonzero_bounded")
-def _nonzero_bounded_fake(self, *, size, fill_value=-1):
-    _rules("nonzero", "nonzero_bounded", *_info(self), size)
-    return _nonzero_indices(self, size), self.new_empty((), dtype=torch.int64)
-
-
-def _nms_checks(op, boxes, scores, idxs=None, size=None):
-    _rules("nms", op, *_info(boxes), *_info(scores), *(_NO_INFO if idxs is None else _info(idxs)), size)
-
-
-def _nms_dynamic(boxes):
-    n = boxes.shape[0]
-    k: Union[int, torch.SymInt]
-    if isinstance(n, int) and n == 0:
-        k = 0
-    else:
-        k = torch.library.get_ctx().new_dynamic_size(max=n if isinstance(n, int) else None)
-    return boxes.new_empty((k,), dtype=torch.int64)
-
-
-@register_fake("myops::nms")
-def _nms_fake(boxes, scores, iou_threshold):
-    _nms_checks("nms", boxes, scores)
-    return _nms_dynamic(boxes)
-
-
-@register_fake("myops::batched_nms")
-def _batched_nms_fake(boxes, scores, idxs, iou_threshold):
-    _nms_checks("batched_nms", boxes, scores, idxs)
-    return _nms_dynamic(boxes)
-
-
-@register_fake("myops::nms_static")
-def _nms_static_fake(boxes, scores, iou_threshold, *, size):
-    _nms_checks("nms_static", boxes, scores, size=size)
-    return boxes.new_empty((size,), dtype=torch.int64), boxes.new_empty((), dtype=torch.int64)
-
-
-@register_fake("myops::batched_nms_static")
-def _batched_nms_static_fake(boxes, scores, idxs, iou_threshold, *, size):
-    _nms_checks("batched_nms_static", boxes, scores, idxs, size)
-    return boxes.new_empty((size,), dtype=torch.int64), boxes.new_empty((), dtype=torch.int64)
-
-
-@register_fake("myops::multiclass_nms_static")
-def _multiclass_nms_static_fake(
-    boxes,
-    scores,
-    *,
-    score_threshold,
-    iou_threshold,
-    max_detections,
-    pre_nms_top_k=None,
-    class_agnostic=False,
-    multi_label=True,
-):
-    _rules("multiclass_nms", *_info(boxes), *_info(scores), max_detections, pre_nms_top_k)
-    n, k = scores.shape[0], max_detections
-    return (
-        boxes.new_empty((n,), dtype=torch.int64),
-        boxes.new_empty((n, k, 4)),
-        boxes.new_empty((n, k)),
-        boxes.new_empty((n, k), dtype=torch.int64),
-        boxes.new_empty((n, k), dtype=torch.int64),
-    )
-
-
-# ---- roi_align_levels, heatmaps_to_keypoints / paste_masks, linear_bounded / conv_bounded ----
-
-
-@register_fake("myops::roi_align_levels")
-def _roi_align_levels_fake(
-    features, rois, levels, spatial_scale, pooled_height, pooled_width, sampling_ratio=-1, aligned=False
-):
-    _rules(
-        "roi_align_levels",
-        [s for f in features for s in f.shape],
-        [f.dim() for f in features],
-        [f.dtype for f in features],
-        [f.device for f in features],
-        *_info(rois),
-        *_info(levels),
-        spatial_scale,
-        pooled_height,
-        pooled_width,
-        sampling_ratio,
-    )
-    f0 = features[0]
-    return f0.new_empty((rois.shape[0], f0.shape[1], pooled_height, pooled_width))
-
-
-@register_fake("myops::heatmaps_to_keypoints")
-def _heatmaps_to_keypoints_fake(maps, rois, count):
-    _rules("detection_decode", "heatmaps_to_keypoints", *_info(maps), *_info(rois), *_info(count), [])
-    r, k = maps.shape[:2]
-    return maps.new_empty((r, k, 3), dtype=torch.float32), maps.new_empty((r, k), dtype=torch.float32)
-
-
-@register_fake("myops::paste_masks")
-def _paste_masks_fake(masks, boxes, count, image_size):
-    _rules("detection_decode", "paste_masks", *_info(masks), *_info(boxes), *_info(count), image_size)
-    n, d = masks.shape[:2]
-    h = max(image_size[0::2], default=0)
-    w = max(image_size[1::2], default=0)
-    return masks.new_empty((n, d, h, w))
-
-
-def _bounded(op, input, count, layer):
-    """The ops' own checks, then the layer's (torch's, on the fake input): a contiguous result
-    of the layer's shape."""
-    _rules("bounded", op, *_info(input), *_info(count))
-    out = layer()
-    return out.new_empty(out.shape)
-
-
-@register_fake("myops::linear_bounded")
-def _linear_bounded_fake(input, weight, bias, count):
-    return _bounded("linear_bounded", input, count, lambda: torch.nn.functional.linear(input, weight, bias))
-
-
-@register_fake("myops::conv_bounded")
-def _conv_bounded_fake(input, weight, bias, stride, padding, dilation, transposed, output_padding, groups, count):
-    return _bounded(
-        "conv_bounded",
-        input,
-        count,
-        lambda: torch.ops.aten.convolution.default(
-            input, weight, bias, stride, padding, dilation, transposed, output_padding, groups
-        ),
-    )
+for _qualname, _fn in _FAKE_KERNELS:  # each family's fake kernels (_fake_kernel, _common.py)
+    register_fake(_qualname, _fn)
 
 
 # ---- elementwise ----------------------------------------------------------------------------
@@ -555,38 +382,3 @@ def _register_generic_fakes():
 
 
 _register_generic_fakes()
-
-
-# ---- max_pool2d_add (csrc/max_pool2d_add/max_pool2d_add_shape.h) ---------------------------------
-
-
-@register_fake("myops::max_pool2d_add")
-def _max_pool2d_add_fake(self, other, kernel_size=(3, 3), stride=(2, 2), padding=(1, 1), ceil_mode=False):
-    sizes, channels_last = _rules(
-        "max_pool2d_add", *_info(self), *_info(other), kernel_size, stride, padding, ceil_mode, False
-    )
-    fmt = torch.channels_last if channels_last else torch.contiguous_format
-    return torch.empty(sizes, dtype=torch.result_type(self, other), device=self.device, memory_format=fmt)
-
-
-@register_fake("myops::max_pool2d_add_backward")
-def _max_pool2d_add_backward_fake(grad_output, self, kernel_size, stride, padding, ceil_mode):
-    _, channels_last = _rules(
-        "max_pool2d_add", *_info(self), *_info(grad_output), kernel_size, stride, padding, ceil_mode, True
-    )
-    fmt = torch.channels_last if channels_last else torch.contiguous_format
-    return torch.empty(self.shape, dtype=self.dtype, device=self.device, memory_format=fmt)
-
-
-# ---- diagonal (csrc/diagonal/diagonal_shape.h) ------------------------------------------------
-
-
-@register_fake("myops::diagonal")
-def _diagonal_fake(self, offset=0, dim1=0, dim2=1):
-    return self.new_empty(_rules("diagonal", self.shape, offset, dim1, dim2, None))
-
-
-@register_fake("myops::diagonal_backward")
-def _diagonal_backward_fake(grad, input_sizes, offset, dim1, dim2):
-    _rules("diagonal", input_sizes, offset, dim1, dim2, grad.shape)
-    return grad.new_empty(list(input_sizes))

@@ -5,7 +5,7 @@ from typing import List, Optional, Sequence, Union
 import torch
 from torch import Tensor
 
-from ._common import Number, _fast, _fast_path, _natural, _ops
+from ._common import _fake_kernel, _fast, _fast_path, _info, _natural, Number, _ops, _rules
 
 __all__ = ["max_pool2d_add"]
 
@@ -130,3 +130,25 @@ def _pool_number(v: Number, self: Tensor) -> Tensor:
     if dt == torch.uint64 and isinstance(v, int) and v < 2**64:
         v, dt = (float(v) if self.dtype == torch.float64 else _float32_of(v)), torch.float64
     return torch.full((), v, dtype=dt, device=self.device)
+
+
+# ---- fake kernels: the result's shape, dtype and strides under a tracer, after the C++ checks ----
+# (_fake_kernel collects them and myops._fake registers them; _rules runs the family's C++ rules)
+
+
+@_fake_kernel("myops::max_pool2d_add")
+def _max_pool2d_add_fake(self, other, kernel_size=(3, 3), stride=(2, 2), padding=(1, 1), ceil_mode=False):
+    sizes, channels_last = _rules(
+        "max_pool2d_add", *_info(self), *_info(other), kernel_size, stride, padding, ceil_mode, False
+    )
+    fmt = torch.channels_last if channels_last else torch.contiguous_format
+    return torch.empty(sizes, dtype=torch.result_type(self, other), device=self.device, memory_format=fmt)
+
+
+@_fake_kernel("myops::max_pool2d_add_backward")
+def _max_pool2d_add_backward_fake(grad_output, self, kernel_size, stride, padding, ceil_mode):
+    _, channels_last = _rules(
+        "max_pool2d_add", *_info(self), *_info(grad_output), kernel_size, stride, padding, ceil_mode, True
+    )
+    fmt = torch.channels_last if channels_last else torch.contiguous_format
+    return torch.empty(self.shape, dtype=self.dtype, device=self.device, memory_format=fmt)

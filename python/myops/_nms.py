@@ -1,11 +1,12 @@
 """Non-maximum suppression: ``torchvision.ops.nms`` / ``batched_nms``, their static forms, and a
 single-stage detector's whole post-processing (``multiclass_nms_static``)."""
 
-from typing import Optional, Tuple
+from typing import Optional, Tuple, Union
 
+import torch
 from torch import Tensor
 
-from ._common import _ops
+from ._common import _fake_kernel, _info, _NO_INFO, _ops, _rules
 
 __all__ = ["nms", "batched_nms", "nms_static", "batched_nms_static", "multiclass_nms_static"]
 
@@ -227,4 +228,69 @@ def multiclass_nms_static(
         pre_nms_top_k=pre_nms_top_k,
         class_agnostic=bool(class_agnostic),
         multi_label=bool(multi_label),
+    )
+
+
+# ---- fake kernels: the result's shape, dtype and strides under a tracer, after the C++ checks ----
+# (_fake_kernel collects them and myops._fake registers them; _rules runs the family's C++ rules)
+
+
+def _nms_checks(op, boxes, scores, idxs=None, size=None):
+    _rules("nms", op, *_info(boxes), *_info(scores), *(_NO_INFO if idxs is None else _info(idxs)), size)
+
+
+def _nms_dynamic(boxes):
+    n = boxes.shape[0]
+    k: Union[int, torch.SymInt]
+    if isinstance(n, int) and n == 0:
+        k = 0
+    else:
+        k = torch.library.get_ctx().new_dynamic_size(max=n if isinstance(n, int) else None)
+    return boxes.new_empty((k,), dtype=torch.int64)
+
+
+@_fake_kernel("myops::nms")
+def _nms_fake(boxes, scores, iou_threshold):
+    _nms_checks("nms", boxes, scores)
+    return _nms_dynamic(boxes)
+
+
+@_fake_kernel("myops::batched_nms")
+def _batched_nms_fake(boxes, scores, idxs, iou_threshold):
+    _nms_checks("batched_nms", boxes, scores, idxs)
+    return _nms_dynamic(boxes)
+
+
+@_fake_kernel("myops::nms_static")
+def _nms_static_fake(boxes, scores, iou_threshold, *, size):
+    _nms_checks("nms_static", boxes, scores, size=size)
+    return boxes.new_empty((size,), dtype=torch.int64), boxes.new_empty((), dtype=torch.int64)
+
+
+@_fake_kernel("myops::batched_nms_static")
+def _batched_nms_static_fake(boxes, scores, idxs, iou_threshold, *, size):
+    _nms_checks("batched_nms_static", boxes, scores, idxs, size)
+    return boxes.new_empty((size,), dtype=torch.int64), boxes.new_empty((), dtype=torch.int64)
+
+
+@_fake_kernel("myops::multiclass_nms_static")
+def _multiclass_nms_static_fake(
+    boxes,
+    scores,
+    *,
+    score_threshold,
+    iou_threshold,
+    max_detections,
+    pre_nms_top_k=None,
+    class_agnostic=False,
+    multi_label=True,
+):
+    _rules("multiclass_nms", *_info(boxes), *_info(scores), max_detections, pre_nms_top_k)
+    n, k = scores.shape[0], max_detections
+    return (
+        boxes.new_empty((n,), dtype=torch.int64),
+        boxes.new_empty((n, k, 4)),
+        boxes.new_empty((n, k)),
+        boxes.new_empty((n, k), dtype=torch.int64),
+        boxes.new_empty((n, k), dtype=torch.int64),
     )

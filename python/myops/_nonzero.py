@@ -3,9 +3,10 @@ selections (static shapes plus the true count on the device, no host sync)."""
 
 from typing import Literal, Optional, Tuple, Union, overload
 
+import torch
 from torch import Tensor
 
-from ._common import _check_int_args, _fast, _fast_path, _ops
+from ._common import _check_int_args, _fake_kernel, _fast, _fast_path, _info, _ops, _rules
 from ._elementwise import _where_tensor
 
 __all__ = [
@@ -246,3 +247,41 @@ def mask_rows_bounded(
                 [-1., -1., -1., -1.]]), tensor(2))
     """
     return _ops.mask_rows_bounded.default(input, mask, size=size, fill_value=fill_value)
+
+
+# ---- fake kernels: the result's shape, dtype and strides under a tracer, after the C++ checks ----
+# (_fake_kernel collects them and myops._fake registers them; _rules runs the family's C++ rules)
+
+
+def _nonzero_indices(self, size):
+    # CUDA: the transpose of a contiguous [ndim, size] buffer
+    if self.device.type == "cuda":
+        return self.new_empty((self.dim(), size), dtype=torch.int64).t()
+    return self.new_empty((size, self.dim()), dtype=torch.int64)
+
+
+@_fake_kernel("myops::nonzero")
+def _nonzero_fake(self):
+    _rules("nonzero", "nonzero", *_info(self), None)
+    numel = self.numel()
+    nnz: Union[int, torch.SymInt]
+    if isinstance(numel, int) and numel == 0:
+        nnz = 0
+    else:
+        ctx = torch.library.get_ctx()
+        nnz = ctx.new_dynamic_size(max=numel if isinstance(numel, int) else None)
+    # [nnz, ndim] with strides (1, nnz): a column-major buffer, as the CPU and CUDA kernels
+    # (and torch) return it.
+    return self.new_empty_strided((nnz, self.dim()), (1, nnz), dtype=torch.int64)
+
+
+@_fake_kernel("myops::nonzero_static")
+def _nonzero_static_fake(self, *, size, fill_value=-1):
+    _rules("nonzero", "nonzero_static", *_info(self), size)
+    return _nonzero_indices(self, size)
+
+
+@_fake_kernel("myops::nonzero_bounded")
+def _nonzero_bounded_fake(self, *, size, fill_value=-1):
+    _rules("nonzero", "nonzero_bounded", *_info(self), size)
+    return _nonzero_indices(self, size), self.new_empty((), dtype=torch.int64)

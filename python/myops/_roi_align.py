@@ -4,7 +4,7 @@ from typing import Sequence, Tuple, Union
 
 from torch import Tensor
 
-from ._common import _ops
+from ._common import _fake_kernel, _info, _ops, _rules
 
 __all__ = ["roi_align_levels"]
 
@@ -67,3 +67,28 @@ def roi_align_levels(
         int(sampling_ratio),
         bool(aligned),
     )
+
+
+# ---- fake kernels: the result's shape, dtype and strides under a tracer, after the C++ checks ----
+# (_fake_kernel collects them and myops._fake registers them; _rules runs the family's C++ rules)
+
+
+@_fake_kernel("myops::roi_align_levels")
+def _roi_align_levels_fake(
+    features, rois, levels, spatial_scale, pooled_height, pooled_width, sampling_ratio=-1, aligned=False
+):
+    _rules(
+        "roi_align_levels",
+        [s for f in features for s in f.shape],
+        [f.dim() for f in features],
+        [f.dtype for f in features],
+        [f.device for f in features],
+        *_info(rois),
+        *_info(levels),
+        spatial_scale,
+        pooled_height,
+        pooled_width,
+        sampling_ratio,
+    )
+    f0 = features[0]
+    return f0.new_empty((rois.shape[0], f0.shape[1], pooled_height, pooled_width))
