@@ -310,6 +310,27 @@ def test_plugin_records_each_failures_error_bounded(tmp_path):
     assert gpu_pytest_plugin.read_record(str(record))["test_x.py::test_setup_error"] == "error"
 
 
+def test_record_keeps_the_error_of_each_failing_test(tmp_path):
+    """The session folds the plugin's error lines into the record: the latest error of each test
+    that fails now; a test that passed since (a rerun) loses its error."""
+    import gpu_session
+
+    s = object.__new__(gpu_session.Session)
+    s.work = str(tmp_path)
+    s.rec = {
+        "calls": [{}, {}],
+        "tests": {"a": ["failed", 1], "b": ["failed", 1]},
+        "changed": {},
+        "errors": {"a": "old a", "b": "old b"},
+    }
+    (tmp_path / "tests.record").write_text("passed\ta\nfailed\tb\nerror\tc\n")
+    lines = [{"nodeid": "b", "error": "new b"}, {"nodeid": "c", "error": "E   boom"}]
+    (tmp_path / "tests.errors").write_text("".join(json.dumps(x) + "\n" for x in lines) + '{"cut')
+    s.fold_live_tests()
+    assert s.rec["errors"] == {"b": "new b", "c": "E   boom"}
+    assert s.rec["tests"] == {"a": ["passed", 2], "b": ["failed", 2], "c": ["error", 2]}
+
+
 def test_render_statuses():
     rec = {
         "env": {
