@@ -44,6 +44,12 @@ the number of real detections per image), plus ``masks [N, D, 1, H, W]`` (Mask R
 ``overflow [N]`` (bool: an R-CNN image had more candidates than ``max_candidates``; only then can
 the result differ from eager). ``D`` is the model's ``detections_per_img``. ``unpad(outputs)``
 turns them into torchvision's list of dicts.
+
+The forward neither copies from the host nor reads a value back: torchvision's transform, box
+coding, SSD default boxes and box resizing, which make small constants from Python data on the
+device, run here with those constants filled on the device (the same bits). On CUDA the whole
+forward can be captured in one CUDA graph, after a warm-up call on a side stream (which also
+moves the anchor generator's cached anchors to the device).
 """
 
 from __future__ import annotations
