@@ -6,7 +6,8 @@ session's record (<gpu>-<date>-session.json, written by benchmarks/gpu_session.p
 The file has a header (device, driver, torch, CUDA, Python, commit, the build used, the calls),
 a table with each part's outcome, then one section per part:
   - tests: the CUDA tests passed / failed / skipped / errors / not run, by test file; the failed
-    ones by name; the tests whose outcome changed between calls (a rerun's pass after a failure);
+    ones by name, each with its error (where it failed and pytest's `E ` lines, from the record's
+    `errors`); the tests whose outcome changed between calls (a rerun's pass after a failure);
   - sanitize: each compute-sanitizer unit (tool, test file) with its ERROR SUMMARY and status;
   - bench: each runner family's rows and error rows (the tables are the runner's .md / .json).
 A unit's status is one of: done, failed (tests failed), errors (sanitizer errors, or bench error
@@ -174,7 +175,13 @@ def render(rec, out_dir):
             )
         bad = sorted(n for n, (o, _) in rec.get("tests", {}).items() if o in ("failed", "error"))
         if bad:
-            lines += ["", f"Failed ({len(bad)}):", ""] + [f"- `{n}`" for n in bad[:60]]
+            errors = rec.get("errors", {})
+            lines += ["", f"Failed ({len(bad)}):", ""]
+            for n in bad[:60]:
+                lines.append(f"- `{n}`")
+                if errors.get(n):
+                    fenced = [f"  {x}".replace("```", "'''") for x in errors[n].splitlines()]
+                    lines += ["  ```", *fenced, "  ```"]
             if len(bad) > 60:
                 lines.append(f"- ... and {len(bad) - 60} more (the record has them all)")
         if rec.get("changed"):

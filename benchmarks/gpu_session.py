@@ -66,9 +66,10 @@ sys.path.insert(0, HERE)
 
 import gpu_build  # noqa: E402
 import gpu_results  # noqa: E402
-from gpu_pytest_plugin import DONE, read_patterns  # noqa: E402
+from gpu_pytest_plugin import DONE, read_errors, read_patterns  # noqa: E402
 
 PARTS = ("tests", "sanitize", "bench")
+MAX_ERRORS = 400  # failed tests whose error the record keeps (each gpu_pytest_plugin.ERROR_CHARS at most)
 MARGIN = 8  # seconds kept at the end of the budget for the last writes
 GRACE = 10  # seconds between SIGINT (pytest writes its report) and SIGKILL
 SANITIZE_SET = os.path.join(HERE, "gpu_sanitize_set.txt")
@@ -227,6 +228,13 @@ class Session:
                     if old and old[0] != outcome and old[1] != call:
                         self.rec["changed"][nodeid] = f"{old[0]} (call {old[1]}) -> {outcome} (call {call})"
                     self.rec["tests"][nodeid] = [outcome, call]
+        # why each test that fails now failed (its latest error); a test that passed since has none
+        errors = self.rec.setdefault("errors", {})
+        for nodeid, text in read_errors(os.path.join(self.work, "tests.errors")).items():
+            if nodeid in errors or len(errors) < MAX_ERRORS:
+                errors[nodeid] = text
+        for nodeid in [n for n in errors if self.rec["tests"].get(n, ["failed"])[0] in DONE]:
+            del errors[nodeid]
         sel = os.path.join(self.work, "tests.selected")
         if os.path.exists(sel):
             with open(sel) as f:
@@ -390,9 +398,10 @@ class Session:
         return f"{how}; the new archive is in $OUT ({names}): copy it into gpu-build/"
 
     # ---- the parts -------------------------------------------------------------------------
-    def pytest_cmd(self, args, record, selected=None, hang=False, timeout=120):
+    def pytest_cmd(self, args, record, selected=None, hang=False, timeout=120, errors=None):
         """pytest with the session's plugin (benchmarks/gpu_pytest_plugin.py): each test's outcome
-        into `record` as it ends; pytest-timeout's per-test limit where it is installed."""
+        into `record` as it ends (and each failure's error lines into `errors`); pytest-timeout's
+        per-test limit where it is installed."""
         cmd = [
             self.python,
             "-m",
@@ -410,6 +419,8 @@ class Session:
             cmd += ["--timeout", str(timeout)]
         if selected:
             cmd += ["--gpu-selected", selected]
+        if errors:
+            cmd += ["--gpu-errors", errors]
         if hang:
             cmd += ["--gpu-dry-hang"]
         return cmd + args
@@ -437,6 +448,7 @@ class Session:
             os.path.join(self.work, "tests.record"),
             os.path.join(self.work, "tests.selected"),
             hang="tests" in self.hang,
+            errors=os.path.join(self.work, "tests.errors"),
         )
         if self.mode == "rerun":
             done = os.path.join(self.work, "tests.done")

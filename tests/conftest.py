@@ -1,8 +1,13 @@
 import os
 import random
 
-import pytest
-import torch
+# cuBLAS repeats its results bit for bit only with a fixed workspace (one per stream); torch reads
+# this when it first uses cuBLAS, and torch.use_deterministic_algorithms (the drop-in's training
+# step tests, tests/test_dropin_models.py) requires it: set before any test touches CUDA
+os.environ.setdefault("CUBLAS_WORKSPACE_CONFIG", ":4096:8")
+
+import pytest  # noqa: E402
+import torch  # noqa: E402
 
 import myops  # noqa: F401  (registers torch.ops.myops.*)
 

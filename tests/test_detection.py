@@ -409,6 +409,65 @@ def test_compile_inductor_matches_eager(name):
     assert_matches(eager(model, list(x)), out, exact=False, min_detections=15)
 
 
+class _HostTraffic(torch.overrides.TorchFunctionMode):
+    """Records the calls that would copy from the host to a device or wait for one there: a tensor
+    made from Python data on a named device (``torch.tensor(0.5, device=d)``,
+    ``torch.as_tensor(list, device=d)``: a copy from pageable memory, which a CUDA graph capture
+    refuses) and a read of a tensor's values into Python (``.item()``, ``.tolist()``, ``bool()``:
+    a sync). On the CPU nothing is copied, but the calls are the same as on a GPU, so a CPU run
+    finds them. A 0-d tensor made without a device stays a host scalar, which a CUDA kernel
+    takes as an argument: allowed."""
+
+    _FROM_DATA = (torch.tensor, torch.as_tensor, torch.asarray, torch.Tensor.new_tensor)
+    _READS = (
+        torch.Tensor.item,
+        torch.Tensor.tolist,
+        torch.Tensor.numpy,
+        torch.Tensor.cpu,
+        torch.Tensor.__bool__,
+        torch.Tensor.__int__,
+        torch.Tensor.__float__,
+    )
+
+    def __init__(self):
+        super().__init__()
+        self.calls = []
+
+    def __torch_function__(self, func, types, args=(), kwargs=None):
+        kwargs = kwargs or {}
+        data = args[1] if func is torch.Tensor.new_tensor else (args[0] if args else kwargs.get("data"))
+        if func in self._FROM_DATA and not isinstance(data, torch.Tensor) and kwargs.get("device") is not None:
+            self.calls.append(f"{func.__name__}({data!r}, device={kwargs['device']})")
+        elif func in self._READS:
+            self.calls.append(f"Tensor.{func.__name__}")
+        return func(*args, **kwargs)
+
+
+def test_host_traffic_guard_sees_what_a_capture_refuses():
+    x = torch.ones(3)
+    with _HostTraffic() as guard:
+        torch.as_tensor([0.5, 0.25], dtype=x.dtype, device=x.device)
+        torch.tensor(0.5, device=x.device)
+        x.sum().item()
+        torch.tensor(1e-6, dtype=x.dtype)  # a host scalar: allowed
+        torch.full((), 0.5, device=x.device)  # a fill on the device: allowed
+    assert guard.calls == ["as_tensor([0.5, 0.25], device=cpu)", "tensor(0.5, device=cpu)", "Tensor.item"]
+
+
+@pytest.mark.parametrize("name", models())
+def test_static_forward_copies_nothing_from_the_host(name):
+    """The static forward makes no tensor from Python data on the images' device and reads no
+    value back (torchvision's transform, box coder, SSD default boxes and box resizing do: a
+    CUDA graph capture of the whole forward failed on them), and stays eager's bits."""
+    model = build(name)
+    imgs = images(SIZE, SIZE)
+    static = detection.make_static(model)
+    with torch.no_grad(), _HostTraffic() as guard:
+        out = static(torch.stack(imgs))
+    assert guard.calls == []
+    assert_matches(eager(model, imgs), out)
+
+
 @cuda_only
 @cuda_graph
 @pytest.mark.parametrize("name", models())
@@ -418,6 +477,8 @@ def test_cuda_graph_whole_forward(name):
     try:
         static = detection.make_static(model)
         x = torch.stack(images(SIZE)).cuda()
+        # warm-up on a side stream (torch's CUDA-graph recipe): the first calls allocate, move
+        # the anchor generator's cell anchors to the device, pick kernels; none of it in the graph
         side = torch.cuda.Stream()
         side.wait_stream(torch.cuda.current_stream())
         with torch.no_grad(), torch.cuda.stream(side):

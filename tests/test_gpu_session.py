@@ -267,6 +267,70 @@ def test_pattern_and_record(tmp_path):
     assert gpu_results.record_counts(str(rec)) == {"passed": 2, "failed": 0, "skipped": 1, "error": 1}
 
 
+def test_plugin_records_each_failures_error_bounded(tmp_path):
+    """--gpu-errors: one JSON line per failed or erroring test, with where it failed and pytest's
+    `E ` lines, bounded; passed and skipped tests have none."""
+    (tmp_path / "test_x.py").write_text(
+        "import pytest\n"
+        "@pytest.fixture\n"
+        "def broken():\n"
+        "    raise RuntimeError('no device')\n"
+        "def test_ok():\n"
+        "    pass\n"
+        "def test_skip():\n"
+        "    pytest.skip('no')\n"
+        "def test_fails():\n"
+        "    assert 1078 == 521, 'count'\n"
+        "def test_long():\n"
+        "    raise ValueError('x' * 5000 + 'y\\n' * 50)\n"
+        "def test_setup_error(broken):\n"
+        "    pass\n"
+    )
+    record, errors = tmp_path / "record", tmp_path / "errors"
+    plugin = ["-p", "no:cacheprovider", "-p", "gpu_pytest_plugin", "--gpu-record", str(record)]
+    p = subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", *plugin, "--gpu-errors", str(errors), "test_x.py"],
+        cwd=tmp_path,
+        env=dict(os.environ, PYTHONPATH=os.path.join(ROOT, "benchmarks")),
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert p.returncode == 1, p.stdout[-3000:] + p.stderr[-3000:]
+    got = gpu_pytest_plugin.read_errors(str(errors))
+    assert set(got) == {"test_x.py::test_fails", "test_x.py::test_long", "test_x.py::test_setup_error"}
+    fails = got["test_x.py::test_fails"].splitlines()
+    assert fails[0].startswith("test_x.py:10: AssertionError: count"), fails
+    assert any(x.startswith("E ") and "1078 == 521" in x for x in fails[1:]), fails
+    assert "RuntimeError: no device" in got["test_x.py::test_setup_error"]
+    long = got["test_x.py::test_long"]
+    assert len(long) <= gpu_pytest_plugin.ERROR_CHARS
+    assert all(len(x) <= gpu_pytest_plugin.ERROR_LINE_CHARS for x in long.splitlines())
+    assert len(long.splitlines()) <= gpu_pytest_plugin.ERROR_LINES + 2
+    assert gpu_pytest_plugin.read_record(str(record))["test_x.py::test_setup_error"] == "error"
+
+
+def test_record_keeps_the_error_of_each_failing_test(tmp_path):
+    """The session folds the plugin's error lines into the record: the latest error of each test
+    that fails now; a test that passed since (a rerun) loses its error."""
+    import gpu_session
+
+    s = object.__new__(gpu_session.Session)
+    s.work = str(tmp_path)
+    s.rec = {
+        "calls": [{}, {}],
+        "tests": {"a": ["failed", 1], "b": ["failed", 1]},
+        "changed": {},
+        "errors": {"a": "old a", "b": "old b"},
+    }
+    (tmp_path / "tests.record").write_text("passed\ta\nfailed\tb\nerror\tc\n")
+    lines = [{"nodeid": "b", "error": "new b"}, {"nodeid": "c", "error": "E   boom"}]
+    (tmp_path / "tests.errors").write_text("".join(json.dumps(x) + "\n" for x in lines) + '{"cut')
+    s.fold_live_tests()
+    assert s.rec["errors"] == {"b": "new b", "c": "E   boom"}
+    assert s.rec["tests"] == {"a": ["passed", 2], "b": ["failed", 2], "c": ["error", 2]}
+
+
 def test_render_statuses():
     rec = {
         "env": {
@@ -281,6 +345,7 @@ def test_render_statuses():
         "calls": [{"kind": "all", "started": "t", "budget": 520, "seconds": 540, "build": {"action": "archive used"}}],
         "selected": ["tests/test_a.py::x", "tests/test_a.py::y", "tests/test_b.py::z"],
         "tests": {"tests/test_a.py::x": ["passed", 1], "tests/test_a.py::y": ["failed", 1]},
+        "errors": {"tests/test_a.py::y": "tests/test_a.py:3: AssertionError: boom\nE   assert 1 == 2"},
         "changed": {},
         "units": {
             "tests": {"part": "tests", "status": "done", "call": 1},
@@ -295,6 +360,8 @@ def test_render_statuses():
     assert part_row(md, "sanitize")[0] == "CUT" and "4 errors" in part_row(md, "sanitize")[1]
     assert part_row(md, "bench")[0] == "CUT"
     assert "| b | 0 | 0 | 0 | 0 | 1 |" in md and "- `tests/test_a.py::y`" in md
+    # the failed test's error under its name
+    assert "- `tests/test_a.py::y`\n  ```\n  tests/test_a.py:3: AssertionError: boom\n  E   assert 1 == 2\n  ```" in md
     rec["units"]["sanitize:initcheck:a"]["status"] = "done"
     assert part_row(gpu_results.render(rec, "/x"), "sanitize")[0] == "ERRORS"
 

@@ -8,6 +8,7 @@ leave torch's kernels exactly as they were."""
 import contextlib
 import itertools
 import os
+import re
 import subprocess
 import sys
 import threading
@@ -802,7 +803,12 @@ def test_yolo_like_postprocess_under_inference_mode(device, n):
         assert_same(a, e)
     assert stats.routed["nms"] == n, stats
     assert stats.routed["nonzero"] >= n, stats
-    assert stats.handed_back == {}, stats
+    # torch's CUDA kernel divides by a host number as a product with its reciprocal, which the
+    # drop-in leaves to torch: there `wh / 2` may be handed back (div, "arguments"); nothing else
+    # is (the first GPU run failed here: it expected no hand-back on CUDA either)
+    allowed = {"div"} if device == "cuda" else set()
+    assert set(stats.handed_back) <= allowed, stats
+    assert all(stats.reasons[op] == {"arguments": k} for op, k in stats.handed_back.items()), stats
 
 
 @pytest.mark.parametrize("device", DEVICES)
@@ -835,11 +841,23 @@ def test_hand_backs_are_counted_with_their_reason(device):
     """A call myops does not take is handed back to torch, counted with why."""
     c = torch.randn(5, dtype=torch.complex64, device=device)
     b, s = _boxes(x4(device)), torch.rand(50, device=device)
+    # boxes and scores of two dtypes: myops' nms refuses them (hands them back), and torchvision
+    # decides. Its CPU kernel raises; its CUDA kernel has no dtype check (it sorts the scores,
+    # then reads the boxes in that order) and returns the kept boxes: the drop-in must do the same
+    with torch.inference_mode():
+        try:
+            expected = torchvision.ops.nms(b, s.double(), 0.5)
+        except RuntimeError as e:
+            expected = e
+    assert isinstance(expected, RuntimeError) == (device == "cpu"), expected
     with torch.inference_mode(), myops.enable() as stats:
         torch.add(c, c)  # complex: the arguments are not myops'
         torch.add(torch.ones(3, device=device), torch.ones(3, device=device), alpha=0.5)  # float alpha
-        with pytest.raises(RuntimeError):  # boxes and scores of two dtypes: myops refuses, torchvision raises
-            torchvision.ops.nms(b, s.double(), 0.5)
+        if isinstance(expected, RuntimeError):
+            with pytest.raises(RuntimeError, match=re.escape(str(expected).splitlines()[0])):
+                torchvision.ops.nms(b, s.double(), 0.5)
+        else:
+            assert_same(torchvision.ops.nms(b, s.double(), 0.5), expected)
     assert stats.reasons == {"add": {"arguments": 2}, "nms": {"refused": 1}}, stats
     assert stats.handed_back == {"add": 2, "nms": 1}, stats
     assert_reasons_account(stats)

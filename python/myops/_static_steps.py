@@ -87,6 +87,127 @@ def _big_enough(boxes: Tensor, min_size: float) -> Tensor:
 
 
 # ---------------------------------------------------------------------------------------------
+# torchvision's transform and box arithmetic without a copy from the host.
+# ---------------------------------------------------------------------------------------------
+# A CUDA graph cannot capture a copy from pageable host memory, and torchvision makes some of its
+# constants that way (``torch.as_tensor(list, device=...)``, ``torch.tensor(0.5, device=...)``).
+# The forms here make the same constants on the device with fills (the same values, dtypes and
+# ops, so the same bits) and are otherwise torchvision's arithmetic, step for step.
+
+
+def _filled(value: float, dtype: torch.dtype, device: torch.device) -> Tensor:
+    """The 0-d tensor ``torch.tensor(value, dtype=dtype, device=device)`` as a fill on the device."""
+    return torch.full((), value, dtype=dtype, device=device)
+
+
+def _normalize(transform, image: Tensor) -> Tensor:
+    """``GeneralizedRCNNTransform.normalize`` with its mean and std made on the image's device."""
+    if not image.is_floating_point():
+        raise TypeError(
+            f"Expected input images to be of floating type (in range [0, 1]), but found type {image.dtype} instead"
+        )
+    mean = torch.stack([_filled(float(v), image.dtype, image.device) for v in transform.image_mean])
+    std = torch.stack([_filled(float(v), image.dtype, image.device) for v in transform.image_std])
+    return (image - mean[:, None, None]) / std[:, None, None]
+
+
+def _transform_images(transform, images: List[Tensor]):
+    """``GeneralizedRCNNTransform.forward(images)`` (inference, no targets) with
+    :func:`_normalize`: torchvision's own ``resize`` and ``batch_images`` (which compute with the
+    shapes only). Another transform class runs as it is."""
+    from torchvision.models.detection.image_list import ImageList
+    from torchvision.models.detection.transform import GeneralizedRCNNTransform
+
+    if type(transform) is not GeneralizedRCNNTransform:
+        return transform(images)[0]
+    out = []
+    for image in images:
+        image, _ = transform.resize(_normalize(transform, image), None)
+        out.append(image)
+    sizes = [(img.shape[-2], img.shape[-1]) for img in out]
+    return ImageList(transform.batch_images(out, size_divisible=transform.size_divisible), sizes)
+
+
+def _decode_single(coder, rel_codes: Tensor, boxes: Tensor) -> Tensor:
+    """``BoxCoder.decode_single`` with its constant 0.5 filled on the device."""
+    boxes = boxes.to(rel_codes.dtype)
+    widths = boxes[:, 2] - boxes[:, 0]
+    heights = boxes[:, 3] - boxes[:, 1]
+    ctr_x = boxes[:, 0] + 0.5 * widths
+    ctr_y = boxes[:, 1] + 0.5 * heights
+    wx, wy, ww, wh = coder.weights
+    dx, dy = rel_codes[:, 0::4] / wx, rel_codes[:, 1::4] / wy
+    dw = torch.clamp(rel_codes[:, 2::4] / ww, max=coder.bbox_xform_clip)
+    dh = torch.clamp(rel_codes[:, 3::4] / wh, max=coder.bbox_xform_clip)
+    cx = dx * widths[:, None] + ctr_x[:, None]
+    cy = dy * heights[:, None] + ctr_y[:, None]
+    half = _filled(0.5, cx.dtype, cx.device)
+    half_w = half * (torch.exp(dw) * widths[:, None])
+    half_h = half * (torch.exp(dh) * heights[:, None])
+    return torch.stack((cx - half_w, cy - half_h, cx + half_w, cy + half_h), dim=2).flatten(1)
+
+
+def _decode(coder, rel_codes: Tensor, boxes: List[Tensor]) -> Tensor:
+    """``BoxCoder.decode`` (the boxes of every image at once) over :func:`_decode_single`."""
+    total = sum(b.shape[0] for b in boxes)
+    if total > 0:
+        rel_codes = rel_codes.reshape(total, -1)
+    pred = _decode_single(coder, rel_codes, torch.cat(boxes, dim=0))
+    return pred.reshape(total, -1, 4) if total > 0 else pred
+
+
+def _size_ratios(new_size, original_size, device: torch.device) -> List[Tensor]:
+    """``resize_boxes``' float32 ratios ``new / original`` per dim, computed on the device."""
+    return [
+        _filled(s, torch.float32, device) / _filled(s_orig, torch.float32, device)
+        for s, s_orig in zip(new_size, original_size)
+    ]
+
+
+def _resize_boxes(boxes: Tensor, original_size, new_size) -> Tensor:
+    """``torchvision.models.detection.transform.resize_boxes`` with the ratios made on the device."""
+    ratio_h, ratio_w = _size_ratios(new_size, original_size, boxes.device)
+    x1, y1, x2, y2 = boxes.unbind(1)
+    return torch.stack((x1 * ratio_w, y1 * ratio_h, x2 * ratio_w, y2 * ratio_h), dim=1)
+
+
+def _resize_keypoints(keypoints: Tensor, original_size, new_size) -> Tensor:
+    """``torchvision.models.detection.transform.resize_keypoints`` with the ratios made on the
+    device."""
+    ratio_h, ratio_w = _size_ratios(new_size, original_size, keypoints.device)
+    out = keypoints.clone()
+    out[..., 0] *= ratio_w
+    out[..., 1] *= ratio_h
+    return out
+
+
+def _default_boxes(generator, wh_pairs: List[Tensor], image_list, feature_maps: List[Tensor]) -> List[Tensor]:
+    """``DefaultBoxGenerator.forward`` (SSD) computed on the features' device: torchvision builds
+    the boxes on the host and copies them over on every call. ``wh_pairs`` are the generator's
+    ``_wh_pairs`` (float32), already on the device. The same ops in the same dtypes: the same
+    bits."""
+    dtype, device = feature_maps[0].dtype, feature_maps[0].device
+    image_size = image_list.tensors.shape[-2:]
+    per_level = []
+    for k, fm in enumerate(feature_maps):
+        fh, fw = fm.shape[-2:]
+        if generator.steps is not None:
+            x_f, y_f = image_size[1] / generator.steps[k], image_size[0] / generator.steps[k]
+        else:
+            y_f, x_f = fh, fw
+        xs = ((torch.arange(0, fw, device=device) + 0.5) / x_f).to(dtype=dtype)
+        ys = ((torch.arange(0, fh, device=device) + 0.5) / y_f).to(dtype=dtype)
+        grid_y, grid_x = torch.meshgrid(ys, xs, indexing="ij")
+        centers = torch.stack((grid_x.reshape(-1), grid_y.reshape(-1)) * len(wh_pairs[k]), dim=-1).reshape(-1, 2)
+        wh = wh_pairs[k].clamp(min=0, max=1) if generator.clip else wh_pairs[k]
+        per_level.append(torch.cat((centers, wh.repeat(fh * fw, 1)), dim=1))
+    boxes = torch.cat(per_level, dim=0)
+    scale = torch.stack([torch.full((), v, dtype=torch.int64, device=device) for v in (image_size[1], image_size[0])])
+    corners = torch.cat([(boxes[:, :2] - 0.5 * boxes[:, 2:]) * scale, (boxes[:, :2] + 0.5 * boxes[:, 2:]) * scale], -1)
+    return [corners for _ in image_list.image_sizes]
+
+
+# ---------------------------------------------------------------------------------------------
 # Multi-scale RoIAlign without the per-level gather.
 # ---------------------------------------------------------------------------------------------
 

@@ -44,6 +44,12 @@ the number of real detections per image), plus ``masks [N, D, 1, H, W]`` (Mask R
 ``overflow [N]`` (bool: an R-CNN image had more candidates than ``max_candidates``; only then can
 the result differ from eager). ``D`` is the model's ``detections_per_img``. ``unpad(outputs)``
 turns them into torchvision's list of dicts.
+
+The forward neither copies from the host nor reads a value back: torchvision's transform, box
+coding, SSD default boxes and box resizing, which make small constants from Python data on the
+device, run here with those constants filled on the device (the same bits). On CUDA the whole
+forward can be captured in one CUDA graph, after a warm-up call on a side stream (which also
+moves the anchor generator's cached anchors to the device).
 """
 
 from __future__ import annotations
@@ -65,12 +71,18 @@ from ._static_steps import (
     _big_enough,
     _bounded_twin,
     _clip,
+    _decode,
+    _decode_single,
+    _default_boxes,
     _multiscale_roi_align,
     _real_first,
+    _resize_boxes,
+    _resize_keypoints,
     _rois,
     _Rows,
     _select,
     _survivors,
+    _transform_images,
 )
 
 __all__ = ["make_static", "unpad", "StaticDetector"]
@@ -148,7 +160,7 @@ def heatmaps_to_keypoints(maps: Tensor, rois: Tensor) -> Tuple[Tensor, Tensor]:
         >>> myops.detection.heatmaps_to_keypoints(maps, torch.tensor([[0., 0., 8., 8.]]))
         (tensor([[[4.5000, 2.5000, 1.0000]]]), tensor([[0.7725]]))
     """
-    count = torch.tensor(maps.shape[0], dtype=torch.int64, device=maps.device)
+    count = torch.full((), maps.shape[0], dtype=torch.int64, device=maps.device)
     return torch.ops.myops.heatmaps_to_keypoints(maps, rois, count)
 
 
@@ -217,6 +229,16 @@ class StaticDetector(nn.Module):
             names += ["mask_head", "mask_predictor"] if rh.has_mask() else []
             names += ["keypoint_head", "keypoint_predictor"] if rh.has_keypoint() else []
             self.heads = nn.ModuleDict({k: _bounded_twin(getattr(rh, k), self._rows) for k in names})
+        self._ssd_boxes = False
+        if self.kind == "ssd":
+            from torchvision.models.detection.anchor_utils import DefaultBoxGenerator
+
+            gen = cast("SSD", model).anchor_generator
+            self._ssd_boxes = type(gen) is DefaultBoxGenerator
+            if self._ssd_boxes:  # on the model's device, moved with the module (see _default_boxes)
+                device = next(model.parameters()).device
+                for k, pairs in enumerate(gen._wh_pairs):
+                    self.register_buffer(f"_wh_pairs_{k}", pairs.to(device), persistent=False)
 
     # -- shared steps --------------------------------------------------------------------------
     def _transform(self, images: Tensor):
@@ -228,7 +250,9 @@ class StaticDetector(nn.Module):
         originals = self.image_sizes or [(hmax, wmax)] * n
         if len(originals) != n or any(h > hmax or w > wmax for h, w in originals):
             raise ValueError(f"StaticDetector: made for image sizes {originals}, got images {tuple(images.shape)}")
-        image_list, _ = self.model.transform([img[:, :h, :w] for img, (h, w) in zip(images.unbind(0), originals)])
+        image_list = _transform_images(
+            self.model.transform, [img[:, :h, :w] for img, (h, w) in zip(images.unbind(0), originals)]
+        )
         return image_list, [(int(h), int(w)) for h, w in originals]
 
     def _finish(
@@ -236,17 +260,15 @@ class StaticDetector(nn.Module):
     ) -> Dict[str, Tensor]:
         """``transform.postprocess`` on the padded detections: boxes and keypoints scaled back to
         each image's size, masks pasted into it (on a ``[H, W]`` canvas, zero outside)."""
-        from torchvision.models.detection.transform import resize_boxes, resize_keypoints
-
         rows = out.pop("rows")
         boxes, keypoints = [], []
         for i, (size, original) in enumerate(zip(sizes, originals)):
             b = torch.where(
-                rows[i][:, None], resize_boxes(out["boxes"][i], size, original), torch.zeros_like(out["boxes"][i])
+                rows[i][:, None], _resize_boxes(out["boxes"][i], size, original), torch.zeros_like(out["boxes"][i])
             )
             boxes.append(b)
             if "keypoints" in out:
-                k = resize_keypoints(out["keypoints"][i], size, original)
+                k = _resize_keypoints(out["keypoints"][i], size, original)
                 keypoints.append(torch.where(rows[i][:, None, None], k, torch.zeros_like(k)))
         out["boxes"] = torch.stack(boxes)
         if "masks" in out:  # every image's real rows in one call, on a canvas of the largest image
@@ -269,7 +291,7 @@ class StaticDetector(nn.Module):
         n = len(anchors)
         per_level = [o[0].numel() for o in objectness]
         objectness, deltas = concat_box_prediction_layers(objectness, deltas)
-        proposals = rpn.box_coder.decode(deltas.detach(), anchors).view(n, -1, 4)
+        proposals = _decode(rpn.box_coder, deltas.detach(), anchors).view(n, -1, 4)
         objectness = objectness.detach().reshape(n, -1)
         levels = torch.cat(
             [torch.full((c,), i, dtype=torch.int64, device=proposals.device) for i, c in enumerate(per_level)]
@@ -323,7 +345,7 @@ class StaticDetector(nn.Module):
         pooled = _multiscale_roi_align(rh.box_roi_pool, features, _rois(proposals)[order], sizes, count)
         class_logits, box_regression = self._head("box_predictor", self._head("box_head", pooled, count), count)
         class_logits, box_regression = class_logits[inverse], box_regression[inverse]
-        pred_boxes = rh.box_coder.decode(box_regression, list(proposals.unbind(0)))
+        pred_boxes = _decode(rh.box_coder, box_regression, list(proposals.unbind(0)))
         pred_scores = F.softmax(class_logits, -1)
         c = pred_scores.shape[-1]
         size = rh.detections_per_img
@@ -394,7 +416,7 @@ class StaticDetector(nn.Module):
                 if self.kind == "fcos":
                     boxes = model.box_coder.decode(regression, level_anchors[lvl][anchor_idx])
                 else:
-                    boxes = model.box_coder.decode_single(regression, level_anchors[lvl][anchor_idx])
+                    boxes = _decode_single(model.box_coder, regression, level_anchors[lvl][anchor_idx])
                 all_boxes.append(_clip(boxes, sizes[i]))
                 all_scores.append(scores[idx])
                 all_labels.append(idx % c)
@@ -422,11 +444,15 @@ class StaticDetector(nn.Module):
         sizes = image_list.image_sizes
         feats = list(features.values())
         head = model.head(feats)
-        anchors = model.anchor_generator(image_list, feats)
+        if self._ssd_boxes:
+            pairs = [getattr(self, f"_wh_pairs_{k}") for k in range(len(model.anchor_generator._wh_pairs))]
+            anchors = _default_boxes(model.anchor_generator, pairs, image_list, feats)
+        else:
+            anchors = model.anchor_generator(image_list, feats)
         pred_scores = F.softmax(head["cls_logits"], dim=-1)
         fields: Dict[str, List[Tensor]] = {k: [] for k in ("boxes", "scores", "labels", "rows", "count")}
         for i in range(len(anchors)):
-            boxes = _clip(model.box_coder.decode_single(head["bbox_regression"][i], anchors[i]), sizes[i])
+            boxes = _clip(_decode_single(model.box_coder, head["bbox_regression"][i], anchors[i]), sizes[i])
             scores = pred_scores[i][:, 1:].t()  # [classes - 1, anchors]: eager's per-class loop, batched
             valid = scores > model.score_thresh
             k = min(model.topk_candidates, scores.shape[1])
