@@ -31,7 +31,7 @@ from hypothesis import given, settings, strategies as st
 import myops  # noqa: F401  (the op table)
 from cuda_emulation.loader import build, cuda_include_dir
 from myops._table import EW_OPS
-from helpers import assert_bits_nan_anywhere, assert_meta, rand, with_layout
+from helpers import assert_bits_nan_anywhere, assert_meta, outcome, rand, with_layout
 
 pytestmark = pytest.mark.skipif(cuda_include_dir() is None, reason="no CUDA headers to build the emulation with")
 
@@ -95,13 +95,14 @@ def reference(fn, *args):
     return fn(*[up(a) for a in args]).to(dtype)
 
 
-def div_reference(a, b):
+def div_reference(a, b, rt=None):
     """torch.div under PyTorch's CUDA rules, where a one-element operand is what the emulation
-    sees it as: a CPU scalar (folded into the kernel)."""
-    rt = torch.div(a, b).dtype
+    sees it as: a CPU scalar (folded into the kernel). `rt`: the result dtype where `b` stands
+    for a number (a wrapped number promotes as a number, not as this 0-d tensor)."""
+    rt = rt or torch.div(a, b).dtype
     c = torch.float32 if rt in REDUCED else rt  # opmath
-    if b.numel() == 1:  # div_true_kernel_cuda: a * (1 / b), the reciprocal in opmath
-        return (a.to(c) * (1 / b.to(c))).to(rt)
+    if b.numel() == 1:  # div_true_kernel_cuda: a * (1 / b), 1 / b in double from b's own value
+        return (a.to(c) * (1 / b.to(torch.float64)).to(c)).to(rt)
     # DivFunctor<scalar_t>: a scalar dividend rounded to the dtype first
     return (a.to(rt).to(c) / b.to(c)).to(rt)
 
@@ -283,18 +284,66 @@ def test_number_overloads(E, dtype, layout):
         check(E.add.ScalarSelf(s, x), reference(lambda t: t + s, x), meta_strides(lambda t: t + s, x))
         if not isinstance(s, bool):
             check(E.sub.ScalarSelf(s, x), reference(lambda t: torch.sub(s, t), x), meta_strides(lambda t: s - t, x))
-            # torch's reciprocal rule (div_reference), the number read in the opmath type
-            rt = torch.result_type(x, s)
-            b = torch.tensor(
-                s, dtype=(torch.float64 if rt == torch.float64 else torch.float32) if isinstance(s, float) else None
-            )
-            check(E.div.Scalar(x, s), div_reference(x, b), meta_strides(lambda t: t / s, x))
+            # torch's reciprocal rule (div_reference) on the wrapped number (float64 / int64)
+            wrapped = torch.tensor(s, dtype=torch.float64 if isinstance(s, float) else None)
+            check(E.div.Scalar(x, s), div_reference(x, wrapped, torch.div(x, s).dtype), meta_strides(lambda t: t / s, x))
         expected = torch.where(c, x, s)
         check(E.where.ScalarOther(c, x, s), expected, expected.stride())
     # a number first is not rounded to a float16 / bfloat16 result first (issue #47: -1.2748 *
     # bf16 -104 is 133; -2^63 * fp16 0 is -0)
     for s in (-1.2747972618057282, -(2**63), 2**63):
         check(E.mul.ScalarSelf(s, x), reference(lambda t: t * s, x), meta_strides(lambda t: t * s, x))
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float16, torch.bfloat16, torch.int8, torch.int32], ids=str)
+def test_cuda_number_conversions(E, dtype):
+    """How torch's CUDA kernels convert a Python number (elementwise/elementwise_ops.h, the top),
+    where its CPU kernels convert it otherwise; the expectations are torch's CUDA arithmetic
+    written with CPU torch."""
+    x = rand((4, 9), dtype, "cpu")
+    # div by a CPU scalar: x * (1 / b), 1 / b in double from b's own value (not b rounded to
+    # float first: x / 1e39 is x * 1e-39, where the CPU gives 0); a uint64 number and a 0-d
+    # float32 tensor likewise
+    big = torch.tensor(2**63 + 2**39 + 1, dtype=torch.uint64)
+    for b in (torch.tensor(1e39, dtype=torch.float64), big, torch.tensor(3.3, dtype=torch.float32)):
+        calls = [(E.div, x, b)] if b.dtype != torch.uint64 else []  # a 0-d CPU tensor divisor
+        if b.dtype != torch.float32:
+            calls.append((E.div.Scalar, x, b.item()))  # the number
+        for f, a, d in calls:
+            rt = torch.div(a, d).dtype
+            opm = torch.float64 if rt == torch.float64 else torch.float32
+            check(f(a, d), (a.to(opm) * (1 / b.double()).to(opm)).to(rt))
+    assert E.div.Scalar(torch.ones(3), 1e39).ne(0).all()  # torch's CPU: zeros
+    # addcmul's value: converted to CUDA's accumulate type (int64 for integers, wrapping in
+    # that arithmetic truncated to the dtype; float for half / bfloat16), checked there
+    if not dtype.is_floating_point:
+        for value in (300, 2**63 - 1, -(2**63)):
+            expected = (x.long() + value * (x.long() * x.long())).to(dtype)
+            check(E.addcmul(x, x, x, value=value), expected)
+        check(E.addcmul(x[:0], x[:0], x[:0], value=1000), x[:0])  # the CPU: overflow
+        with pytest.raises(RuntimeError, match="without overflow"):
+            E.addcmul(x[:0], x[:0], x[:0], value=2**63)
+    else:
+        check(E.addcmul(x[:0], x[:0], x[:0], value=1e6), x[:0])  # float16 on the CPU: overflow
+        with pytest.raises(RuntimeError, match="without overflow"):
+            E.addcmul(x[:0], x[:0], x[:0], value=1e39)
+    # where's number: CUDA's fill converts it with the checked Scalar::to<dtype> (the CPU rounds
+    # float16 / bfloat16 to inf and beyond), and a uint64 result has no CUDA kernel
+    c = rand((4, 9), torch.bool, "cpu")
+    big = {torch.float16: 65519, torch.bfloat16: 1e39, torch.float32: 1e39, torch.int8: 1000, torch.int32: 2**31}
+    with pytest.raises(RuntimeError, match="without overflow"):
+        E.where.ScalarOther(c, x, big[dtype])
+    with pytest.raises(RuntimeError, match="without overflow"):
+        E.where.ScalarSelf(c, big[dtype], x)
+    with pytest.raises(NotImplementedError):
+        E.where.Scalar(c, 2**63, 2**63)
+    # sub's bool check is aten's own: the exception type of the torch in use
+    _, err = outcome(lambda: torch.sub(x.bool(), 1))
+    with pytest.raises(type(err)):
+        E.sub.Scalar(x.bool(), 1)
+    # a NaN bound fills before the other bound is converted (1e300 fits no float16 / float)
+    if dtype.is_floating_point:
+        check(E.clamp(x, float("nan"), 1e300), torch.full_like(x, float("nan")))
 
 
 @pytest.mark.parametrize("op", ["gelu", "gelu_tanh", "silu", "sigmoid"])
@@ -851,9 +900,13 @@ def _t(shape, dtype):
     return rand(shape, dtype, "cpu")
 
 
+def _div_host_scalar_args():
+    return _t((8, 8), torch.float32), torch.tensor(3.3)
+
+
 # (id, op, call, differences): `differences` names where the CUDA backend's rules differ from the
-# CPU's on purpose: "hands_back" (torch's CUDA kernel computes it another way: left to torch),
-# "layout" (torch's CUDA nonzero is column-major), "signed_zero" (fmax / fmin ties)
+# CPU's on purpose: "layout" (torch's CUDA nonzero is column-major), "signed_zero" (fmax / fmin ties),
+# "reciprocal" (torch's CUDA div by a CPU scalar, div_reference: the case's own arguments)
 DROPIN_CASES = [
     ("add", "add", lambda: torch.add(_t((5, 33), torch.float32), _t((33,), torch.float32)), ""),
     ("add_half", "add", lambda: torch.add(_t((5, 33), torch.float16), _t((5, 33), torch.float16)), ""),
@@ -870,7 +923,7 @@ DROPIN_CASES = [
     ("mul_bool", "mul", lambda: torch.mul(torch.rand(9) < 0.5, torch.rand(9) < 0.5), ""),
     ("mul_scalar", "mul", lambda: torch.mul(_t((6, 7), torch.float32), torch.tensor(2.5)), ""),
     ("div", "div", lambda: torch.div(_t((8, 8), torch.float32), _t((8,), torch.float32) + 3), ""),
-    ("div_host_scalar", "div", lambda: torch.div(_t((8, 8), torch.float32), torch.tensor(3.0)), "hands_back"),
+    ("div_host_scalar", "div", lambda: torch.div(*_div_host_scalar_args()), "reciprocal"),
     ("maximum", "maximum", lambda: torch.maximum(_t((4, 31), torch.float32), _t((31,), torch.float32)), "signed_zero"),
     (
         "minimum",
@@ -918,10 +971,10 @@ def test_cuda_dropin_against_cpu_dropin(E, case):
     if isinstance(ref, Exception):  # torch refuses it: the same refusal through either drop-in
         assert type(mine) is type(ref) and str(mine) == str(ref), (mine, ref)
         return
-    if "hands_back" in differences:
-        assert (routed, ref_routed) == (0, 1)
-    else:
-        assert routed == ref_routed, f"CUDA drop-in routed {routed}, CPU drop-in {ref_routed}"
+    assert routed == ref_routed, f"CUDA drop-in routed {routed}, CPU drop-in {ref_routed}"
+    if "reciprocal" in differences:
+        torch.manual_seed(seed)
+        ref = div_reference(*_div_host_scalar_args())
     if "layout" in differences:
         assert torch.equal(mine, ref)
         if mine.numel():

@@ -296,8 +296,8 @@ struct Kernels {
   }
 
   static at::Tensor div(const at::Tensor& self, const at::Tensor& other) {
-    // torch's CUDA kernel divides by a CPU scalar as a multiply by its reciprocal: left to torch
-    const bool ok = binary_ok(self, other) && !(kCuda && host_scalar(other));
+    // a CPU scalar divisor on CUDA: myops multiplies by its reciprocal as torch's kernel does
+    const bool ok = binary_ok(self, other);
     return route(
         op_div, ok, [&] { return MYOPS_OVERRIDE_EW(div, self, other); },
         [&] { return B::div(self, other); });
@@ -347,9 +347,8 @@ struct Kernels {
   }
 
   static at::Tensor div_scalar(const at::Tensor& self, const c10::Scalar& other) {
-    // as div by a host scalar: on CUDA left to torch
     return route(
-        op_div_scalar, number_ok(self, other) && !kCuda, [&] { return MYOPS_OVERRIDE_EW(div_scalar, self, other); },
+        op_div_scalar, number_ok(self, other), [&] { return MYOPS_OVERRIDE_EW(div_scalar, self, other); },
         [&] { return B::div(self, wrapped(other)); });
   }
 

@@ -8,7 +8,9 @@
 // kCpuRules is true exactly for the CPU backend; it is its own constant (not the tensors'
 // device) so that the CUDA glue keeps its rules when the CUDA emulation runs it on CPU tensors.
 // Used from .cpp files only.
+#include <ATen/AccumulateType.h>
 #include <ATen/Dispatch.h>
+#include <ATen/native/BinaryOps.h>
 #include <ATen/ScalarOps.h>
 #include <ATen/ops/scalar_tensor.h>
 #include <ATen/native/TypeProperties.h>
@@ -26,6 +28,39 @@
 
 namespace myops {
 namespace ew {
+
+// ---- Python numbers on CUDA ----------------------------------------------------------------
+// torch converts a Python number operand differently on its two backends, and myops follows the
+// backend's (kCpuRules below; the device, not the torch version, decides):
+// - a number operand of add / sub / mul / div is aten's wrapped number, a 0-d CPU tensor of the
+//   number's own type (bool, int64, double; uint64 for an int in [2^63, 2^64)). torch's CPU
+//   TensorIterator casts it to the common dtype first (copy semantics, no range check: a double
+//   past float's range is inf); its CUDA kernels read it unconverted with an unchecked
+//   fetch_and_cast (iter.scalar_value<opmath_t>: an int wraps, uint64 included), and its CUDA
+//   div by a CPU scalar multiplies by 1 / b computed in double from that value and rounded once
+//   to opmath (BinaryDivTrueKernel.cu since pytorch#169507: x / 1e39 is x * 1e-39, not x * 0).
+// - the number of where.ScalarSelf / ScalarOther is at::scalar_tensor(number, result dtype) on the
+//   tensor's device: a CPU fill (half / bfloat16 round, to inf past their range; integers are
+//   checked), a CUDA fill that converts with the checked Scalar::to<dtype> (70000 or even 65519
+//   for half raises torch's overflow error). A uint64 result (two ints, one past int64) has no
+//   CUDA where kernel: NotImplementedError.
+// - add / sub's alpha and addcmul's value: param_to below, converted before the kernel looks at
+//   the number of elements (an empty input checks it too).
+// - sub's bool check is aten's own sub_check (the exception type changed between torch versions:
+//   RuntimeError in 2.11, NotImplementedError in 2.14), the same on both backends.
+
+// An op's number parameter (add / sub's alpha, addcmul's value) as torch's kernels convert it,
+// with c10's checked Scalar::to (torch's overflow error), into the type each one computes with:
+// its CPU add to the storage type (half / bfloat16 included), its CUDA addcmul to CUDA's
+// accumulate type (int64 for every integral dtype: 300 fits an int8 addcmul there, wrapping as
+// its int64 arithmetic truncated to int8 does), every other kernel to opmath. Returned in opmath.
+template <typename scalar_t>
+opmath_t<scalar_t> param_to(EwKind kind, bool cpu_rules, const c10::Scalar& v) {
+  using C = opmath_t<scalar_t>;
+  if (cpu_rules && kind == EwKind::Add) return static_cast<C>(v.to<scalar_t>());
+  if (!cpu_rules && kind == EwKind::Addcmul) return static_cast<C>(v.to<at::acc_type<scalar_t, /*is_cuda=*/true>>());
+  return v.to<C>();
+}
 
 struct EwParams {
   c10::Scalar alpha = 1;  // add/sub: alpha (sub passes -alpha); addcmul: value
@@ -123,18 +158,11 @@ struct Ops {
 
   // ---- binary -----------------------------------------------------------------------------
 
-  // The kernels convert add's / sub's alpha and addcmul's value to their compute type (c10's
-  // checked conversion: torch's overflow error when it does not fit): PyTorch's CPU add to the
-  // storage type (half / bfloat16 included), everything else to opmath. With nothing to
-  // compute the kernel does not run, but torch still converts it: so is it converted here.
+  // With nothing to compute the kernel does not run, but torch still converts add's / sub's
+  // alpha and addcmul's value (param_to): so is it converted here.
   static void convert_alpha_for_empty(EwKind kind, at::ScalarType dt, const EwParams& prm) {
-    AT_DISPATCH_ALL_TYPES_AND3(at::kBool, at::kHalf, at::kBFloat16, dt, "myops.elementwise", [&] {
-      if (B::kCpuRules && kind == EwKind::Add) {
-        (void)prm.alpha.to<scalar_t>();
-      } else {
-        (void)prm.alpha.to<opmath_t<scalar_t>>();
-      }
-    });
+    AT_DISPATCH_ALL_TYPES_AND3(at::kBool, at::kHalf, at::kBFloat16, dt, "myops.elementwise",
+                               [&] { (void)param_to<scalar_t>(kind, B::kCpuRules, prm.alpha); });
   }
 
   static at::Tensor binary(const char* op, EwKind kind, const at::Tensor& self, const at::Tensor& other,
@@ -181,12 +209,8 @@ struct Ops {
   }
 
   static at::Tensor sub(const at::Tensor& self, const at::Tensor& other, const c10::Scalar& alpha) {
+    at::native::sub_check(self, other);  // bool operands: aten's own check, first as in torch
     auto dt = binary_dtype("sub", self, other);
-    // NotImplementedError, as torch.sub raises for bool operands
-    TORCH_CHECK_NOT_IMPLEMENTED(self.scalar_type() != at::kBool && other.scalar_type() != at::kBool,
-                                "myops.sub: arguments 'self' and 'other' must not be bool tensors (use "
-                                "logical_xor / logical_not), got ", self.scalar_type(), " and ",
-                                other.scalar_type());
     check_alpha("sub", "alpha", dt, alpha);
     EwParams prm;
     prm.alpha = -alpha;
@@ -219,14 +243,17 @@ struct Ops {
   }
 
   // The number as the kernels' 0-d CPU operand for a result of dtype `dt` beside a tensor of
-  // dtype `tensor_dt`: its own value (bool, int64, double) when the result is of its category
-  // or a wider one, else converted to `dt`. An int past int64 (c10 holds it as uint64) is
-  // converted once as torch's kernels convert it: to int64 (wrapping) for an integral result,
-  // to double for a float64 one and to float for the other floating ones (torch takes it to
-  // float16 / bfloat16 through float).
+  // dtype `tensor_dt`. CUDA rules: aten's wrapped number as it is (the top of this file). CPU
+  // rules: its own value (bool, int64, double) when the result is of its category or a wider
+  // one, else converted to `dt`; an int past int64 (c10 holds it as uint64) is converted once
+  // as torch's kernels convert it: to int64 (wrapping) for an integral result, to double for a
+  // float64 one and to float for the other floating ones (torch takes it to float16 / bfloat16
+  // through float).
   static at::Tensor number_operand(const c10::Scalar& s, at::ScalarType tensor_dt, at::ScalarType dt) {
     at::Tensor w;
-    if (s.type() == at::kUInt64) {
+    if (!B::kCpuRules) {
+      w = c10::scalar_to_tensor(s);
+    } else if (s.type() == at::kUInt64) {
       const uint64_t u = s.toUInt64();
       if (dt == at::kDouble) {
         w = at::scalar_tensor(static_cast<double>(u), at::TensorOptions().dtype(at::kDouble));
@@ -249,20 +276,13 @@ struct Ops {
     return side == NumberSide::first ? binary(op, kind, w, t, dt, prm) : binary(op, kind, t, w, dt, prm);
   }
 
-  static void check_sub_not_bool(const at::Tensor& t, const c10::Scalar& s) {
-    // NotImplementedError, as sub of bool tensors (torch refuses a bool operand of sub first)
-    TORCH_CHECK_NOT_IMPLEMENTED(t.scalar_type() != at::kBool && !s.isBoolean(),
-                                "myops.sub: arguments 'self' and 'other' must not be bool (use logical_xor / "
-                                "logical_not), got a ", t.scalar_type(), " tensor and a ", s.isBoolean() ? "bool" : "number");
-  }
-
   // add / sub with a number operand: t + alpha * s or t - alpha * s (NumberSide::first: s
   // first, as the ScalarSelf forms take it). `tname` / `sname` name the arguments in messages.
   static at::Tensor add_number(AddOrSub which, const at::Tensor& t, const char* tname, const c10::Scalar& s,
                                const char* sname, NumberSide side, const c10::Scalar& alpha) {
     const bool negate = which == AddOrSub::sub;
     const char* op = negate ? "sub" : "add";
-    if (negate) check_sub_not_bool(t, s);
+    if (negate) at::native::sub_check(t, s);  // bool operands: aten's own check, first as in torch
     auto dt = number_dtype(op, t, tname, s, sname);
     check_alpha(op, "alpha", dt, alpha);
     EwParams prm;
@@ -397,13 +417,19 @@ struct Ops {
 
   // where.ScalarSelf / where.ScalarOther, as aten's: the result dtype is at::result_type(tensor,
   // number) (the condition does not promote), the number a 0-d CPU tensor of it made by
-  // at::scalar_tensor (c10's checked conversion: torch's overflow error for a number that does not
-  // fit an integral, float32 or float64 result; a float16 / bfloat16 one rounds, to inf past its range)
+  // at::scalar_tensor, converted as torch's fill on the tensor's device converts it (the top of
+  // this file: on the CPU integers are checked, float16 / bfloat16 round; CUDA checks every dtype)
   static at::Tensor where_number(const at::Tensor& condition, const at::Tensor& t, const char* tname,
                                  const c10::Scalar& s, const char* sname, NumberSide side) {
     check_condition(condition);
     // converted first, as torch converts it before its kernel looks at the dtypes
-    auto w = at::scalar_tensor(s, at::TensorOptions().dtype(at::result_type(t, s)));
+    const auto rt = at::result_type(t, s);
+    const auto dts = all_dtypes();
+    if (!B::kCpuRules && std::find(dts.begin(), dts.end(), rt) != dts.end()) {
+      AT_DISPATCH_ALL_TYPES_AND3(at::kBool, at::kHalf, at::kBFloat16, rt, "myops.where",
+                                 [&] { (void)s.to<scalar_t>(); });
+    }
+    auto w = at::scalar_tensor(s, at::TensorOptions().dtype(rt));
     auto dt = number_dtype("where", t, tname, s, sname);
     return side == NumberSide::first ? where_in(condition, w, t, dt) : where_in(condition, t, w, dt);
   }
@@ -425,6 +451,9 @@ struct Ops {
                                 "myops.where: arguments 'self' and 'other' must be real numbers, got ", self, " and ",
                                 other);
     const auto dt = at::result_type(self, other);
+    TORCH_CHECK_NOT_IMPLEMENTED(B::kCpuRules || dt != at::kUInt64, "myops.where: no CUDA kernel for a uint64 ",
+                                "result (as torch's where_cuda): arguments 'self' and 'other' are ints and one ",
+                                "is past int64");
     if (dt == at::kUInt64) {
       auto bits = [](const c10::Scalar& v) {
         const int64_t i = v.type() == at::kUInt64 ? static_cast<int64_t>(v.toUInt64()) : v.toLong();
@@ -492,17 +521,16 @@ struct Ops {
     auto nan = [](const std::optional<c10::Scalar>& v) {
       return v && v->isFloatingPoint() && std::isnan(v->toDouble());
     };
+    // A NaN bound fills the result before the bounds are converted (the other one may not fit:
+    // nothing raises), on both backends: torch's clamp_out tests for NaN before its kernels run.
 #if MYOPS_TORCH_AT_LEAST(2, 12)
     const bool fill = nan(min) || nan(max);
     const bool drop_nan_bound = false;
-    // a NaN bound fills the result before the bounds are converted (the other one may not fit)
-    const bool convert_when_filled = false;
 #else
     // torch <= 2.11 fills only when both bounds are given; a lone NaN bound leaves self as is
     // (min / max with a NaN operand return the other one in its kernels)
     const bool fill = min && max && (nan(min) || nan(max));
     const bool drop_nan_bound = true;
-    const bool convert_when_filled = true;
 #endif
     // torch's CPU kernel converts a bound to the dtype (checked: a half bound past 65504
     // raises), its CUDA kernel to opmath (float for half / bfloat16, checked for float only)
@@ -510,7 +538,7 @@ struct Ops {
     auto bound = [&](const std::optional<c10::Scalar>& v, bool upper) {
       c10::Scalar s = upper ? c10::Scalar(std::numeric_limits<double>::infinity())
                             : c10::Scalar(-std::numeric_limits<double>::infinity());
-      const bool given = v && !(drop_nan_bound && !fill && nan(v)) && (convert_when_filled || !fill);
+      const bool given = v && !fill && !(drop_nan_bound && nan(v));
       if (given && opmath_bounds) {
         auto t = at::scalar_tensor(c10::Scalar(v->to<float>()), at::TensorOptions().dtype(at::kFloat));
         t.unsafeGetTensorImpl()->set_wrapped_number(true);  // a number: no say in the result dtype

@@ -11,9 +11,8 @@ template <typename T>
 void CudaKernel<EwKind::Div>::run_dtype(const Desc& d) {
   using C = opmath_t<T>;
   if (d.bind == 1) {
-    // a CPU scalar divisor: torch's CUDA kernel computes a * (1 / s), 1 / s in opmath
-    const C inv = C(1) / host_value<C>(d.bound);
-    launch<T, T>(d, InOpMath<T, BindRight<Mul, C>>{{Mul{}, inv}});
+    // a CPU scalar divisor: torch's CUDA kernel computes a * (1 / s); the glue bound 1 / s
+    launch<T, T>(d, InOpMath<T, BindRight<Mul, C>>{{Mul{}, host_value<C>(d.bound)}});
   } else {
     launch_same<T, 2, /*kBindRight=*/false>(d, Div{});  // no a / s kernel: it spilled (double)
   }

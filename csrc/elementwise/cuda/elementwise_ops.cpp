@@ -17,13 +17,27 @@ namespace {
 
 using namespace myops::ew;
 
-// `s` converted to the compute type of dtype `dt`, as raw bytes.
-void write_opmath(const c10::Scalar& s, at::ScalarType dt, unsigned char* dst) {
+// The number parameter `s` of op `kind` (alpha, value) for dtype `dt` as torch's CUDA kernels
+// convert it (param_to), in the compute type, as raw bytes.
+void write_param(EwKind kind, const c10::Scalar& s, at::ScalarType dt, unsigned char* dst) {
   AT_DISPATCH_V2(dt, "myops.elementwise", AT_WRAP([&] {
     using C = opmath_t<scalar_t>;
-    C v = s.to<C>();
+    C v = param_to<scalar_t>(kind, /*cpu_rules=*/false, s);
     std::memcpy(dst, &v, sizeof(C));
   }), AT_EXPAND(AT_ALL_TYPES), at::kBool, at::kHalf, at::kBFloat16);
+}
+
+// torch's CUDA div by a CPU scalar `b` multiplies by 1 / b, computed on the host in double from
+// b's own value (any dtype: a wrapped number keeps its own) and rounded once to the compute type
+// of dtype `dt` (the top of elementwise/elementwise_ops.h), as raw bytes.
+void write_reciprocal(const at::Tensor& b, at::ScalarType dt, unsigned char* dst) {
+  const auto c = b.contiguous();
+  const double inv = 1.0 / c10::fetch_and_cast<double>(c.scalar_type(), c.const_data_ptr());
+  AT_DISPATCH_FLOATING_TYPES_AND2(at::kHalf, at::kBFloat16, dt, "myops.div", [&] {
+    using C = opmath_t<scalar_t>;
+    const C v = static_cast<C>(inv);
+    std::memcpy(dst, &v, sizeof(C));
+  });
 }
 
 cuda::Desc make_desc(const EwPlan& p) {
@@ -55,18 +69,23 @@ struct CudaBackend {
     const bool binary = arity_of(kind) == 2;
     const bool reduced = plan.dtype == at::kHalf || plan.dtype == at::kBFloat16;
     int bind = (binary && reduced) ? plan.opmath_fold() : -1;
-    // torch's CUDA div by a CPU scalar multiplies by its reciprocal (computed in opmath on the
-    // host), for every floating dtype: the divisor is bound (CudaKernel<EwKind::Div>)
-    if (kind == EwKind::Div && plan.folded[1]) bind = 1;
+    // torch's CUDA div by a CPU scalar multiplies by its reciprocal, for every floating dtype:
+    // the reciprocal is bound (write_reciprocal; CudaKernel<EwKind::Div> multiplies by it)
+    const bool div_by_scalar = kind == EwKind::Div && plan.folded[1];
+    if (div_by_scalar) bind = 1;
     cuda::Desc d;
     if (bind >= 0) {
       d = make_desc(plan.without_input(bind));
       d.bind = bind;
-      std::memcpy(d.bound, plan.scalar_opmath[bind].data(), 16);
+      if (div_by_scalar) {
+        write_reciprocal(plan.in[1], plan.dtype, d.bound);
+      } else {
+        std::memcpy(d.bound, plan.scalar_opmath[bind].data(), 16);
+      }
     } else {
       d = make_desc(plan);
     }
-    write_opmath(prm.alpha, plan.dtype, d.alpha);
+    write_param(kind, prm.alpha, plan.dtype, d.alpha);
     d.alpha_one = prm.alpha.equal(1);
     d.gelu_tanh = prm.gelu_tanh;
     CudaGuard guard(plan.out.device());
