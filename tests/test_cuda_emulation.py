@@ -403,6 +403,33 @@ def test_table_ops(E, op, dtype, layout):
     check(out, ft(x.double()).to(rt), strides, ulps=ulps, atol=atol)
 
 
+# pow with a number exponent takes torch's CUDA special cases (PowKernel.cu): the mirror below is
+# that arithmetic in torch ops on the host, each rounded to the dtype where torch's CUDA Half /
+# BFloat16 arithmetic rounds; rsqrt: the emulation's stand-in for CUDA's (1 / sqrt in the compute
+# type); any other exponent: the host's pow standing in for CUDA's (within the ulps).
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64, torch.float16, torch.bfloat16], ids=str)
+def test_pow_number_special_exponents(E, dtype):
+    x = rand((7, 131), dtype, "cpu", low=-4, high=4)
+    x.view(-1)[:6] = torch.tensor([0.0, -0.0, math.inf, -math.inf, math.nan, 1e-3])
+    c = torch.float64 if dtype == torch.float64 else torch.float32  # the compute type
+    xc = x.to(c)
+    mirror = {
+        2: lambda: x * x,
+        3: lambda: x * x * x,
+        -2: lambda: (1 / (x * x).to(c)).to(dtype),
+        -1: lambda: (1 / xc).to(dtype),
+        0.5: lambda: xc.sqrt().to(dtype),
+        -0.5: lambda: (1 / xc.sqrt()).to(dtype),
+    }
+    ulps = 1 if dtype in REDUCED else 8
+    for e, want in mirror.items():
+        # sqrt / rsqrt: the emulation's unary kernels are not torch's CPU bits (test_table_ops)
+        tol = dict(ulps=ulps, atol=1e-12) if e in (0.5, -0.5) else {}
+        check(E.pow.Scalar(x, e), want(), **tol)
+        check(E.pow(x, torch.tensor(float(e))), want(), **tol)  # a 0-d CPU exponent: the same cases
+    check(E.pow.Scalar(x, 2.5), torch.pow(xc.double(), 2.5).to(dtype), ulps=ulps, atol=1e-12)
+
+
 CASTS = [
     (torch.float32, torch.float16),
     (torch.float32, torch.bfloat16),
@@ -1119,14 +1146,15 @@ def test_bounded_layers(E, count):
 @pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
 def test_heatmaps_to_keypoints(E, dtype):
     pytest.importorskip("torchvision")
-    from test_detection_decode import make_rois, reference_keypoints
+    from test_detection_decode import CudaNumberDivision, make_rois, reference_keypoints
 
     r, k = 11, 5
     maps = torch.randn(r, k, 56, 56, dtype=dtype)
     rois = make_rois(r, dtype)
     maps[8:] = math.nan  # padding: not read
     xy, sc = E.heatmaps_to_keypoints(maps, rois, torch.tensor(8))
-    ref_xy, ref_sc = reference_keypoints(maps, rois, 8)
+    with CudaNumberDivision():  # torchvision's coordinates as its loop computes them on CUDA
+        ref_xy, ref_sc = reference_keypoints(maps, rois, 8)
     torch.testing.assert_close(xy, ref_xy, rtol=0, atol=0)
     # A score is a 16-term bicubic sum of values near 1 that cancel: the two evaluation orders
     # differ by up to ~2e-6 relative in float32 (400 seeds: at most 5.5e-6 absolute on scores

@@ -52,6 +52,28 @@ def reference_keypoints(maps, rois, c):
     return xy, sc
 
 
+class CudaNumberDivision(torch.overrides.TorchFunctionMode):
+    """torch's CUDA true division of a floating tensor by a Python number, on the host: CUDA
+    multiplies by the number's reciprocal (BinaryDivTrueKernel.cu: a * (1 / b), 1 / b in the
+    compute type) where the CPU divides. a * (1.0 / b) here gives CUDA's bits (1 / b correctly
+    rounded either way). For references of the CUDA emulation (torchvision's width / roi_map_width)."""
+
+    def __torch_function__(self, func, types, args=(), kwargs=None):
+        kwargs = kwargs or {}
+        name = getattr(func, "__name__", "")
+        if (
+            name in ("div", "__truediv__", "true_divide", "divide")
+            and len(args) == 2
+            and kwargs.get("rounding_mode") is None
+            and isinstance(args[1], (int, float))
+            and not isinstance(args[1], bool)
+            and isinstance(args[0], torch.Tensor)
+            and args[0].is_floating_point()
+        ):
+            return args[0] * (1.0 / args[1])
+        return func(*args, **kwargs)
+
+
 @pytest.mark.parametrize("device", DEVICES)
 @pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
 @pytest.mark.parametrize("c", [0, 1, 9, 13, 20, -2])

@@ -24,7 +24,17 @@ template <typename T>
 __device__ __forceinline__ T cuda_fmin(T a, T b) {
   return ::min(a, b);
 }
+// 1 / sqrt(x) as PyTorch's CUDA rsqrt (and pow(x, -0.5)) computes it: CUDA's rsqrt (rsqrtf
+// for float: not correctly rounded, so not 1 / sqrt(x))
+template <typename T>
+__device__ __forceinline__ T cuda_rsqrt(T x) {
+  return ::rsqrt(x);
+}
 #elif defined(MYOPS_CUDA_EMULATION)
+template <typename T>
+inline T cuda_rsqrt(T x) {
+  return T(1) / std::sqrt(x);  // host stand-in: within CUDA's error bound, not its bits
+}
 template <typename T>
 inline T cuda_fmax(T a, T b) {
   return std::fmax(a, b);  // ::max's host stand-in
@@ -32,6 +42,26 @@ inline T cuda_fmax(T a, T b) {
 template <typename T>
 inline T cuda_fmin(T a, T b) {
   return std::fmin(a, b);  // ::min's host stand-in
+}
+#endif
+
+// a * b and a + b each rounded to nearest on their own, in every build: nvcc contracts a * b + c
+// into one fused multiply-add (--fmad=true, its default), which rounds once; where PyTorch
+// computes the two as separate tensor ops (each result rounded), the kernel must too. On the host
+// they are the plain operations (the files that call them are built without FMA instructions).
+#if defined(__CUDA_ARCH__)
+__device__ __forceinline__ float mul_rn(float a, float b) { return __fmul_rn(a, b); }
+__device__ __forceinline__ double mul_rn(double a, double b) { return __dmul_rn(a, b); }
+__device__ __forceinline__ float add_rn(float a, float b) { return __fadd_rn(a, b); }
+__device__ __forceinline__ double add_rn(double a, double b) { return __dadd_rn(a, b); }
+#else
+template <typename T>
+inline T mul_rn(T a, T b) {
+  return a * b;
+}
+template <typename T>
+inline T add_rn(T a, T b) {
+  return a + b;
 }
 #endif
 }  // namespace myops

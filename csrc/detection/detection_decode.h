@@ -15,6 +15,7 @@
 #include <utility>
 
 #include "core/checks.h"
+#include "core/cuda_rules.h"
 
 namespace myops {
 namespace decode {
@@ -93,13 +94,19 @@ C10_HOST_DEVICE inline T roi_extent(T lo, T hi) {
 
 // x = (x_int + 0.5) * (extent / ceil(extent)) + offset, in float32 as torchvision's (its
 // correction and offset are 0-d tensors of the RoI's dtype, rounded to float32 where they meet the
-// float32 positions).
+// float32 positions). Each step is its own torch op there, so each is rounded on its own here
+// (mul_rn / add_rn: no fused multiply-add on CUDA). The correction divides a 0-d tensor by a
+// Python int: on CUDA torch multiplies by the int's reciprocal instead (its true division by a
+// CPU scalar, BinaryDivTrueKernel.cu: a * (1 / b), 1 / b in the dtype), on the CPU it divides.
 template <typename T>
 C10_HOST_DEVICE inline float keypoint_coord(int64_t pos, T extent, int64_t size, T offset) {
+#if defined(MYOPS_CUDA_RULES)
+  const float correction = static_cast<float>(mul_rn(extent, T(1) / static_cast<T>(size)));
+#else
   const float correction = static_cast<float>(extent / static_cast<T>(size));
+#endif
   const float c = static_cast<float>(pos) + 0.5f;
-  const float scaled = c * correction;
-  return scaled + static_cast<float>(offset);
+  return add_rn(mul_rn(c, correction), static_cast<float>(offset));
 }
 
 // Argmax with torch's rule: the first maximum, a NaN counting as the maximum (the first NaN).

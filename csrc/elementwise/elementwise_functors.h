@@ -161,10 +161,15 @@ struct Sqrt {
   }
 };
 
+// 1 / sqrt(x); on CUDA PyTorch's rsqrt kernel calls CUDA's ::rsqrt (core/cuda_rules.h)
 struct Rsqrt {
   template <typename T>
   MYOPS_HD T operator()(T x) const {
+#if defined(MYOPS_CUDA_RULES)
+    return cuda_rsqrt(x);
+#else
     return T(1) / std::sqrt(x);
+#endif
   }
 };
 

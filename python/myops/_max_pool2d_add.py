@@ -95,6 +95,8 @@ def max_pool2d_add(
                 f"myops.max_pool2d_add: argument 'other' must be a Tensor or a Python number, got {type(other).__name__}"
             )
         try:
+            if self.is_cuda and self.dtype in (torch.float16, torch.bfloat16):
+                return _pool_number_cuda_reduced(other, self, k, s, p, ceil_mode)
             other = _pool_number(other, self)
         except OverflowError:
             # torch's composition pools first: its errors (rank, dtype, sizes) come before the
@@ -130,6 +132,19 @@ def _pool_number(v: Number, self: Tensor) -> Tensor:
     if dt == torch.uint64 and isinstance(v, int) and v < 2**64:
         v, dt = (float(v) if self.dtype == torch.float64 else _float32_of(v)), torch.float64
     return torch.full((), v, dtype=dt, device=self.device)
+
+
+def _pool_number_cuda_reduced(v: Number, self: Tensor, k, s, p, ceil_mode: bool) -> Tensor:
+    """``pooled + v`` for a float16 / bfloat16 ``self`` on CUDA, as torch's CUDA add computes it:
+    a number there is a CPU scalar, read in the compute type (float32: `iter.scalar_value<opmath_t>`
+    of BinaryAddSubKernel's opmath_gpu_kernel_with_scalars), not rounded to self's dtype first (its
+    CPU add rounds it, as the plain path does), so the sum is float(pooled) + float32(v), rounded
+    to float32 and then to self's dtype. The kernel computes exactly that with a float32 ``other``
+    of one element (a float32 result), cast back: one more kernel, on this path only."""
+    # _pool_number: torch's OverflowError past int64 / uint64, an int in [2^63, 2^64) already
+    # rounded once to float32; every value it gives converts to float32 as c10 converts the number
+    other = _pool_number(v, self).to(torch.float32).reshape(1)
+    return _ops.max_pool2d_add.default(self, other, k, s, p, ceil_mode).to(self.dtype)
 
 
 # ---- fake kernels: the result's shape, dtype and strides under a tracer, after the C++ checks ----
