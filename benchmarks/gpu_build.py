@@ -162,7 +162,12 @@ def pack(build_lib, out_dir, note="", allow_cpu=False, override=None):
 def _git_commit():
     try:
         return subprocess.check_output(
-            ["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, text=True, stderr=subprocess.DEVNULL
+            # -dirty: the sources differ from that commit (the device's copy of the checkout can
+            # carry an older .git than its files: the first H200 call named the previous commit)
+            ["git", "describe", "--always", "--dirty", "--abbrev=7"],
+            cwd=ROOT,
+            text=True,
+            stderr=subprocess.DEVNULL,
         ).strip()
     except Exception:  # noqa: BLE001
         return "unknown"

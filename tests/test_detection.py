@@ -115,7 +115,7 @@ def eager(model, imgs):
 def _tie_order(d):
     """``d`` with detections of exactly equal score put in one canonical order (by label, then
     box): torchvision's per-class NMS path orders equal scores with an unstable sort."""
-    order = torch.arange(d["scores"].shape[0])
+    order = torch.arange(d["scores"].shape[0], device=d["scores"].device)
     keys = [d["boxes"][:, j] for j in (3, 2, 1, 0)] + [d["labels"].double(), -d["scores"].double()]
     for key in keys:  # least significant first, each sort stable
         order = order[key[order].sort(stable=True).indices]

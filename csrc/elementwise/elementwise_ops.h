@@ -354,6 +354,15 @@ struct Ops {
     check_in(self, dtypes_in(dtypes_of(EwKind::Pow)), "pow", "self");
     TORCH_CHECK(!exponent.isComplex(), "myops.pow: argument 'exponent' must be a real number, got ", exponent);
     auto dt = at::result_type(self, exponent);
+    // ** 0 fills 1 and ** 1 copies self, before any kernel, as torch's pow.Scalar does on every
+    // device (pow_Tensor_Scalar_out): CUDA's pow(x, 1.0) is not always x in float64 (1 ulp off,
+    // first GPU session). A 0-d tensor exponent still runs the kernel, as it does in torch.
+    const bool zero = exponent.equal(0.0) || exponent.equal(false), one = exponent.equal(1.0) || exponent.equal(true);
+    if (zero || one) {
+      auto p = make_plan("pow", {self}, {dt}, dt, self.device(), B::kCpuRules, cast_fn, {"self"});
+      if (p.numel) zero ? p.out.fill_(1) : p.out.copy_(self);
+      return p.out;
+    }
     if (dt != at::kHalf) {
       if (exponent.equal(0.5)) return unary("pow", EwKind::Sqrt, self, dt, {});
       if (exponent.equal(-0.5)) return unary("pow", EwKind::Rsqrt, self, dt, {});
