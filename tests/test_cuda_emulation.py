@@ -286,7 +286,9 @@ def test_number_overloads(E, dtype, layout):
             check(E.sub.ScalarSelf(s, x), reference(lambda t: torch.sub(s, t), x), meta_strides(lambda t: s - t, x))
             # torch's reciprocal rule (div_reference) on the wrapped number (float64 / int64)
             wrapped = torch.tensor(s, dtype=torch.float64 if isinstance(s, float) else None)
-            check(E.div.Scalar(x, s), div_reference(x, wrapped, torch.div(x, s).dtype), meta_strides(lambda t: t / s, x))
+            check(
+                E.div.Scalar(x, s), div_reference(x, wrapped, torch.div(x, s).dtype), meta_strides(lambda t: t / s, x)
+            )
         expected = torch.where(c, x, s)
         check(E.where.ScalarOther(c, x, s), expected, expected.stride())
     # a number first is not rounded to a float16 / bfloat16 result first (issue #47: -1.2748 *
