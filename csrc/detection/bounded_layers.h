@@ -9,7 +9,8 @@
 // outside [0, R] is clamped). The result is contiguous. The CPU kernel runs the layer on the
 // real rows only (the same call as on input[:count], so the same bits); the CUDA kernel, which
 // must not read the count on the host (graph capture), runs it on every row and zeroes the
-// padding on the device.
+// padding on the device. cuBLAS picks its kernel by the row count, so there the real rows can
+// differ from the layer on input[:count] in float32's last bits (docs/exactness.md).
 #include <ATen/core/Tensor.h>
 #include <ATen/ops/convolution.h>
 #include <ATen/ops/linear.h>
