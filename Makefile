@@ -3,6 +3,8 @@
 #             then a detector exported and run from C++: benchmarks/demo.py --no-deploy skips it)
 # make bench  set everything up and run every benchmark family on every device present
 # make docs   the docs site (docs/ -> build/docs/html), warnings as errors, every example run
+# make format  lay out the sources: ruff format for Python, clang-format for C++ / CUDA
+#              (tools/cpp_format.py); the suite checks both (tests/test_package.py)
 # make speed-guard  instruction counts (callgrind) of every elementwise op and every family
 #                   against torch's, checked against tools/speed_guard.json (tools/speed_guard.py)
 # make deploy-check  every detector exported, compiled and run from C++ (slow; CI runs one)
@@ -67,6 +69,12 @@ build: $(STAMP)
 docs: $(STAMP)
 	$(PY) -m sphinx -W --keep-going -E -q -b html docs build/docs/html
 	@echo "docs: build/docs/html/index.html"
+
+# the layout the suite checks (tests/test_package.py): ruff's for Python, clang-format's for the
+# C++ / CUDA files tools/cpp_format.py lists, both pinned in requirements-dev.txt
+format: $(DEPS)
+	$(PY) -m ruff format .
+	$(PY) tools/cpp_format.py
 
 # the speed-regression guard: torch / myops instruction counts per call under callgrind (not
 # time: it holds still on a loaded machine), each within 15 % of its committed baseline; ~4.5 min of CPU

@@ -21,7 +21,7 @@ using Unary = Tensor(const Tensor&);
 }  // namespace
 
 // One function per op: `static const auto op` is looked up on the first call (thread-safe).
-#define MYOPS_CALL(name, Sig, ...)                          \
+#define MYOPS_CALL(name, Sig, ...)                     \
   static const auto op = handle<Sig>("myops::" #name); \
   return op.call(__VA_ARGS__)
 
@@ -36,13 +36,13 @@ std::tuple<Tensor, Tensor> nonzero_bounded(const Tensor& self, int64_t size, int
 }
 std::tuple<Tensor, Tensor> masked_select_bounded(const Tensor& self, const Tensor& mask, int64_t size,
                                                  const c10::Scalar& fill_value) {
-  MYOPS_CALL(masked_select_bounded, Pair(const Tensor&, const Tensor&, c10::SymInt, const c10::Scalar&),
-             self, mask, c10::SymInt(size), fill_value);
+  MYOPS_CALL(masked_select_bounded, Pair(const Tensor&, const Tensor&, c10::SymInt, const c10::Scalar&), self, mask,
+             c10::SymInt(size), fill_value);
 }
 std::tuple<Tensor, Tensor> mask_rows_bounded(const Tensor& self, const Tensor& mask, int64_t size,
                                              const c10::Scalar& fill_value) {
-  MYOPS_CALL(mask_rows_bounded, Pair(const Tensor&, const Tensor&, c10::SymInt, const c10::Scalar&),
-             self, mask, c10::SymInt(size), fill_value);
+  MYOPS_CALL(mask_rows_bounded, Pair(const Tensor&, const Tensor&, c10::SymInt, const c10::Scalar&), self, mask,
+             c10::SymInt(size), fill_value);
 }
 
 Tensor nms(const Tensor& boxes, const Tensor& scores, double iou_threshold) {
@@ -52,15 +52,14 @@ Tensor batched_nms(const Tensor& boxes, const Tensor& scores, const Tensor& idxs
   MYOPS_CALL(batched_nms, Tensor(const Tensor&, const Tensor&, const Tensor&, double), boxes, scores, idxs,
              iou_threshold);
 }
-std::tuple<Tensor, Tensor> nms_static(const Tensor& boxes, const Tensor& scores, double iou_threshold,
-                                      int64_t size) {
-  MYOPS_CALL(nms_static, Pair(const Tensor&, const Tensor&, double, c10::SymInt), boxes, scores,
-             iou_threshold, c10::SymInt(size));
+std::tuple<Tensor, Tensor> nms_static(const Tensor& boxes, const Tensor& scores, double iou_threshold, int64_t size) {
+  MYOPS_CALL(nms_static, Pair(const Tensor&, const Tensor&, double, c10::SymInt), boxes, scores, iou_threshold,
+             c10::SymInt(size));
 }
 std::tuple<Tensor, Tensor> batched_nms_static(const Tensor& boxes, const Tensor& scores, const Tensor& idxs,
                                               double iou_threshold, int64_t size) {
-  MYOPS_CALL(batched_nms_static, Pair(const Tensor&, const Tensor&, const Tensor&, double, c10::SymInt),
-             boxes, scores, idxs, iou_threshold, c10::SymInt(size));
+  MYOPS_CALL(batched_nms_static, Pair(const Tensor&, const Tensor&, const Tensor&, double, c10::SymInt), boxes, scores,
+             idxs, iou_threshold, c10::SymInt(size));
 }
 
 using Detections = std::tuple<Tensor, Tensor, Tensor, Tensor, Tensor>;
@@ -76,10 +75,10 @@ Detections multiclass_nms_static(const Tensor& boxes, const Tensor& scores, doub
 Tensor roi_align_levels(at::TensorList features, const Tensor& rois, const Tensor& levels,
                         at::ArrayRef<double> spatial_scale, int64_t pooled_height, int64_t pooled_width,
                         int64_t sampling_ratio, bool aligned) {
-  MYOPS_CALL(roi_align_levels,
-             Tensor(at::TensorList, const Tensor&, const Tensor&, at::ArrayRef<double>, int64_t, int64_t, int64_t,
-                    bool),
-             features, rois, levels, spatial_scale, pooled_height, pooled_width, sampling_ratio, aligned);
+  MYOPS_CALL(
+      roi_align_levels,
+      Tensor(at::TensorList, const Tensor&, const Tensor&, at::ArrayRef<double>, int64_t, int64_t, int64_t, bool),
+      features, rois, levels, spatial_scale, pooled_height, pooled_width, sampling_ratio, aligned);
 }
 
 std::tuple<Tensor, Tensor> heatmaps_to_keypoints(const Tensor& maps, const Tensor& rois, const Tensor& count) {
@@ -107,8 +106,8 @@ Tensor conv_bounded(const Tensor& input, const Tensor& weight, const std::option
 Tensor max_pool2d_add(const Tensor& self, const Tensor& other, at::IntArrayRef kernel_size, at::IntArrayRef stride,
                       at::IntArrayRef padding, bool ceil_mode) {
   MYOPS_CALL(max_pool2d_add,
-             Tensor(const Tensor&, const Tensor&, at::IntArrayRef, at::IntArrayRef, at::IntArrayRef, bool), self,
-             other, kernel_size, stride, padding, ceil_mode);
+             Tensor(const Tensor&, const Tensor&, at::IntArrayRef, at::IntArrayRef, at::IntArrayRef, bool), self, other,
+             kernel_size, stride, padding, ceil_mode);
 }
 
 Tensor diagonal(const Tensor& self, int64_t offset, int64_t dim1, int64_t dim2) {
@@ -123,9 +122,9 @@ Tensor diagonal(const Tensor& self, int64_t offset, int64_t dim1, int64_t dim2) 
 // parameters those of its SIG (myops/op_signatures.h), calling the shared handle
 // (core/op_handles.h). Defined with qualified names: each must match its declaration in
 // myops/ops_elementwise.h (else the build fails: regenerate that header).
-#define MYOPS_API_DEF(FN, NAME, OVERLOAD, KIND, RULE, SIG, ...)                  \
+#define MYOPS_API_DEF(FN, NAME, OVERLOAD, KIND, RULE, SIG, ...)            \
   at::Tensor myops::MYOPS_EW_API_FN(FN, NAME, SIG)(MYOPS_EW_PARAMS(SIG)) { \
-    return myops::ew::ops::FN().call(MYOPS_EW_ARGS(SIG));                        \
+    return myops::ew::ops::FN().call(MYOPS_EW_ARGS(SIG));                  \
   }
 MYOPS_EW_OPS(MYOPS_API_DEF)
 #undef MYOPS_API_DEF

@@ -258,17 +258,23 @@ def test_requires_python_admits_exactly_the_classified_pythons():
     assert minors[0] <= sys.version_info.minor <= minors[-1], "the suite runs under a Python the package refuses"
 
 
+def _dev_tool(module):
+    """Import a checker of requirements-dev.txt, or skip where it is missing; CI has it, so there
+    a missing one fails."""
+    try:
+        __import__(module)
+    except ImportError:
+        if os.environ.get("CI"):
+            raise
+        pytest.skip(f"{module} is not installed (requirements-dev.txt has it)")
+
+
 def test_sources_parse_on_the_oldest_supported_python():
     """No syntax newer than the oldest Python requires-python admits, in the package, the tests,
     the benchmarks and the tools: ruff reads that bound from pyproject.toml (its syntax errors
     name the Python a construct needs). The stdlib calls are checked by running the suite under
     each Python (`make release-check`)."""
-    try:
-        import ruff  # noqa: F401
-    except ImportError:
-        if os.environ.get("CI"):
-            raise
-        pytest.skip("ruff is not installed (requirements-dev.txt has it)")
+    _dev_tool("ruff")
     r = subprocess.run(
         [sys.executable, "-m", "ruff", "check", "--no-cache", "--select", "E9", "--quiet", ROOT],
         capture_output=True,
@@ -281,13 +287,18 @@ def test_sources_parse_on_the_oldest_supported_python():
 def test_python_style(check):
     """The Python sources hold pyproject.toml's ruff configuration: its lint rules, and the layout
     `ruff format` gives (`python -m ruff format .` mends a failure of the second)."""
-    try:
-        import ruff  # noqa: F401
-    except ImportError:
-        if os.environ.get("CI"):
-            raise
-        pytest.skip("ruff is not installed (requirements-dev.txt has it)")
+    _dev_tool("ruff")
     r = subprocess.run([sys.executable, "-m", "ruff", *check, "--no-cache", ROOT], capture_output=True, text=True)
+    assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-2000:]
+
+
+def test_cpp_style():
+    """The C++ / CUDA sources hold clang-format's layout (`.clang-format`; `python
+    tools/cpp_format.py`, or `make format`, mends a failure)."""
+    _dev_tool("clang_format")
+    r = subprocess.run(
+        [sys.executable, os.path.join(ROOT, "tools", "cpp_format.py"), "--check"], capture_output=True, text=True
+    )
     assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-2000:]
 
 
@@ -295,12 +306,7 @@ def test_python_types():
     """The package type-checks under pyproject.toml's mypy configuration (`python -m mypy` from
     the repository root, the same command; its cache in .mypy_cache makes a rerun take a second,
     the first run some 15 s)."""
-    try:
-        import mypy  # noqa: F401
-    except ImportError:
-        if os.environ.get("CI"):
-            raise
-        pytest.skip("mypy is not installed (requirements-dev.txt has it)")
+    _dev_tool("mypy")
     r = subprocess.run([sys.executable, "-m", "mypy"], cwd=ROOT, capture_output=True, text=True)
     assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-2000:]
 

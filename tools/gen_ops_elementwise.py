@@ -42,6 +42,7 @@ _PREAMBLE = """\
 
 namespace myops {
 
+// clang-format off: one declaration a line, as generated
 """
 
 
@@ -69,7 +70,7 @@ def render():
         lines.append(f"// myops::{qual}{schema}\nMYOPS_API Tensor {_tidy(decl)}\n")
     if not lines:
         sys.exit("gen_ops_elementwise: the preprocessor gave no ops")
-    return _PREAMBLE + "".join(lines) + "\n}  // namespace myops\n"
+    return _PREAMBLE + "".join(lines) + "// clang-format on\n\n}  // namespace myops\n"
 
 
 def main():

@@ -35,10 +35,10 @@ c10::TypedOperatorHandle<Sig> op_handle(const char* name, const char* overload =
 }
 
 // MYOPS_AUTOGRAD_OP(fn, "op", Sig): fn(), the typed handle of myops::op, looked up once
-#define MYOPS_AUTOGRAD_OP(fn, name, Sig)                         \
-  const c10::TypedOperatorHandle<Sig>& fn() {                    \
+#define MYOPS_AUTOGRAD_OP(fn, name, Sig)                                     \
+  const c10::TypedOperatorHandle<Sig>& fn() {                                \
     static const auto h = ::myops::autograd::op_handle<Sig>("myops::" name); \
-    return h;                                                    \
+    return h;                                                                \
   }
 
 // Runs the device kernel of an op (everything below autograd).

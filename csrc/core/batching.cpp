@@ -9,7 +9,8 @@ namespace myops {
 namespace {
 
 void unsupported_dynamic_shape(const c10::OperatorHandle& op, torch::jit::Stack* /*stack*/) {
-  TORCH_CHECK(false, "vmap: We do not support batching operators that can output dynamic shape. Attempted to vmap over ",
+  TORCH_CHECK(false,
+              "vmap: We do not support batching operators that can output dynamic shape. Attempted to vmap over ",
               op.schema().operator_name(), ". Use myops.nonzero_static (a fixed output size) inside vmap instead.");
 }
 

@@ -21,8 +21,7 @@
 #include <string>
 
 // MYOPS_CHECK(cond, "op", "arg", <message pieces...>)
-#define MYOPS_CHECK(cond, op, arg, ...) \
-  TORCH_CHECK((cond), "myops." op ": argument '" arg "' ", __VA_ARGS__)
+#define MYOPS_CHECK(cond, op, arg, ...) TORCH_CHECK((cond), "myops." op ": argument '" arg "' ", __VA_ARGS__)
 
 // Checks of a c10::SymBool (or a bool): RuntimeError, ValueError, IndexError.
 #define MYOPS_SYM_CHECK(cond, ...) TORCH_CHECK(::c10::SymBool(cond).expect_true(__FILE__, __LINE__), __VA_ARGS__)
@@ -55,8 +54,8 @@ struct TensorInfo {
 // Raises unless `dtype` is one of `allowed`: NotImplementedError, as torch's kernels raise for a
 // dtype they have no implementation for; with `not_implemented = false` RuntimeError (where
 // torch raises that: a non-bool condition of where, torchvision's nms).
-inline void check_dtype(at::ScalarType dtype, c10::ArrayRef<at::ScalarType> allowed, const char* op,
-                        const char* arg, bool not_implemented = true) {
+inline void check_dtype(at::ScalarType dtype, c10::ArrayRef<at::ScalarType> allowed, const char* op, const char* arg,
+                        bool not_implemented = true) {
   for (auto s : allowed) {
     if (dtype == s) return;
   }
@@ -65,13 +64,13 @@ inline void check_dtype(at::ScalarType dtype, c10::ArrayRef<at::ScalarType> allo
     if (!names.empty()) names += ", ";
     names += c10::toString(s);
   }
-  const std::string msg = c10::str("myops.", op, ": argument '", arg, "' must have dtype in {", names,
-                                   "}, got ", dtype);
+  const std::string msg =
+      c10::str("myops.", op, ": argument '", arg, "' must have dtype in {", names, "}, got ", dtype);
   TORCH_CHECK_NOT_IMPLEMENTED(!not_implemented, msg);
   TORCH_CHECK(false, msg);
 }
-inline void check_dtype(const at::Tensor& t, c10::ArrayRef<at::ScalarType> allowed, const char* op,
-                        const char* arg, bool not_implemented = true) {
+inline void check_dtype(const at::Tensor& t, c10::ArrayRef<at::ScalarType> allowed, const char* op, const char* arg,
+                        bool not_implemented = true) {
   check_dtype(t.scalar_type(), allowed, op, arg, not_implemented);
 }
 

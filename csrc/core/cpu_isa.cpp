@@ -21,8 +21,8 @@ CpuIsa cpu_supported() {
   if (!(__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") && __builtin_cpu_supports("f16c"))) {
     return CpuIsa::Baseline;
   }
-  if (!(__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
-        __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512dq"))) {
+  if (!(__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512vl") &&
+        __builtin_cpu_supports("avx512dq"))) {
     return CpuIsa::Avx2;
   }
   return __builtin_cpu_supports("avx512bf16") ? CpuIsa::Avx512Bf16 : CpuIsa::Avx512;
@@ -56,7 +56,8 @@ CpuIsa choose_isa() {
   } else {
     TORCH_CHECK(false, "myops: MYOPS_CPU_ISA='", env,
                 "' is not a CPU build; expected one of baseline, avx2, avx512, avx512_bf16 (or unset: "
-                "the best this CPU runs, here ", cpu_isa_name(best), ")");
+                "the best this CPU runs, here ",
+                cpu_isa_name(best), ")");
   }
   TORCH_CHECK(want <= best, "myops: MYOPS_CPU_ISA='", env, "' asks for the ", cpu_isa_name(want),
               " build, which this CPU cannot run (the best it runs is ", cpu_isa_name(best), ")");

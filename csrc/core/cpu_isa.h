@@ -23,8 +23,8 @@ enum class CpuIsa {
   Avx512Bf16 = 3,  // + AVX512-BF16 (hardware float -> bfloat16 rounding)
 };
 
-CpuIsa cpu_isa();              // the build in use (throws for a bad MYOPS_CPU_ISA)
-bool cpu_isa_forced();         // whether MYOPS_CPU_ISA (or MYOPS_CPU_BASELINE) chose it
+CpuIsa cpu_isa();       // the build in use (throws for a bad MYOPS_CPU_ISA)
+bool cpu_isa_forced();  // whether MYOPS_CPU_ISA (or MYOPS_CPU_BASELINE) chose it
 const char* cpu_isa_name(CpuIsa isa);
 
 }  // namespace myops

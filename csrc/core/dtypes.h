@@ -14,9 +14,8 @@ namespace myops {
 // Every supported dtype, in the order of the messages and of Python's list: bool, the integers,
 // then the floating types (float16, bfloat16, float32, float64). A comma list, so that it also
 // serves as the type list of AT_DISPATCH_V2.
-#define MYOPS_ALL_DTYPES                                                                          \
-  at::kBool, at::kByte, at::kChar, at::kShort, at::kInt, at::kLong, at::kHalf, at::kBFloat16, \
-      at::kFloat, at::kDouble
+#define MYOPS_ALL_DTYPES \
+  at::kBool, at::kByte, at::kChar, at::kShort, at::kInt, at::kLong, at::kHalf, at::kBFloat16, at::kFloat, at::kDouble
 
 inline constexpr at::ScalarType kAllDtypes[] = {MYOPS_ALL_DTYPES};
 

@@ -28,9 +28,9 @@
 
 // The asm label names the symbol: a C++ name of its own keeps GCC's built-in exp() (whose
 // declaration carries default visibility) and the system headers' declarations out of the way.
-#define MYOPS_GLIBC_2_2_5(ret, name, params, args)                                        \
-  ret myops_glibc_2_2_5_##name params;                                                    \
-  __asm__(".symver myops_glibc_2_2_5_" #name ", " #name "@GLIBC_2.2.5");                 \
+#define MYOPS_GLIBC_2_2_5(ret, name, params, args)                                           \
+  ret myops_glibc_2_2_5_##name params;                                                       \
+  __asm__(".symver myops_glibc_2_2_5_" #name ", " #name "@GLIBC_2.2.5");                     \
   __attribute__((visibility("hidden"))) ret myops_glibc_compat_##name params __asm__(#name); \
   ret myops_glibc_compat_##name params { return myops_glibc_2_2_5_##name args; }
 

@@ -27,11 +27,11 @@ c10::TypedOperatorHandle<Sig> find_handle(const char* lib_and_name, const char* 
 
 // MYOPS_EW_DEFINE_HANDLES(S, LIB) defines struct S with one handle per op of library LIB:
 // S::FN() is myops::NAME[.OVERLOAD] for LIB "myops".
-#define MYOPS_EW_HANDLE(FN, NAME, OVERLOAD, KIND, RULE, SIG, SCHEMA, DROPIN)                 \
-  static const c10::TypedOperatorHandle<MYOPS_EW_SIG_TYPE(SIG)>& FN() {                    \
-    static const auto h = ::myops::ew::find_handle<MYOPS_EW_SIG_TYPE(SIG)>(                \
-        (std::string(kLib) + "::" #NAME).c_str(), OVERLOAD);                               \
-    return h;                                                                              \
+#define MYOPS_EW_HANDLE(FN, NAME, OVERLOAD, KIND, RULE, SIG, SCHEMA, DROPIN)                                  \
+  static const c10::TypedOperatorHandle<MYOPS_EW_SIG_TYPE(SIG)>& FN() {                                       \
+    static const auto h =                                                                                     \
+        ::myops::ew::find_handle<MYOPS_EW_SIG_TYPE(SIG)>((std::string(kLib) + "::" #NAME).c_str(), OVERLOAD); \
+    return h;                                                                                                 \
   }
 #define MYOPS_EW_DEFINE_HANDLES(S, LIB)      \
   struct S {                                 \
@@ -45,10 +45,10 @@ MYOPS_EW_DEFINE_HANDLES(ops, "myops");
 // handle<OP>(): the same handles by table entry (generic code: autograd's unary formulas).
 template <EwOp OP>
 inline const auto& handle();
-#define MYOPS_EW_HANDLE_OF(FN, ...)           \
-  template <>                                 \
-  inline const auto& handle<EwOp::FN>() {     \
-    return ops::FN();                         \
+#define MYOPS_EW_HANDLE_OF(FN, ...)       \
+  template <>                             \
+  inline const auto& handle<EwOp::FN>() { \
+    return ops::FN();                     \
   }
 MYOPS_EW_OPS(MYOPS_EW_HANDLE_OF)
 #undef MYOPS_EW_HANDLE_OF

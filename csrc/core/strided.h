@@ -100,15 +100,15 @@ struct OffsetCalc {
   }
 
   MYOPS_HD void get(index_t linear, index_t (&off)[NARGS]) const {
-MYOPS_UNROLL
+    MYOPS_UNROLL
     for (int a = 0; a < NARGS; ++a) off[a] = 0;
-MYOPS_UNROLL
+    MYOPS_UNROLL
     for (int i = 0; i < MYOPS_MAX_DIMS; ++i) {
       if (i == ndim) break;
       index_t q, r;
       div[i].divmod(linear, q, r);
       linear = q;
-MYOPS_UNROLL
+      MYOPS_UNROLL
       for (int a = 0; a < NARGS; ++a) off[a] += r * stride[i][a];
     }
   }

@@ -8,12 +8,20 @@ namespace myops {
 template <int N>
 struct UIntOf;
 template <>
-struct UIntOf<1> { using type = uint8_t; };
+struct UIntOf<1> {
+  using type = uint8_t;
+};
 template <>
-struct UIntOf<2> { using type = uint16_t; };
+struct UIntOf<2> {
+  using type = uint16_t;
+};
 template <>
-struct UIntOf<4> { using type = uint32_t; };
+struct UIntOf<4> {
+  using type = uint32_t;
+};
 template <>
-struct UIntOf<8> { using type = uint64_t; };
+struct UIntOf<8> {
+  using type = uint64_t;
+};
 
 }  // namespace myops

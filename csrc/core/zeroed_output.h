@@ -33,7 +33,8 @@ struct ZeroedPages {
 // `sizes` contiguous; *zeroed: whether every element already reads 0. The storage is
 // resizable as at::empty's is (resize_ moves it to the CPU allocator's memory, then unmaps).
 inline at::Tensor zeroed_output(at::IntArrayRef sizes, const at::TensorOptions& options, bool padding, bool* zeroed) {
-  const size_t bytes = static_cast<size_t>(c10::multiply_integers(sizes)) * c10::elementSize(options.dtype().toScalarType());
+  const size_t bytes =
+      static_cast<size_t>(c10::multiply_integers(sizes)) * c10::elementSize(options.dtype().toScalarType());
   *zeroed = false;
   if (padding && bytes >= kZeroedPagesFrom) {
     void* p = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);

@@ -35,10 +35,9 @@ inline void check_keypoints(const TensorInfo& maps, const TensorInfo& rois, cons
   TORCH_CHECK_VALUE(maps.dim() == 4, "myops.", op, ": argument 'maps' must be a 4-D [R, K, H, W] tensor, got shape ",
                     maps.sizes);
   check_dtype(maps.dtype, {at::kFloat, at::kDouble}, op, "maps");
-  MYOPS_SYM_CHECK_VALUE(rois.dim() == 2 ? rois.size(0).sym_eq(maps.size(0)) & rois.size(1).sym_eq(4)
-                                        : c10::SymBool(false),
-                        "myops.", op, ": argument 'rois' must be a [", maps.size(0),
-                        ", 4] tensor (maps' R), got shape ", rois.sizes);
+  MYOPS_SYM_CHECK_VALUE(
+      rois.dim() == 2 ? rois.size(0).sym_eq(maps.size(0)) & rois.size(1).sym_eq(4) : c10::SymBool(false), "myops.", op,
+      ": argument 'rois' must be a [", maps.size(0), ", 4] tensor (maps' R), got shape ", rois.sizes);
   TORCH_CHECK(rois.dtype == maps.dtype, "myops.", op, ": argument 'rois' must have the dtype of 'maps' (", maps.dtype,
               "), got ", rois.dtype);
   check_same_device(maps, "maps", rois, "rois", op);
@@ -66,10 +65,10 @@ inline void check_paste(const TensorInfo& masks, const TensorInfo& boxes, const 
   check_count(count, masks, 1, op);
   MYOPS_SYM_CHECK_VALUE(count.size(0).sym_eq(masks.size(0)), "myops.", op, ": argument 'count' must have ",
                         masks.size(0), " elements (one per image), got ", count.size(0));
-  MYOPS_SYM_CHECK_VALUE(masks.size(0).sym_eq(static_cast<int64_t>(image_size.size()) / 2) &
-                            c10::SymBool(image_size.size() % 2 == 0),
-                        "myops.", op, ": argument 'image_size' must hold (height, width) for each of the ",
-                        masks.size(0), " images, got ", image_size.size(), " values");
+  MYOPS_SYM_CHECK_VALUE(
+      masks.size(0).sym_eq(static_cast<int64_t>(image_size.size()) / 2) & c10::SymBool(image_size.size() % 2 == 0),
+      "myops.", op, ": argument 'image_size' must hold (height, width) for each of the ", masks.size(0),
+      " images, got ", image_size.size(), " values");
   for (int64_t v : image_size) {
     TORCH_CHECK_VALUE(v >= 0, "myops.", op, ": argument 'image_size' must be >= 0, got ", image_size);
   }

@@ -19,8 +19,8 @@ void bounded_meta(c10::string_view op, MYOPS_INFO_ARGS(input), MYOPS_INFO_ARGS(c
 
 // heatmaps_to_keypoints (input = maps, other = rois) / paste_masks (input = masks, other = boxes,
 // image_size).
-void detection_decode_meta(c10::string_view op, MYOPS_INFO_ARGS(input), MYOPS_INFO_ARGS(other),
-                           MYOPS_INFO_ARGS(count), c10::IntArrayRef image_size) {
+void detection_decode_meta(c10::string_view op, MYOPS_INFO_ARGS(input), MYOPS_INFO_ARGS(other), MYOPS_INFO_ARGS(count),
+                           c10::IntArrayRef image_size) {
   if (op == "heatmaps_to_keypoints") {
     decode::check_keypoints(MYOPS_INFO(input), MYOPS_INFO(other), MYOPS_INFO(count));
   } else {
@@ -60,7 +60,7 @@ MYOPS_SCHEMAS(m) {
   MYOPS_CONTROL_DEF(m, "_bounded_meta(str op, " MYOPS_INFO_SCHEMA("input") ", " MYOPS_INFO_SCHEMA("count") ") -> ()",
                     myops::bounded_meta);
   MYOPS_CONTROL_DEF(m,
-                    "_detection_decode_meta(str op, " MYOPS_INFO_SCHEMA("input") ", " MYOPS_INFO_SCHEMA("other")
-                    ", " MYOPS_INFO_SCHEMA("count") ", int[] image_size) -> ()",
+                    "_detection_decode_meta(str op, " MYOPS_INFO_SCHEMA("input") ", " MYOPS_INFO_SCHEMA(
+                        "other") ", " MYOPS_INFO_SCHEMA("count") ", int[] image_size) -> ()",
                     myops::detection_decode_meta);
 }

@@ -27,17 +27,16 @@
 namespace myops {
 
 struct DiagonalGeometry {
-  int64_t dim1 = 0, dim2 = 0;       // wrapped
-  std::vector<int64_t> out_sizes;   // other dims in order, then the diagonal
+  int64_t dim1 = 0, dim2 = 0;         // wrapped
+  std::vector<int64_t> out_sizes;     // other dims in order, then the diagonal
   std::vector<int64_t> view_strides;  // strides of the diagonal view of the input, in elements
-  int64_t view_offset = 0;          // element offset of the view's first element (from data_ptr)
+  int64_t view_offset = 0;            // element offset of the view's first element (from data_ptr)
 };
 
 // Wraps a possibly negative dim; raises naming the op and the argument when out of range.
 inline int64_t diagonal_wrap_dim(int64_t dim, int64_t ndim, const char* op, const char* arg) {
-  TORCH_CHECK_INDEX(dim >= -ndim && dim < ndim, "myops.", op, ": argument '", arg,
-              "' must be in the range [", -ndim, ", ", ndim - 1, "] for a ", ndim,
-              "-D tensor, got ", dim);
+  TORCH_CHECK_INDEX(dim >= -ndim && dim < ndim, "myops.", op, ": argument '", arg, "' must be in the range [", -ndim,
+                    ", ", ndim - 1, "] for a ", ndim, "-D tensor, got ", dim);
   return dim < 0 ? dim + ndim : dim;
 }
 
@@ -63,8 +62,8 @@ inline DiagonalSizes diagonal_sizes(c10::SymIntArrayRef sizes, int64_t offset, i
     // the same dim (RuntimeError), others out of range (IndexError); same types here
     const int64_t n = ndim > 0 ? ndim : 1;
     const bool in_range = dim1 >= -n && dim1 < n && dim2 >= -n && dim2 < n;
-    TORCH_CHECK(!in_range, "myops.", op, ": argument 'dim2' must refer to a different dim than 'dim1', got dim1=",
-                dim1, " and dim2=", dim2, " (argument '", tensor_arg, "' is a ", ndim, "-D tensor)");
+    TORCH_CHECK(!in_range, "myops.", op, ": argument 'dim2' must refer to a different dim than 'dim1', got dim1=", dim1,
+                " and dim2=", dim2, " (argument '", tensor_arg, "' is a ", ndim, "-D tensor)");
     TORCH_CHECK_INDEX(false, "myops.", op, ": argument '", tensor_arg, "' must have at least 2 dims, got a ", ndim,
                       "-D tensor");
   }
@@ -72,8 +71,8 @@ inline DiagonalSizes diagonal_sizes(c10::SymIntArrayRef sizes, int64_t offset, i
   r.dim1 = diagonal_wrap_dim(dim1, ndim, op, "dim1");
   r.dim2 = diagonal_wrap_dim(dim2, ndim, op, "dim2");
   TORCH_CHECK(r.dim1 != r.dim2, "myops.", op,
-              ": argument 'dim2' must refer to a different dim than 'dim1', got dim1=", dim1,
-              " and dim2=", dim2, " (both dim ", r.dim1, " of a ", ndim, "-D tensor)");
+              ": argument 'dim2' must refer to a different dim than 'dim1', got dim1=", dim1, " and dim2=", dim2,
+              " (both dim ", r.dim1, " of a ", ndim, "-D tensor)");
   for (int64_t d = 0; d < ndim; ++d) {
     if (d != r.dim1 && d != r.dim2) r.out_sizes.push_back(sizes[d]);
   }
@@ -119,8 +118,7 @@ inline DiagonalGeometry diagonal_geometry_of(const DiagonalSizes& r, c10::IntArr
 inline DiagonalGeometry diagonal_geometry(c10::IntArrayRef sizes, c10::IntArrayRef strides, int64_t offset,
                                           int64_t dim1, int64_t dim2, const char* op, const char* tensor_arg) {
   return diagonal_geometry_of(
-      diagonal_sizes(c10::fromIntArrayRefKnownNonNegative(sizes), offset, dim1, dim2, op, tensor_arg), strides,
-      offset);
+      diagonal_sizes(c10::fromIntArrayRefKnownNonNegative(sizes), offset, dim1, dim2, op, tensor_arg), strides, offset);
 }
 
 // The geometry of the diagonal view of a contiguous tensor of `input_sizes`, after the checks of
@@ -160,8 +158,7 @@ struct StridedCopyPlan {
 // 16-byte unit, a copy that depends only on element size is instantiated once per unit size,
 // and a misaligned pointer just gets a narrower unit.
 inline StridedCopyPlan plan_strided_copy(c10::IntArrayRef sizes, c10::IntArrayRef dst_strides,
-                                         c10::IntArrayRef src_strides, int64_t elem_bytes,
-                                         char* dst, const char* src) {
+                                         c10::IntArrayRef src_strides, int64_t elem_bytes, char* dst, const char* src) {
   StridedCopyPlan p;
   p.dst = dst;
   p.src = src;

@@ -24,6 +24,7 @@ MYOPS_SCHEMAS(m) {
   m.def("diagonal_backward(Tensor grad, SymInt[] input_sizes, int offset, int dim1, int dim2) -> Tensor");
 
   // the diagonal's sizes (diagonal_backward's checks with grad_sizes)
-  MYOPS_CONTROL_DEF(m, "_diagonal_meta(SymInt[] sizes, int offset, int dim1, int dim2, SymInt[]? grad_sizes) -> SymInt[]",
+  MYOPS_CONTROL_DEF(m,
+                    "_diagonal_meta(SymInt[] sizes, int offset, int dim1, int dim2, SymInt[]? grad_sizes) -> SymInt[]",
                     myops::diagonal_meta);
 }

@@ -47,16 +47,14 @@ constexpr OpInfo kOpTable[kNumOps] = {
   MYOPS_EW_IF_ROUTED(DROPIN)({#FN, MYOPS_EW_DEFAULT(DROPIN)}, )
     MYOPS_EW_OPS(MYOPS_OVERRIDE_INFO)
 #undef MYOPS_OVERRIDE_INFO
-    {"nms", true},
+        {"nms", true},
 };
 
 constexpr const char* kWhyNames[kNumWhy] = {"arguments", "refused"};
 
 // kNms overrides torchvision::nms (tv_nms below); it is registered only if torchvision's ops are
 // loaded when the op is enabled.
-bool torchvision_loaded() {
-  return c10::Dispatcher::singleton().findSchema({"torchvision::nms", ""}).has_value();
-}
+bool torchvision_loaded() { return c10::Dispatcher::singleton().findSchema({"torchvision::nms", ""}).has_value(); }
 
 // Process-wide routing (enable) and the counters of every thread together.
 std::atomic<uint32_t> g_mask{0};
@@ -176,9 +174,8 @@ at::Tensor tv_nms(c10::DispatchKeySet ks, const at::Tensor& dets, const at::Tens
   using Sig = at::Tensor(const at::Tensor&, const at::Tensor&, double);
   static const auto torchvision_nms =
       c10::Dispatcher::singleton().findSchemaOrThrow("torchvision::nms", "").typed<Sig>();
-  static const auto mine = c10::Dispatcher::singleton()
-                               .findSchemaOrThrow(C10_STRINGIZE(MYOPS_OVERRIDE_LIBRARY) "::nms", "")
-                               .typed<Sig>();
+  static const auto mine =
+      c10::Dispatcher::singleton().findSchemaOrThrow(C10_STRINGIZE(MYOPS_OVERRIDE_LIBRARY) "::nms", "").typed<Sig>();
   const c10::DispatchKeySet below =
       ks & c10::DispatchKeySet(c10::DispatchKeySet::FULL_AFTER, c10::DispatchKey::BackendSelect);
   const c10::DispatchKey key = below.highestPriorityTypeId();

@@ -54,7 +54,7 @@ enum Op : int {
 #define MYOPS_OVERRIDE_ENUM(FN, NAME, OVERLOAD, KIND, RULE, SIG, SCHEMA, DROPIN) MYOPS_EW_IF_ROUTED(DROPIN)(op_##FN, )
   MYOPS_EW_OPS(MYOPS_OVERRIDE_ENUM)
 #undef MYOPS_OVERRIDE_ENUM
-  kNms,  // torchvision::nms (registered only while torchvision's ops are loaded)
+      kNms,  // torchvision::nms (registered only while torchvision's ops are loaded)
   kNumOps
 };
 static_assert(kNumOps <= 32, "myops: the drop-in's op masks are 32 bits");
@@ -117,8 +117,8 @@ inline bool myops_dtype(at::ScalarType s) {
 
 inline bool reduced_float(at::ScalarType s) { return s == at::kHalf || s == at::kBFloat16; }
 
-// A plain strided tensor of a myops dtype (no lazy negation) on device type `dev`; with `cpu_scalar_ok`, a 0-d CPU tensor (a wrapped Python number) is accepted beside
-// tensors on another device, as torch's TensorIterator accepts it.
+// A plain strided tensor of a myops dtype (no lazy negation) on device type `dev`; with `cpu_scalar_ok`, a 0-d CPU
+// tensor (a wrapped Python number) is accepted beside tensors on another device, as torch's TensorIterator accepts it.
 inline bool plain(const at::Tensor& t, c10::DeviceType dev, bool cpu_scalar_ok = false) {
   if (!t.defined() || t.layout() != c10::kStrided || !myops_dtype(t.scalar_type()) || t.is_neg()) {
     return false;
@@ -163,12 +163,12 @@ MYOPS_EW_DEFINE_HANDLES(override_ops, C10_STRINGIZE(MYOPS_OVERRIDE_LIBRARY));
 
 // The myops op `name` (signature SIG), called on dispatch key `key` (below its Autograd key: we
 // are already below aten's).
-#define MYOPS_OVERRIDE_CALL(NAME, SIG, ...)                                                       \
-  [&] {                                                                                          \
-    static const auto handle =                                                                   \
-        c10::Dispatcher::singleton().findSchemaOrThrow(C10_STRINGIZE(MYOPS_OVERRIDE_LIBRARY) "::" NAME, "") \
-            .typed<SIG>();                                                                       \
-    return handle.redispatch(c10::DispatchKeySet(B::key), __VA_ARGS__);                          \
+#define MYOPS_OVERRIDE_CALL(NAME, SIG, ...)                                                                \
+  [&] {                                                                                                    \
+    static const auto handle = c10::Dispatcher::singleton()                                                \
+                                   .findSchemaOrThrow(C10_STRINGIZE(MYOPS_OVERRIDE_LIBRARY) "::" NAME, "") \
+                                   .typed<SIG>();                                                          \
+    return handle.redispatch(c10::DispatchKeySet(B::key), __VA_ARGS__);                                    \
   }()
 // The elementwise op FN of the table, likewise.
 #define MYOPS_OVERRIDE_EW(FN, ...) override_ops::FN().redispatch(c10::DispatchKeySet(B::key), __VA_ARGS__)
@@ -210,8 +210,8 @@ struct Kernels {
     return route(
         kNonzeroStatic, ok,
         [&] {
-          return MYOPS_OVERRIDE_CALL("nonzero_static", at::Tensor(const at::Tensor&, c10::SymInt, int64_t), self,
-                                     size, fill_value);
+          return MYOPS_OVERRIDE_CALL("nonzero_static", at::Tensor(const at::Tensor&, c10::SymInt, int64_t), self, size,
+                                     fill_value);
         },
         [&] { return B::nonzero_static(self, size, fill_value); });
   }
@@ -221,10 +221,7 @@ struct Kernels {
   static at::Tensor where(const at::Tensor& condition, const at::Tensor& self, const at::Tensor& other) {
     bool ok = on(condition) && condition.scalar_type() == at::kBool && operand(self) && operand(other);
     return route(
-        op_where, ok,
-        [&] {
-          return MYOPS_OVERRIDE_EW(where, condition, self, other);
-        },
+        op_where, ok, [&] { return MYOPS_OVERRIDE_EW(where, condition, self, other); },
         [&] { return B::where(condition, self, other); });
   }
 
@@ -240,10 +237,7 @@ struct Kernels {
     bool ok = on(self) && on(t1) && on(t2) && !value.isComplex() && (!any_float || B::fuses_like_torch()) &&
               (is_one(value) || !any_reduced);
     return route(
-        op_addcmul, ok,
-        [&] {
-          return MYOPS_OVERRIDE_EW(addcmul, self, t1, t2, value);
-        },
+        op_addcmul, ok, [&] { return MYOPS_OVERRIDE_EW(addcmul, self, t1, t2, value); },
         [&] { return B::addcmul(self, t1, t2, value); });
   }
 
@@ -252,10 +246,7 @@ struct Kernels {
     // myops.clamp takes both bounds as tensors; one-sided clamps stay torch's
     bool ok = on(self) && min.has_value() && max.has_value() && on(*min) && on(*max);
     return route(
-        op_clamp, ok,
-        [&] {
-          return MYOPS_OVERRIDE_EW(clamp, self, *min, *max);
-        },
+        op_clamp, ok, [&] { return MYOPS_OVERRIDE_EW(clamp, self, *min, *max); },
         [&] { return B::clamp(self, min, max); });
   }
 
@@ -278,15 +269,13 @@ struct Kernels {
   static at::Tensor add(const at::Tensor& self, const at::Tensor& other, const c10::Scalar& alpha) {
     return route(
         op_add, binary_ok(self, other) && alpha_ok(self, other, alpha),
-        [&] { return MYOPS_OVERRIDE_EW(add, self, other, alpha); },
-        [&] { return B::add(self, other, alpha); });
+        [&] { return MYOPS_OVERRIDE_EW(add, self, other, alpha); }, [&] { return B::add(self, other, alpha); });
   }
 
   static at::Tensor sub(const at::Tensor& self, const at::Tensor& other, const c10::Scalar& alpha) {
     return route(
         op_sub, binary_ok(self, other) && alpha_ok(self, other, alpha),
-        [&] { return MYOPS_OVERRIDE_EW(sub, self, other, alpha); },
-        [&] { return B::sub(self, other, alpha); });
+        [&] { return MYOPS_OVERRIDE_EW(sub, self, other, alpha); }, [&] { return B::sub(self, other, alpha); });
   }
 
   static at::Tensor mul(const at::Tensor& self, const at::Tensor& other) {
@@ -298,9 +287,7 @@ struct Kernels {
   static at::Tensor div(const at::Tensor& self, const at::Tensor& other) {
     // a CPU scalar divisor on CUDA: myops multiplies by its reciprocal as torch's kernel does
     const bool ok = binary_ok(self, other);
-    return route(
-        op_div, ok, [&] { return MYOPS_OVERRIDE_EW(div, self, other); },
-        [&] { return B::div(self, other); });
+    return route(op_div, ok, [&] { return MYOPS_OVERRIDE_EW(div, self, other); }, [&] { return B::div(self, other); });
   }
 
   static at::Tensor maximum(const at::Tensor& self, const at::Tensor& other) {
@@ -357,8 +344,7 @@ struct Kernels {
   static at::Tensor gelu(const at::Tensor& self, c10::string_view approximate) {
     bool ok = on(self) && at::isFloatingType(self.scalar_type()) && (approximate == "none" || approximate == "tanh");
     return route(
-        op_gelu, ok,
-        [&] { return MYOPS_OVERRIDE_EW(gelu, self, approximate); },
+        op_gelu, ok, [&] { return MYOPS_OVERRIDE_EW(gelu, self, approximate); },
         [&] { return B::gelu(self, approximate); });
   }
 
@@ -377,11 +363,11 @@ struct Kernels {
     }
     return true;
   }
-#define MYOPS_OVERRIDE_UNARY_generic(FN)                                                          \
-  static at::Tensor FN(const at::Tensor& self) {                                                   \
-    return route(                                                                                  \
-        op_##FN, on(self) && takes(ew::EwOp::FN, self.scalar_type()),                              \
-        [&] { return MYOPS_OVERRIDE_EW(FN, self); }, [&] { return B::FN(self); });                 \
+#define MYOPS_OVERRIDE_UNARY_generic(FN)                                                                           \
+  static at::Tensor FN(const at::Tensor& self) {                                                                   \
+    return route(                                                                                                  \
+        op_##FN, on(self) && takes(ew::EwOp::FN, self.scalar_type()), [&] { return MYOPS_OVERRIDE_EW(FN, self); }, \
+        [&] { return B::FN(self); });                                                                              \
   }
 #define MYOPS_OVERRIDE_UNARY_own(FN)
 #define MYOPS_OVERRIDE_UNARY(FN, NAME, OVERLOAD, KIND, RULE, SIG, SCHEMA, DROPIN) \
@@ -397,8 +383,8 @@ struct Kernels {
   }
 
   static at::Tensor pow_scalar(const at::Tensor& self, const c10::Scalar& exponent) {
-    const bool ok = on(self) && at::isFloatingType(self.scalar_type()) && !exponent.isComplex() &&
-                    !exponent.isSymbolic();
+    const bool ok =
+        on(self) && at::isFloatingType(self.scalar_type()) && !exponent.isComplex() && !exponent.isSymbolic();
     return route(
         op_pow_scalar, ok, [&] { return MYOPS_OVERRIDE_EW(pow_scalar, self, exponent); },
         [&] { return B::pow(self, exponent); });
@@ -410,14 +396,20 @@ struct Kernels {
   // and computing those through a temporary would cost a copy; add_, add.out, ... stay torch's).
   static void register_op(torch::Library& m, Op op) {
     switch (op) {
-      case kNonzero: m.impl("nonzero", TORCH_FN(nonzero)); break;
-      case kNonzeroStatic: m.impl("nonzero_static", TORCH_FN(nonzero_static)); break;
+      case kNonzero:
+        m.impl("nonzero", TORCH_FN(nonzero));
+        break;
+      case kNonzeroStatic:
+        m.impl("nonzero_static", TORCH_FN(nonzero_static));
+        break;
 #define MYOPS_OVERRIDE_REGISTER(FN, NAME, OVERLOAD, KIND, RULE, SIG, SCHEMA, DROPIN) \
   MYOPS_EW_IF_ROUTED(DROPIN)(case op_##FN : m.impl(MYOPS_EW_ATEN(DROPIN), TORCH_FN(FN)); break;)
-      MYOPS_EW_OPS(MYOPS_OVERRIDE_REGISTER)
+        MYOPS_EW_OPS(MYOPS_OVERRIDE_REGISTER)
 #undef MYOPS_OVERRIDE_REGISTER
-      case kNms: break;  // one kernel for every backend, on BackendSelect (aten_override.cpp)
-      case kNumOps: break;
+      case kNms:
+        break;  // one kernel for every backend, on BackendSelect (aten_override.cpp)
+      case kNumOps:
+        break;
     }
   }
 };
@@ -425,20 +417,20 @@ struct Kernels {
 // torch's kernels for one backend, one per routable op: MYOPS_OVERRIDE_TORCH_NS::<fn> (at::cpu
 // or at::cuda: the per-backend entry points of ATen/CPUFunctions.h / ATen/CUDAFunctions.h,
 // which bypass the dispatcher), or at::compositeexplicitautograd::<fn> for an op the table
-// routes as composite (ATen/CompositeExplicitAutogradFunctions.h). Define MYOPS_OVERRIDE_TORCH_NS, then use this inside a backend
-// struct.
+// routes as composite (ATen/CompositeExplicitAutogradFunctions.h). Define MYOPS_OVERRIDE_TORCH_NS, then use this inside
+// a backend struct.
 #define MYOPS_OVERRIDE_TORCH_KERNEL_OF(FN, NAME, OVERLOAD, KIND, RULE, SIG, SCHEMA, DROPIN) \
-  MYOPS_EW_IF_ROUTED(DROPIN)(template <class... A> static at::Tensor FN(const A&... a) {     \
-    return MYOPS_OVERRIDE_TORCH_NS_OF_##DROPIN::NAME(a...);                                  \
+  MYOPS_EW_IF_ROUTED(DROPIN)(template <class... A> static at::Tensor FN(const A&... a) {    \
+    return MYOPS_OVERRIDE_TORCH_NS_OF_##DROPIN::NAME(a...);                                 \
   })
 // whose kernel: the backend's (route) or aten's composite one (composite: no backend kernel)
 #define MYOPS_OVERRIDE_TORCH_NS_OF_route(ATEN, DEFAULT) MYOPS_OVERRIDE_TORCH_NS
 #define MYOPS_OVERRIDE_TORCH_NS_OF_composite(ATEN, DEFAULT) at::compositeexplicitautograd
-#define MYOPS_OVERRIDE_TORCH_KERNELS                                                               \
+#define MYOPS_OVERRIDE_TORCH_KERNELS                                                             \
   static at::Tensor nonzero(const at::Tensor& s) { return MYOPS_OVERRIDE_TORCH_NS::nonzero(s); } \
-  static at::Tensor nonzero_static(const at::Tensor& s, c10::SymInt size, int64_t fill) {          \
-    return MYOPS_OVERRIDE_TORCH_NS::nonzero_static_symint(s, std::move(size), fill);               \
-  }                                                                                                \
+  static at::Tensor nonzero_static(const at::Tensor& s, c10::SymInt size, int64_t fill) {        \
+    return MYOPS_OVERRIDE_TORCH_NS::nonzero_static_symint(s, std::move(size), fill);             \
+  }                                                                                              \
   MYOPS_EW_OPS(MYOPS_OVERRIDE_TORCH_KERNEL_OF)
 
 }  // namespace aten_override

@@ -268,7 +268,9 @@ Tensor div_scalar_self_autograd(const c10::Scalar& self, const Tensor& other) {
 }
 
 // myops::mul_scalar, kept for compatibility: mul.Scalar under its old name (CompositeImplicitAutograd)
-Tensor mul_scalar_compat(const Tensor& self, const c10::Scalar& other) { return ew::ops::mul_scalar().call(self, other); }
+Tensor mul_scalar_compat(const Tensor& self, const c10::Scalar& other) {
+  return ew::ops::mul_scalar().call(self, other);
+}
 
 struct CastFn : Function<CastFn> {
   static Tensor forward(AutogradContext* ctx, const Tensor& self, c10::ScalarType dtype) {
@@ -578,7 +580,8 @@ struct ClampFn : Function<ClampFn> {
     }
     if (ctx->needs_input_grad(1)) {
       // min wins where self <= min < max (half of it at self == min) or self < min == max
-      auto wins = at::logical_or(at::logical_and(lo_lt_hi, at::le(self, lo)), at::logical_and(lo_eq_hi, at::lt(self, lo)));
+      auto wins =
+          at::logical_or(at::logical_and(lo_lt_hi, at::le(self, lo)), at::logical_and(lo_eq_hi, at::lt(self, lo)));
       g1 = reduce_like(zero_where(ew::ops::where().call(at::eq(self, lo), half, g[0]), at::logical_not(wins)), lo);
     }
     if (ctx->needs_input_grad(2)) {

@@ -48,8 +48,8 @@ inline c10::ArrayRef<at::ScalarType> dtypes_in(EwDtypes d) {
   return all_dtypes();
 }
 
-inline void check_in(const at::Tensor& t, c10::ArrayRef<at::ScalarType> allowed,
-                     const char* op, const char* arg, bool not_implemented = true) {
+inline void check_in(const at::Tensor& t, c10::ArrayRef<at::ScalarType> allowed, const char* op, const char* arg,
+                     bool not_implemented = true) {
   TORCH_CHECK(t.defined(), "myops.", op, ": argument '", arg, "' is an undefined tensor");
   check_dtype(t, allowed, op, arg, not_implemented);
 }
@@ -103,8 +103,8 @@ inline std::vector<int64_t> broadcast_shape(const char* op, c10::ArrayRef<const 
         if (k) got += ", ";
         got += std::string("'") + names[k] + "' " + shape_str(ts[k]->sizes());
       }
-      TORCH_CHECK(false, "myops.", op, ": shapes do not broadcast: ", got, " (size ", b,
-                  " of argument '", names[ti], "' at dim ", i, " against ", a, ")");
+      TORCH_CHECK(false, "myops.", op, ": shapes do not broadcast: ", got, " (size ", b, " of argument '", names[ti],
+                  "' at dim ", i, " against ", a, ")");
     }
   }
   return out;
@@ -195,11 +195,11 @@ struct EwPlan {
 inline void read_scalar(const at::Tensor& t, at::ScalarType to, unsigned char* dst) {
   auto c = t.contiguous();
   const void* src = c.const_data_ptr();
-#define MYOPS_EW_TO(T, NAME)                                                  \
-  case at::k##NAME: {                                                          \
-    T v = c10::fetch_and_cast<T>(c.scalar_type(), src);                      \
-    std::memcpy(dst, &v, sizeof(T));                                           \
-    break;                                                                     \
+#define MYOPS_EW_TO(T, NAME)                            \
+  case at::k##NAME: {                                   \
+    T v = c10::fetch_and_cast<T>(c.scalar_type(), src); \
+    std::memcpy(dst, &v, sizeof(T));                    \
+    break;                                              \
   }
   switch (to) {
     AT_FORALL_SCALAR_TYPES_AND3(Bool, Half, BFloat16, MYOPS_EW_TO)

@@ -63,7 +63,7 @@ opmath_t<scalar_t> param_to(EwKind kind, bool cpu_rules, const c10::Scalar& v) {
 }
 
 struct EwParams {
-  c10::Scalar alpha = 1;  // add/sub: alpha (sub passes -alpha); addcmul: value
+  c10::Scalar alpha = 1;   // add/sub: alpha (sub passes -alpha); addcmul: value
   bool gelu_tanh = false;  // gelu approximate='tanh'
   // gelu (erf form) where torch's CPU gelu runs oneDNN's JIT kernel (TorchCpuGelu::OneDnnJit):
   // its results at the edges of the range follow that kernel's
@@ -108,7 +108,7 @@ struct Ops {
   // ---- unary ------------------------------------------------------------------------------
 
   static at::Tensor unary(const char* op, EwKind kind, const at::Tensor& self, at::ScalarType out_dtype,
-                         const EwParams& prm) {
+                          const EwParams& prm) {
     auto p = make_plan(op, {self}, {out_dtype}, out_dtype, self.device(), B::kCpuRules, cast_fn, {"self"});
     if (p.numel) B::run(kind, p, prm);
     return p.out;
@@ -137,8 +137,7 @@ struct Ops {
       const TorchCpuGelu path = prm.gelu_tanh ? TorchCpuGelu::Own : torch_cpu_gelu_path(self);
       TORCH_CHECK(path == TorchCpuGelu::Own || self.dim() <= kOneDnnMaxDims,
                   "myops.gelu: dimensions are invalid: torch's CPU gelu runs oneDNN on this input (contiguous ",
-                  self.scalar_type(), ", oneDNN on), which takes at most ", kOneDnnMaxDims, " dims, got ",
-                  self.dim());
+                  self.scalar_type(), ", oneDNN on), which takes at most ", kOneDnnMaxDims, " dims, got ", self.dim());
       prm.onednn_gelu = path == TorchCpuGelu::OneDnnJit;
     }
     return unary("gelu", EwKind::Gelu, self, self.scalar_type(), prm);
@@ -195,9 +194,9 @@ struct Ops {
   static void check_alpha(const char* op, const char* arg, at::ScalarType dt, const c10::Scalar& alpha) {
     TORCH_CHECK(!alpha.isBoolean() || dt == at::kBool, "myops.", op, ": argument '", arg,
                 "' may be a bool only for a bool result, got result dtype ", dt);
-    TORCH_CHECK(at::isFloatingType(dt) || alpha.isIntegral(/*includeBool=*/true), "myops.", op,
-                ": argument '", arg, "' must not be a floating point number for integral inputs (result dtype ",
-                dt, "), got ", alpha.toDouble());
+    TORCH_CHECK(at::isFloatingType(dt) || alpha.isIntegral(/*includeBool=*/true), "myops.", op, ": argument '", arg,
+                "' must not be a floating point number for integral inputs (result dtype ", dt, "), got ",
+                alpha.toDouble());
   }
 
   static at::Tensor add(const at::Tensor& self, const at::Tensor& other, const c10::Scalar& alpha) {
@@ -270,8 +269,8 @@ struct Ops {
     return w;
   }
 
-  static at::Tensor with_number(const char* op, EwKind kind, const at::Tensor& t, const c10::Scalar& s,
-                                NumberSide side, at::ScalarType dt, const EwParams& prm) {
+  static at::Tensor with_number(const char* op, EwKind kind, const at::Tensor& t, const c10::Scalar& s, NumberSide side,
+                                at::ScalarType dt, const EwParams& prm) {
     auto w = number_operand(s, t.scalar_type(), dt);
     return side == NumberSide::first ? binary(op, kind, w, t, dt, prm) : binary(op, kind, t, w, dt, prm);
   }
@@ -303,8 +302,7 @@ struct Ops {
   // with alpha 1 add commutes, and takes the number second as torch's x + 2 does
   static at::Tensor add_scalar_self(const c10::Scalar& self, const at::Tensor& other, const c10::Scalar& alpha) {
     const bool one = !alpha.isBoolean() && !alpha.isComplex() && alpha.equal(1);
-    return add_number(AddOrSub::add, other, "other", self, "self", one ? NumberSide::second : NumberSide::first,
-                      alpha);
+    return add_number(AddOrSub::add, other, "other", self, "self", one ? NumberSide::second : NumberSide::first, alpha);
   }
 
   static at::Tensor sub_scalar_self(const c10::Scalar& self, const at::Tensor& other, const c10::Scalar& alpha) {
@@ -402,8 +400,9 @@ struct Ops {
     check_in(condition, {at::kBool, at::kByte}, "where", "condition", /*not_implemented=*/false);
     if (condition.scalar_type() == at::kByte) {
       // accepted as torch.where does (nonzero = true), with its deprecation warning
-      TORCH_WARN("myops.where received a uint8 condition tensor. This behavior is deprecated and will be "
-                      "removed in a future version of PyTorch. Use a boolean condition instead.");
+      TORCH_WARN(
+          "myops.where received a uint8 condition tensor. This behavior is deprecated and will be "
+          "removed in a future version of PyTorch. Use a boolean condition instead.");
     }
   }
 
@@ -411,8 +410,8 @@ struct Ops {
                              at::ScalarType dt) {
     static const std::array<const char*, 3> names = {"condition", "self", "other"};
     auto dev = common_device("where", {&condition, &self, &other}, names);
-    auto p = make_plan("where", {condition, self, other}, {at::kBool, dt, dt}, dt, dev, /*cast_first=*/true, cast_fn,
-                       names);
+    auto p =
+        make_plan("where", {condition, self, other}, {at::kBool, dt, dt}, dt, dev, /*cast_first=*/true, cast_fn, names);
     if (p.numel) B::run(EwKind::Where, p, {});
     return p.out;
   }
@@ -474,8 +473,8 @@ struct Ops {
     return where_in(condition, at::scalar_tensor(self, opts), at::scalar_tensor(other, opts), dt);
   }
 
-  static at::Tensor ternary(const char* op, EwKind kind, const at::Tensor& a, const at::Tensor& b,
-                            const at::Tensor& c, c10::ArrayRef<const char*> names, const EwParams& prm) {
+  static at::Tensor ternary(const char* op, EwKind kind, const at::Tensor& a, const at::Tensor& b, const at::Tensor& c,
+                            c10::ArrayRef<const char*> names, const EwParams& prm) {
     check_in(a, all_dtypes(), op, names[0]);
     check_in(b, all_dtypes(), op, names[1]);
     check_in(c, all_dtypes(), op, names[2]);
@@ -554,7 +553,8 @@ struct Ops {
         return t;
       } else if (given) {
         // Scalar::to is c10's checked conversion (at::scalar_tensor alone would not check)
-        AT_DISPATCH_ALL_TYPES_AND2(at::kHalf, at::kBFloat16, dt, "myops.clamp", [&] { s = c10::Scalar(v->to<scalar_t>()); });
+        AT_DISPATCH_ALL_TYPES_AND2(at::kHalf, at::kBFloat16, dt, "myops.clamp",
+                                   [&] { s = c10::Scalar(v->to<scalar_t>()); });
       } else if (!at::isFloatingType(dt)) {
         AT_DISPATCH_INTEGRAL_TYPES(dt, "myops.clamp", [&] {
           s = upper ? c10::Scalar(std::numeric_limits<scalar_t>::max())

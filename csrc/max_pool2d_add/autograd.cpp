@@ -32,7 +32,7 @@ struct MaxPool2dAddFn : Function<MaxPool2dAddFn> {
       auto self = ctx->get_saved_variables()[0];
       auto& d = ctx->saved_data;
       gs = op_max_pool2d_add_backward().call(g[0], self, d["k"].toIntVector(), d["s"].toIntVector(),
-                                              d["p"].toIntVector(), d["ceil"].toBool());
+                                             d["p"].toIntVector(), d["ceil"].toBool());
     }
     if (ctx->needs_input_grad(1)) go = Meta::reduce(ctx, "other", g[0]);
     return {gs, go, Tensor(), Tensor(), Tensor(), Tensor()};

@@ -30,7 +30,7 @@ struct Pool2d {
   int64_t Ho = 0, Wo = 0;              // pooled output
   int64_t kH = 1, kW = 1, sH = 1, sW = 1, pH = 0, pW = 0;
   bool ceil_mode = false;
-  bool batched = true;       // false for a 3-D [C, H, W] input
+  bool batched = true;         // false for a 3-D [C, H, W] input
   bool channels_last = false;  // input (and result) are channels_last
 
   // Sizes of the pooled result as the user sees it ([N, C, Ho, Wo] or [C, Ho, Wo]).
@@ -38,9 +38,7 @@ struct Pool2d {
     if (batched) return {N, C, Ho, Wo};
     return {C, Ho, Wo};
   }
-  bool is_fast_3x3s2p1() const {
-    return kH == 3 && kW == 3 && sH == 2 && sW == 2 && pH == 1 && pW == 1;
-  }
+  bool is_fast_3x3s2p1() const { return kH == 3 && kW == 3 && sH == 2 && sW == 2 && pH == 1 && pW == 1; }
 };
 
 // floor division that rounds toward -infinity (PyTorch's div_rtn).
@@ -87,8 +85,8 @@ inline PoolShape pool_shape(const TensorInfo& self, c10::IntArrayRef kernel_size
                             c10::IntArrayRef padding, bool ceil_mode, const char* op) {
   check_dtype(self.dtype, float_dtypes(), op, "self");
   TORCH_CHECK(self.dim() == 3 || self.dim() == 4, "myops.", op,
-              ": argument 'self' must be a 3-D [C, H, W] or 4-D [N, C, H, W] tensor, got ",
-              self.dim(), "-D with shape ", self.sizes);
+              ": argument 'self' must be a 3-D [C, H, W] or 4-D [N, C, H, W] tensor, got ", self.dim(),
+              "-D with shape ", self.sizes);
   PoolShape r;
   auto& k = r.k;
   auto& s = r.s;
@@ -97,22 +95,21 @@ inline PoolShape pool_shape(const TensorInfo& self, c10::IntArrayRef kernel_size
   s = pair_arg(stride, op, "stride", &k);
   p = pair_arg(padding, op, "padding");
   // torch's pooling takes these as C int: larger values raise its overflow error
-  for (auto [arg, v] : {std::pair<const char*, std::array<int64_t, 2>>{"kernel_size", k}, {"stride", s},
-                        {"padding", p}}) {
+  for (auto [arg, v] :
+       {std::pair<const char*, std::array<int64_t, 2>>{"kernel_size", k}, {"stride", s}, {"padding", p}}) {
     for (int64_t x : v) {
       TORCH_CHECK(x >= std::numeric_limits<int>::min() && x <= std::numeric_limits<int>::max(), "myops.", op,
                   ": argument '", arg, "' value ", x, " cannot be converted to type int without overflow");
     }
   }
-  TORCH_CHECK(k[0] > 0 && k[1] > 0, "myops.", op,
-              ": argument 'kernel_size' must be positive, got ", c10::IntArrayRef(k));
-  TORCH_CHECK(s[0] > 0 && s[1] > 0, "myops.", op, ": argument 'stride' must be positive, got ",
-              c10::IntArrayRef(s));
-  TORCH_CHECK(p[0] >= 0 && p[1] >= 0, "myops.", op,
-              ": argument 'padding' must be non-negative, got ", c10::IntArrayRef(p));
+  TORCH_CHECK(k[0] > 0 && k[1] > 0, "myops.", op, ": argument 'kernel_size' must be positive, got ",
+              c10::IntArrayRef(k));
+  TORCH_CHECK(s[0] > 0 && s[1] > 0, "myops.", op, ": argument 'stride' must be positive, got ", c10::IntArrayRef(s));
+  TORCH_CHECK(p[0] >= 0 && p[1] >= 0, "myops.", op, ": argument 'padding' must be non-negative, got ",
+              c10::IntArrayRef(p));
   TORCH_CHECK(p[0] <= k[0] / 2 && p[1] <= k[1] / 2, "myops.", op,
-              ": argument 'padding' must be at most half of kernel_size, got padding ",
-              c10::IntArrayRef(p), " for kernel_size ", c10::IntArrayRef(k));
+              ": argument 'padding' must be at most half of kernel_size, got padding ", c10::IntArrayRef(p),
+              " for kernel_size ", c10::IntArrayRef(k));
   const c10::SymInt &C = self.size(-3), &H = self.size(-2), &W = self.size(-1);
   MYOPS_SYM_CHECK(C.sym_gt(0) & H.sym_gt(0) & W.sym_gt(0), "myops.", op,
                   ": argument 'self' must have non-zero C, H and W (only the batch dim may be 0), got shape ",
@@ -120,8 +117,8 @@ inline PoolShape pool_shape(const TensorInfo& self, c10::IntArrayRef kernel_size
   const c10::SymInt Ho = pooled_size(H, k[0], p[0], s[0], ceil_mode);
   const c10::SymInt Wo = pooled_size(W, k[1], p[1], s[1], ceil_mode);
   MYOPS_SYM_CHECK(Ho.sym_ge(1) & Wo.sym_ge(1), "myops.", op, ": argument 'self' of spatial size [", H, ", ", W,
-                  "] gives a pooled output of [", Ho, ", ", Wo, "] for kernel_size ", c10::IntArrayRef(k),
-                  ", stride ", c10::IntArrayRef(s), ", padding ", c10::IntArrayRef(p), ", ceil_mode ", ceil_mode,
+                  "] gives a pooled output of [", Ho, ", ", Wo, "] for kernel_size ", c10::IntArrayRef(k), ", stride ",
+                  c10::IntArrayRef(s), ", padding ", c10::IntArrayRef(p), ", ceil_mode ", ceil_mode,
                   ": the pooled output must be at least 1 x 1");
   r.out_sizes.assign(self.sizes.begin(), self.sizes.end() - 2);
   r.out_sizes.push_back(Ho);
@@ -161,8 +158,8 @@ inline void check_broadcasts_to(const TensorInfo& other, c10::SymIntArrayRef tar
     const c10::SymInt& s = other.size(-i);
     ok = ok & (s.sym_eq(1) | s.sym_eq(target[nt - i]));
   }
-  MYOPS_SYM_CHECK(ok, "myops.", op, ": argument 'other' of shape ", other.sizes,
-                  " must broadcast to the pooled shape ", target);
+  MYOPS_SYM_CHECK(ok, "myops.", op, ": argument 'other' of shape ", other.sizes, " must broadcast to the pooled shape ",
+                  target);
 }
 
 // Every check of max_pool2d_add, in order; the pooled shape.
@@ -210,12 +207,11 @@ struct Forward {
   at::Tensor self;   // contiguous in memory_format(g)
   at::Tensor other;  // result dtype, original (unexpanded) shape
   std::array<int64_t, 4> other_strides;
-  at::Tensor out;    // result dtype, pooled shape, memory_format(g)
+  at::Tensor out;  // result dtype, pooled shape, memory_format(g)
 };
 
-inline Forward prepare_forward(const at::Tensor& self, const at::Tensor& other,
-                               c10::IntArrayRef kernel_size, c10::IntArrayRef stride,
-                               c10::IntArrayRef padding, bool ceil_mode, const char* op) {
+inline Forward prepare_forward(const at::Tensor& self, const at::Tensor& other, c10::IntArrayRef kernel_size,
+                               c10::IntArrayRef stride, c10::IntArrayRef padding, bool ceil_mode, const char* op) {
   Forward f;
   f.g = make_pool2d(self, forward_shape(self, other, kernel_size, stride, padding, ceil_mode, op), ceil_mode);
   auto sizes = f.g.out_sizes();
@@ -241,14 +237,12 @@ struct Backward {
   at::Tensor grad_self;  // self's dtype and shape, memory_format(g)
 };
 
-inline Backward prepare_backward(const at::Tensor& grad_output, const at::Tensor& self,
-                                 c10::IntArrayRef kernel_size, c10::IntArrayRef stride,
-                                 c10::IntArrayRef padding, bool ceil_mode, const char* op) {
+inline Backward prepare_backward(const at::Tensor& grad_output, const at::Tensor& self, c10::IntArrayRef kernel_size,
+                                 c10::IntArrayRef stride, c10::IntArrayRef padding, bool ceil_mode, const char* op) {
   Backward b;
   b.g = make_pool2d(self, backward_shape(grad_output, self, kernel_size, stride, padding, ceil_mode, op), ceil_mode);
   b.self = self.is_contiguous(memory_format(b.g)) ? self : self.contiguous(memory_format(b.g));
-  b.grad = grad_output.scalar_type() == self.scalar_type() ? grad_output
-                                                           : grad_output.to(self.scalar_type());
+  b.grad = grad_output.scalar_type() == self.scalar_type() ? grad_output : grad_output.to(self.scalar_type());
   b.grad_strides = {0, 0, 0, 0};
   for (int64_t i = 1; i <= b.grad.dim(); ++i) b.grad_strides[4 - i] = b.grad.stride(-i);
   b.grad_self = at::empty(self.sizes(), self.options().memory_format(memory_format(b.g)));

@@ -94,8 +94,8 @@ void image_cpu(const at::Tensor& boxes, const at::Tensor& scores, const Args& a,
     anchor = at::div(idx, C, "floor");
     cls = at::remainder(idx, C);
   } else {
-    const at::Tensor best = s.argmax(1);                                   // [A]: first best class
-    const at::Tensor conf = s.gather(1, best.unsqueeze(1)).squeeze(1);     // its score (NaN if any)
+    const at::Tensor best = s.argmax(1);                                // [A]: first best class
+    const at::Tensor conf = s.gather(1, best.unsqueeze(1)).squeeze(1);  // its score (NaN if any)
     anchor = at::nonzero(conf > a.score_threshold).squeeze(1);
     sc = conf.index_select(0, anchor);
     cls = best.index_select(0, anchor);
@@ -108,8 +108,8 @@ void image_cpu(const at::Tensor& boxes, const at::Tensor& scores, const Args& a,
   const at::Tensor b = boxes.dim() == 4 ? boxes.select(0, n).reshape({A * C, 4}).index_select(0, anchor * C + cls)
                                         : boxes.select(0, n).index_select(0, anchor);
   // positions in the candidate order, ascending: score descending, ties by candidate
-  at::Tensor keep = a.class_agnostic ? myops::nms(b, sc, a.iou_threshold)
-                                     : myops::batched_nms(b, sc, cls, a.iou_threshold);
+  at::Tensor keep =
+      a.class_agnostic ? myops::nms(b, sc, a.iou_threshold) : myops::batched_nms(b, sc, cls, a.iou_threshold);
   keep = std::get<0>(keep.sort(0, /*descending=*/false));
   const int64_t k = std::min<int64_t>(keep.size(0), a.max_detections);
   std::get<0>(out).select(0, n).fill_(k);
@@ -168,8 +168,8 @@ Result run_padded(const at::Tensor& boxes, const at::Tensor& scores, const Args&
   if (a.multi_label) {
     conf = scores.reshape({N, P});
   } else {
-    best = scores.argmax(2);                                  // [N, A]
-    conf = scores.gather(2, best.unsqueeze(2)).squeeze(2);    // [N, A]
+    best = scores.argmax(2);                                // [N, A]
+    conf = scores.gather(2, best.unsqueeze(2)).squeeze(2);  // [N, A]
   }
   const at::Tensor valid = conf > a.score_threshold;
   const at::Tensor neg_inf = at::scalar_tensor(-std::numeric_limits<double>::infinity(), conf.options());
@@ -177,20 +177,20 @@ Result run_padded(const at::Tensor& boxes, const at::Tensor& scores, const Args&
   auto [sc, order] = at::where(valid, conf, neg_inf).sort(/*stable=*/true, 1, /*descending=*/true);
   sc = sc.narrow(1, 0, M);
   order = order.narrow(1, 0, M);
-  const at::Tensor count = valid.sum(1).clamp_max(M);                     // [N]
+  const at::Tensor count = valid.sum(1).clamp_max(M);                                // [N]
   const at::Tensor real = at::arange(M, lopts).unsqueeze(0).lt(count.unsqueeze(1));  // [N, M]
   const at::Tensor anchor = a.multi_label ? at::div(order, C, "floor") : order;
   const at::Tensor cls = a.multi_label ? at::remainder(order, C) : best.gather(1, order);
   const at::Tensor row = boxes.dim() == 4 ? anchor * C + cls : anchor;
   const at::Tensor src = boxes.dim() == 4 ? boxes.reshape({N, A * C, 4}) : boxes;
   // the rows past the count get zero boxes: they take no part in the NMS's maximum
-  const at::Tensor b = at::where(real.unsqueeze(2), src.gather(1, row.unsqueeze(2).expand({N, M, 4})),
-                                 at::zeros({}, boxes.options()));
+  const at::Tensor b =
+      at::where(real.unsqueeze(2), src.gather(1, row.unsqueeze(2).expand({N, M, 4})), at::zeros({}, boxes.options()));
   std::vector<at::Tensor> keeps;
   keeps.reserve(N);
   for (int64_t n = 0; n < N; ++n) {
-    keeps.push_back(image_nms_padded(b.select(0, n), sc.select(0, n), cls.select(0, n), real.select(0, n),
-                                     count.select(0, n), a));
+    keeps.push_back(
+        image_nms_padded(b.select(0, n), sc.select(0, n), cls.select(0, n), real.select(0, n), count.select(0, n), a));
   }
   // the real survivors' positions, ascending (padding and rows past the count: M, last)
   const at::Tensor keep = at::stack(keeps);
@@ -207,13 +207,13 @@ Result run_padded(const at::Tensor& boxes, const at::Tensor& scores, const Args&
   const auto pick = [&](const at::Tensor& t, const at::Scalar& fill) {
     return at::where(rows, t.gather(1, at_pos), at::scalar_tensor(fill, t.options()));
   };
-  const at::Tensor out_boxes = at::where(rows.unsqueeze(2), b.gather(1, at_pos.unsqueeze(2).expand({N, K, 4})),
-                                         at::zeros({}, boxes.options()));
+  const at::Tensor out_boxes =
+      at::where(rows.unsqueeze(2), b.gather(1, at_pos.unsqueeze(2).expand({N, K, 4})), at::zeros({}, boxes.options()));
   return {num, out_boxes, pick(sc, 0), pick(cls, -1), pick(anchor, -1)};
 }
 
-Args args_of(double score_threshold, double iou_threshold, int64_t max_detections,
-             std::optional<int64_t> pre_nms_top_k, bool class_agnostic, bool multi_label) {
+Args args_of(double score_threshold, double iou_threshold, int64_t max_detections, std::optional<int64_t> pre_nms_top_k,
+             bool class_agnostic, bool multi_label) {
   return {score_threshold, iou_threshold, max_detections, pre_nms_top_k, class_agnostic, multi_label};
 }
 
@@ -222,8 +222,8 @@ Result empty_classes(const at::Tensor& boxes, const at::Tensor& scores, const Ar
 }
 
 Result multiclass_nms_static_kernel(const at::Tensor& boxes, const at::Tensor& scores, double score_threshold,
-                             double iou_threshold, int64_t max_detections, std::optional<int64_t> pre_nms_top_k,
-                             bool class_agnostic, bool multi_label) {
+                                    double iou_threshold, int64_t max_detections, std::optional<int64_t> pre_nms_top_k,
+                                    bool class_agnostic, bool multi_label) {
   const Args a = args_of(score_threshold, iou_threshold, max_detections, pre_nms_top_k, class_agnostic, multi_label);
   nms_common::check_multiclass(boxes, scores, a.max_detections, a.pre_nms_top_k, kOp);
   if (scores.size(2) == 0) return empty_classes(boxes, scores, a);
@@ -231,8 +231,9 @@ Result multiclass_nms_static_kernel(const at::Tensor& boxes, const at::Tensor& s
 }
 
 Result multiclass_nms_static_padded_kernel(const at::Tensor& boxes, const at::Tensor& scores, double score_threshold,
-                                    double iou_threshold, int64_t max_detections,
-                                    std::optional<int64_t> pre_nms_top_k, bool class_agnostic, bool multi_label) {
+                                           double iou_threshold, int64_t max_detections,
+                                           std::optional<int64_t> pre_nms_top_k, bool class_agnostic,
+                                           bool multi_label) {
   const Args a = args_of(score_threshold, iou_threshold, max_detections, pre_nms_top_k, class_agnostic, multi_label);
   nms_common::check_multiclass(boxes, scores, a.max_detections, a.pre_nms_top_k, "_multiclass_nms_static_padded");
   if (scores.size(2) == 0) return empty_classes(boxes, scores, a);

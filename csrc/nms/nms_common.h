@@ -36,19 +36,17 @@ inline void check_box_dtype(const TensorInfo& boxes, const char* op, bool cpu) {
 // read TensorInfo (core/checks.h): the fake kernels run them through the control op
 // myops::_nms_meta (csrc/nms/schema.cpp).
 inline void check_boxes_scores(const TensorInfo& boxes, const TensorInfo& scores, const char* op, bool cpu) {
-  TORCH_CHECK(boxes.dim() == 2, "myops.", op, ": argument 'boxes' must be a 2-D [N, 4] tensor, got ",
-              boxes.dim(), "-D");
+  TORCH_CHECK(boxes.dim() == 2, "myops.", op, ": argument 'boxes' must be a 2-D [N, 4] tensor, got ", boxes.dim(),
+              "-D");
   MYOPS_SYM_CHECK(boxes.size(1).sym_eq(4), "myops.", op, ": argument 'boxes' must have 4 elements in dim 1, got ",
                   boxes.size(1));
-  TORCH_CHECK(scores.dim() == 1, "myops.", op, ": argument 'scores' must be a 1-D tensor, got ",
-              scores.dim(), "-D");
+  TORCH_CHECK(scores.dim() == 1, "myops.", op, ": argument 'scores' must be a 1-D tensor, got ", scores.dim(), "-D");
   MYOPS_SYM_CHECK(boxes.size(0).sym_eq(scores.size(0)), "myops.", op,
-                  ": arguments 'boxes' and 'scores' must have the same number of boxes, got ", boxes.size(0),
-                  " and ", scores.size(0));
+                  ": arguments 'boxes' and 'scores' must have the same number of boxes, got ", boxes.size(0), " and ",
+                  scores.size(0));
   check_same_device(boxes, "boxes", scores, "scores", op);
   TORCH_CHECK(boxes.dtype == scores.dtype, "myops.", op,
-              ": arguments 'boxes' and 'scores' must have the same dtype, got ", boxes.dtype, " and ",
-              scores.dtype);
+              ": arguments 'boxes' and 'scores' must have the same dtype, got ", boxes.dtype, " and ", scores.dtype);
   check_box_dtype(boxes, op, cpu);
 }
 
@@ -65,8 +63,8 @@ inline void check_idxs(const TensorInfo& boxes, const TensorInfo& idxs, const ch
 // box_dtypes), one device; max_detections and pre_nms_top_k >= 0.
 inline void check_multiclass(const TensorInfo& boxes, const TensorInfo& scores, int64_t max_detections,
                              std::optional<int64_t> pre_nms_top_k, const char* op) {
-  TORCH_CHECK(scores.dim() == 3, "myops.", op, ": argument 'scores' must be a 3-D [N, A, C] tensor, got ",
-              scores.dim(), "-D");
+  TORCH_CHECK(scores.dim() == 3, "myops.", op, ": argument 'scores' must be a 3-D [N, A, C] tensor, got ", scores.dim(),
+              "-D");
   TORCH_CHECK(boxes.dim() == 3 || boxes.dim() == 4, "myops.", op,
               ": argument 'boxes' must be a 3-D [N, A, 4] or 4-D [N, A, C, 4] tensor, got ", boxes.dim(), "-D");
   MYOPS_SYM_CHECK(boxes.size(-1).sym_eq(4), "myops.", op,

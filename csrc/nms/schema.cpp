@@ -71,7 +71,7 @@ MYOPS_SCHEMAS(m) {
                     "SymInt? size) -> ()",
                     myops::nms_meta);
   MYOPS_CONTROL_DEF(m,
-                    "_multiclass_nms_meta(" MYOPS_INFO_SCHEMA("boxes") ", " MYOPS_INFO_SCHEMA("scores")
-                    ", int max_detections, int? pre_nms_top_k) -> ()",
+                    "_multiclass_nms_meta(" MYOPS_INFO_SCHEMA("boxes") ", " MYOPS_INFO_SCHEMA(
+                        "scores") ", int max_detections, int? pre_nms_top_k) -> ()",
                     myops::multiclass_nms_meta);
 }

@@ -25,8 +25,8 @@ inline at::Tensor real_input(const at::Tensor& self) { return self.is_complex() 
 // kMaxCudaRank dims. A complex dtype passes (real_input turns it into bool).
 inline void check_input(const TensorInfo& self, const char* op, bool cuda) {
   if (!c10::isComplexType(self.dtype)) check_dtype(self.dtype, all_dtypes(), op, "self");
-  TORCH_CHECK(!cuda || self.dim() <= kMaxCudaRank, "myops.", op, ": argument 'self' must have at most ",
-              kMaxCudaRank, " dims on CUDA, got ", self.dim());
+  TORCH_CHECK(!cuda || self.dim() <= kMaxCudaRank, "myops.", op, ": argument 'self' must have at most ", kMaxCudaRank,
+              " dims on CUDA, got ", self.dim());
 }
 
 // The nonzero mask of an element of `dtype` (nonzero/nonzero_bits.h).

@@ -37,6 +37,5 @@ MYOPS_SCHEMAS(m) {
       "mask_rows_bounded(Tensor self, Tensor mask, *, SymInt size, Scalar fill_value=0) -> "
       "(Tensor rows, Tensor count)");
 
-  MYOPS_CONTROL_DEF(m, "_nonzero_meta(str op, " MYOPS_INFO_SCHEMA("self") ", SymInt? size) -> ()",
-                    myops::nonzero_meta);
+  MYOPS_CONTROL_DEF(m, "_nonzero_meta(str op, " MYOPS_INFO_SCHEMA("self") ", SymInt? size) -> ()", myops::nonzero_meta);
 }

@@ -24,8 +24,8 @@ namespace {
 
 // Rows [0, size) of `source` at the positions in column 0 of `indices` (padding -1 reads row 0)
 // with the rows at or past `count` set to fill_value. `source` has at least one row.
-at::Tensor gather_rows(const at::Tensor& source, const at::Tensor& indices, const at::Tensor& count,
-                       int64_t size, const c10::Scalar& fill_value) {
+at::Tensor gather_rows(const at::Tensor& source, const at::Tensor& indices, const at::Tensor& count, int64_t size,
+                       const c10::Scalar& fill_value) {
   const at::Tensor rows = source.index_select(0, indices.select(1, 0).clamp_min(0));
   std::vector<int64_t> pad_shape(source.dim(), 1);
   pad_shape[0] = size;
@@ -34,10 +34,9 @@ at::Tensor gather_rows(const at::Tensor& source, const at::Tensor& indices, cons
 }
 
 std::tuple<at::Tensor, at::Tensor> masked_select_bounded_composite(const at::Tensor& self, const at::Tensor& mask,
-                                                         int64_t size, const c10::Scalar& fill_value) {
+                                                                   int64_t size, const c10::Scalar& fill_value) {
   TORCH_CHECK(mask.scalar_type() == at::kBool,
-              "myops.masked_select_bounded: argument 'mask' must have dtype torch.bool, got ",
-              mask.scalar_type());
+              "myops.masked_select_bounded: argument 'mask' must have dtype torch.bool, got ", mask.scalar_type());
   check_same_device(self, "self", mask, "mask", "masked_select_bounded");
   check_size(size, "masked_select_bounded");
   const std::vector<int64_t> shape = at::infer_size(self.sizes(), mask.sizes());
@@ -49,7 +48,7 @@ std::tuple<at::Tensor, at::Tensor> masked_select_bounded_composite(const at::Ten
 }
 
 std::tuple<at::Tensor, at::Tensor> mask_rows_bounded_composite(const at::Tensor& self, const at::Tensor& mask,
-                                                     int64_t size, const c10::Scalar& fill_value) {
+                                                               int64_t size, const c10::Scalar& fill_value) {
   TORCH_CHECK(self.dim() >= 1, "myops.mask_rows_bounded: argument 'self' must have at least 1 dim, got 0-D");
   TORCH_CHECK(mask.scalar_type() == at::kBool,
               "myops.mask_rows_bounded: argument 'mask' must have dtype torch.bool, got ", mask.scalar_type());

@@ -115,17 +115,17 @@ PyObject* tensors_only(PyObject* const* args, Py_ssize_t nargs, F&& f) {
 
 // Each entry point calls the C++ API (myops/ops.h, in libmyops): a dispatcher call through a
 // typed handle found once.
-#define MYOPS_FAST_UNARY(name)                                                       \
-  PyObject* py_##name(PyObject*, PyObject* const* args, Py_ssize_t nargs) {          \
-    HANDLE_TH_ERRORS                                                                 \
+#define MYOPS_FAST_UNARY(name)                                                           \
+  PyObject* py_##name(PyObject*, PyObject* const* args, Py_ssize_t nargs) {              \
+    HANDLE_TH_ERRORS                                                                     \
     return tensors_only<1>(args, nargs, [](const Tensor& a) { return myops::name(a); }); \
-    END_HANDLE_TH_ERRORS                                                             \
+    END_HANDLE_TH_ERRORS                                                                 \
   }
-#define MYOPS_FAST_BINARY(name)                                                                            \
-  PyObject* py_##name(PyObject*, PyObject* const* args, Py_ssize_t nargs) {                                \
-    HANDLE_TH_ERRORS                                                                                       \
+#define MYOPS_FAST_BINARY(name)                                                                              \
+  PyObject* py_##name(PyObject*, PyObject* const* args, Py_ssize_t nargs) {                                  \
+    HANDLE_TH_ERRORS                                                                                         \
     return tensors_only<2>(args, nargs, [](const Tensor& a, const Tensor& b) { return myops::name(a, b); }); \
-    END_HANDLE_TH_ERRORS                                                                                   \
+    END_HANDLE_TH_ERRORS                                                                                     \
   }
 MYOPS_FAST_UNARY(nonzero)
 MYOPS_FAST_BINARY(max_pool2d_add)  // kernel 3x3, stride 2, padding 1, no ceil_mode
@@ -198,18 +198,17 @@ struct Fast {
     if (!(read_arg(args[kTensors + V], &std::get<V>(v)) && ...) || !plain_tensors(args, kTensors)) {
       Py_RETURN_NOTIMPLEMENTED;
     }
-    return run(args, [&](const auto&... t) { return f(t..., std::get<V>(v)...); },
-               std::make_index_sequence<kTensors>{});
+    return run(
+        args, [&](const auto&... t) { return f(t..., std::get<V>(v)...); }, std::make_index_sequence<kTensors>{});
   }
 
   // nargs = kRequired + K for one K: the call with that many arguments
   template <size_t kRequired, class F, size_t... K>
   static PyObject* dispatch(PyObject* const* args, Py_ssize_t nargs, F& f, std::index_sequence<K...>) {
     PyObject* out = nullptr;
-    const bool matched =
-        ((nargs == static_cast<Py_ssize_t>(kRequired + K) &&
-          (out = call_with(args, f, std::make_index_sequence<kRequired + K - kTensors>{}), true)) ||
-         ...);
+    const bool matched = ((nargs == static_cast<Py_ssize_t>(kRequired + K) &&
+                           (out = call_with(args, f, std::make_index_sequence<kRequired + K - kTensors>{}), true)) ||
+                          ...);
     if (!matched) Py_RETURN_NOTIMPLEMENTED;
     return out;
   }
@@ -221,12 +220,12 @@ struct Fast {
   }
 };
 
-#define MYOPS_FAST_fast(FN, NAME, SIG)                                    \
-  PyObject* py_##FN(PyObject*, PyObject* const* args, Py_ssize_t nargs) { \
-    HANDLE_TH_ERRORS                                                      \
-    return Fast<MYOPS_EW_TYPES(SIG)>::call<MYOPS_EW_REQUIRED(SIG)>(       \
+#define MYOPS_FAST_fast(FN, NAME, SIG)                                                              \
+  PyObject* py_##FN(PyObject*, PyObject* const* args, Py_ssize_t nargs) {                           \
+    HANDLE_TH_ERRORS                                                                                \
+    return Fast<MYOPS_EW_TYPES(SIG)>::call<MYOPS_EW_REQUIRED(SIG)>(                                 \
         args, nargs, [](const auto&... a) { return myops::MYOPS_EW_API_FN(FN, NAME, SIG)(a...); }); \
-    END_HANDLE_TH_ERRORS                                                  \
+    END_HANDLE_TH_ERRORS                                                                            \
   }
 #define MYOPS_FAST_none(FN, NAME, SIG)
 #define MYOPS_FAST_DEF(FN, NAME, OVERLOAD, KIND, RULE, SIG, ...) MYOPS_EW_BY_FAST(MYOPS_FAST_, SIG)(FN, NAME, SIG)
@@ -243,8 +242,8 @@ PyObject* py_diagonal(PyObject*, PyObject* const* args, Py_ssize_t nargs) {
       !plain_tensors(args, 1)) {
     Py_RETURN_NOTIMPLEMENTED;
   }
-  return run(args, [&v](const Tensor& a) { return myops::diagonal(a, v[0], v[1], v[2]); },
-             std::make_index_sequence<1>{});
+  return run(
+      args, [&v](const Tensor& a) { return myops::diagonal(a, v[0], v[1], v[2]); }, std::make_index_sequence<1>{});
   END_HANDLE_TH_ERRORS
 }
 
@@ -255,8 +254,9 @@ PyObject* py_nonzero_static(PyObject*, PyObject* const* args, Py_ssize_t nargs) 
   if (nargs != 3 || !as_int(args[1], &size) || !as_int(args[2], &fill) || !plain_tensors(args, 1)) {
     Py_RETURN_NOTIMPLEMENTED;
   }
-  return run(args, [size, fill](const Tensor& a) { return myops::nonzero_static(a, size, fill); },
-             std::make_index_sequence<1>{});
+  return run(
+      args, [size, fill](const Tensor& a) { return myops::nonzero_static(a, size, fill); },
+      std::make_index_sequence<1>{});
   END_HANDLE_TH_ERRORS
 }
 
@@ -267,23 +267,26 @@ PyObject* py_nonzero_bounded(PyObject*, PyObject* const* args, Py_ssize_t nargs)
   if (nargs != 3 || !as_int(args[1], &size) || !as_int(args[2], &fill) || !plain_tensors(args, 1)) {
     Py_RETURN_NOTIMPLEMENTED;
   }
-  return run(args, [size, fill](const Tensor& a) { return myops::nonzero_bounded(a, size, fill); },
-             std::make_index_sequence<1>{});
+  return run(
+      args, [size, fill](const Tensor& a) { return myops::nonzero_bounded(a, size, fill); },
+      std::make_index_sequence<1>{});
   END_HANDLE_TH_ERRORS
 }
 
-#define MYOPS_METHOD(name) {#name, reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(py_##name)), METH_FASTCALL, nullptr}
+#define MYOPS_METHOD(name) \
+  {#name, reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(py_##name)), METH_FASTCALL, nullptr}
 
 // the elementwise entry points: the ops with a FAST signature
 #define MYOPS_METHOD_fast(FN) MYOPS_METHOD(FN),
 #define MYOPS_METHOD_none(FN)
 #define MYOPS_METHOD_OF(FN, NAME, OVERLOAD, KIND, RULE, SIG, ...) MYOPS_EW_BY_FAST(MYOPS_METHOD_, SIG)(FN)
 
-PyMethodDef methods[] = {
-    MYOPS_EW_OPS(MYOPS_METHOD_OF)
-    MYOPS_METHOD(nonzero),  MYOPS_METHOD(nonzero_static), MYOPS_METHOD(max_pool2d_add), MYOPS_METHOD(diagonal),
-    MYOPS_METHOD(nonzero_bounded),
-    {nullptr, nullptr, 0, nullptr}};
+PyMethodDef methods[] = {MYOPS_EW_OPS(MYOPS_METHOD_OF) MYOPS_METHOD(nonzero),
+                         MYOPS_METHOD(nonzero_static),
+                         MYOPS_METHOD(max_pool2d_add),
+                         MYOPS_METHOD(diagonal),
+                         MYOPS_METHOD(nonzero_bounded),
+                         {nullptr, nullptr, 0, nullptr}};
 #undef MYOPS_METHOD
 
 }  // namespace

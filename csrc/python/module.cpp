@@ -12,9 +12,9 @@ PyMethodDef* python_fast_methods();  // csrc/python/fast.cpp
 
 extern "C" {
 PyObject* PyInit__C(void) {
-  static struct PyModuleDef module_def = {
-      PyModuleDef_HEAD_INIT, "_C", "myops Python entry points (use torch.ops.myops.* or the myops wrappers)",
-      -1, myops::python_fast_methods()};
+  static struct PyModuleDef module_def = {PyModuleDef_HEAD_INIT, "_C",
+                                          "myops Python entry points (use torch.ops.myops.* or the myops wrappers)", -1,
+                                          myops::python_fast_methods()};
   return PyModule_Create(&module_def);
 }
 }

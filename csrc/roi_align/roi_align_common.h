@@ -52,24 +52,24 @@ inline void check_inputs(c10::ArrayRef<TensorInfo> features, const TensorInfo& r
   constexpr const char* op = "roi_align_levels";
   constexpr int64_t kIntMax = std::numeric_limits<int>::max();
   const int64_t L = static_cast<int64_t>(features.size());
-  TORCH_CHECK_VALUE(L >= 1 && L <= kMaxLevels, "myops.", op, ": argument 'features' must hold 1 to ",
-                    kMaxLevels, " feature maps, got ", L);
+  TORCH_CHECK_VALUE(L >= 1 && L <= kMaxLevels, "myops.", op, ": argument 'features' must hold 1 to ", kMaxLevels,
+                    " feature maps, got ", L);
   TORCH_CHECK_VALUE(static_cast<int64_t>(spatial_scale.size()) == L, "myops.", op,
                     ": argument 'spatial_scale' must have one scale per feature map (", L, "), got ",
                     spatial_scale.size());
   TORCH_CHECK_VALUE(pooled_height >= 0 && pooled_width >= 0, "myops.", op,
                     ": arguments 'pooled_height' and 'pooled_width' must be >= 0, got ", pooled_height, " and ",
                     pooled_width);
-  TORCH_CHECK_VALUE(pooled_height <= kIntMax && pooled_width <= kIntMax && sampling_ratio <= kIntMax,
-                    "myops.", op, ": pooled_height, pooled_width and sampling_ratio must be below 2^31");
+  TORCH_CHECK_VALUE(pooled_height <= kIntMax && pooled_width <= kIntMax && sampling_ratio <= kIntMax, "myops.", op,
+                    ": pooled_height, pooled_width and sampling_ratio must be below 2^31");
   const TensorInfo& f0 = features[0];
   for (int64_t l = 0; l < L; ++l) {
     const TensorInfo& f = features[l];
     TORCH_CHECK_VALUE(f.dim() == 4, "myops.", op, ": argument 'features' must hold 4-D [N, C, H, W] tensors, got ",
                       f.dim(), "-D at level ", l);
     MYOPS_SYM_CHECK_VALUE(f.size(0).sym_eq(f0.size(0)) & f.size(1).sym_eq(f0.size(1)), "myops.", op,
-                          ": the feature maps must have the same N and C, got ", f0.sizes, " at level 0 and ",
-                          f.sizes, " at level ", l);
+                          ": the feature maps must have the same N and C, got ", f0.sizes, " at level 0 and ", f.sizes,
+                          " at level ", l);
     MYOPS_SYM_CHECK_VALUE(f.size(2).sym_le(kIntMax) & f.size(3).sym_le(kIntMax), "myops.", op,
                           ": a feature map's height and width must be below 2^31, got ", f.sizes, " at level ", l);
     TORCH_CHECK(f.dtype == f0.dtype, "myops.", op, ": the feature maps must have one dtype, got ", f0.dtype,
@@ -87,8 +87,7 @@ inline void check_inputs(c10::ArrayRef<TensorInfo> features, const TensorInfo& r
   MYOPS_SYM_CHECK_VALUE(levels.dim() == 1 ? levels.size(0).sym_eq(rois.size(0)) : c10::SymBool(false), "myops.", op,
                         ": argument 'levels' must be a 1-D tensor of ", rois.size(0),
                         " levels (one per RoI), got shape ", levels.sizes);
-  TORCH_CHECK(levels.dtype == at::kLong, "myops.", op, ": argument 'levels' must have dtype int64, got ",
-              levels.dtype);
+  TORCH_CHECK(levels.dtype == at::kLong, "myops.", op, ": argument 'levels' must have dtype int64, got ", levels.dtype);
   check_same_device(f0, "features", levels, "levels", op);
 }
 inline void check_inputs(at::TensorList features, const at::Tensor& rois, const at::Tensor& levels,
@@ -125,8 +124,8 @@ struct Geometry {
 
 // kCudaMax: clamp the size as torchvision's CUDA kernel does (fmax), else as its CPU kernel.
 template <typename T, typename Acc, bool kCudaMax>
-MYOPS_HD Geometry<T> geometry(const T* roi, T spatial_scale, int pooled_height, int pooled_width,
-                                     int sampling_ratio, bool aligned) {
+MYOPS_HD Geometry<T> geometry(const T* roi, T spatial_scale, int pooled_height, int pooled_width, int sampling_ratio,
+                              bool aligned) {
   Geometry<T> g;
   T offset = aligned ? (T)0.5 : (T)0.0;
   T start_w = roi[1] * spatial_scale - offset;

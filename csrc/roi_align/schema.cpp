@@ -25,8 +25,8 @@ void roi_align_levels_meta(c10::SymIntArrayRef features_sizes, c10::IntArrayRef 
     features.emplace_back(features_sizes.slice(at, r), c10::SymIntArrayRef(), features_dtypes[l], features_devices[l]);
     at += r;
   }
-  roi_align::check_inputs(features, MYOPS_INFO(rois), MYOPS_INFO(levels), spatial_scale, pooled_height,
-                          pooled_width, sampling_ratio);
+  roi_align::check_inputs(features, MYOPS_INFO(rois), MYOPS_INFO(levels), spatial_scale, pooled_height, pooled_width,
+                          sampling_ratio);
 }
 
 }  // namespace

@@ -27,8 +27,7 @@ void check(bool ok, const std::string& what) {
 
 // Exact equality: values, dtype, shape and strides.
 bool same(const at::Tensor& a, const at::Tensor& b) {
-  return a.scalar_type() == b.scalar_type() && a.sizes() == b.sizes() && a.strides() == b.strides() &&
-         at::equal(a, b);
+  return a.scalar_type() == b.scalar_type() && a.sizes() == b.sizes() && a.strides() == b.strides() && at::equal(a, b);
 }
 
 }  // namespace
@@ -65,7 +64,8 @@ int main(int argc, char** argv) {
 
   // roi_align_levels: each RoI pooled on its own level == a one-level call on that level
   std::vector<at::Tensor> levels_maps = {at::randn({2, 3, 16, 20}), at::randn({2, 3, 8, 10})};
-  at::Tensor rois = at::tensor({0.f, 1.f, 2.f, 30.f, 40.f, 1.f, 5.f, 5.f, 60.f, 50.f, 1.f, -9.f, 3.f, 70.f, 20.f}).view({3, 5});
+  at::Tensor rois =
+      at::tensor({0.f, 1.f, 2.f, 30.f, 40.f, 1.f, 5.f, 5.f, 60.f, 50.f, 1.f, -9.f, 3.f, 70.f, 20.f}).view({3, 5});
   at::Tensor levels = at::tensor({int64_t(1), int64_t(0), int64_t(1)});
   at::Tensor pooled = myops::roi_align_levels(levels_maps, rois, levels, {0.25, 0.125}, 7, 7, 2);
   bool rows_ok = pooled.sizes() == at::IntArrayRef({3, 3, 7, 7});
@@ -78,19 +78,21 @@ int main(int argc, char** argv) {
   }
   check(rows_ok, "myops::roi_align_levels == one level per RoI");
   // inference only: with an input that requires grad the forward runs and the backward raises
-  at::Tensor pooled_grad =
-      myops::roi_align_levels({levels_maps[0].clone().requires_grad_(true)}, rois, at::zeros({3}, at::kLong), {0.25}, 7, 7);
+  at::Tensor pooled_grad = myops::roi_align_levels({levels_maps[0].clone().requires_grad_(true)}, rois,
+                                                   at::zeros({3}, at::kLong), {0.25}, 7, 7);
   bool raised = false;
   try {
     pooled_grad.sum().backward();
   } catch (const c10::Error& e) {
-    raised = std::string(e.what()).find("derivative for myops::roi_align_levels is not implemented") != std::string::npos;
+    raised =
+        std::string(e.what()).find("derivative for myops::roi_align_levels is not implemented") != std::string::npos;
   }
   check(raised, "myops::roi_align_levels: the backward of a result that requires grad raises");
 
   // multiclass_nms_static: one image, 3 anchors, 2 classes; class 0's second box overlaps the first
   const auto f32 = at::TensorOptions().dtype(at::kFloat);
-  const at::Tensor det_boxes = at::tensor(std::vector<double>{0, 0, 10, 10, 1, 1, 10, 10, 20, 20, 30, 30}, f32).view({1, 3, 4});
+  const at::Tensor det_boxes =
+      at::tensor(std::vector<double>{0, 0, 10, 10, 1, 1, 10, 10, 20, 20, 30, 30}, f32).view({1, 3, 4});
   const at::Tensor det_scores = at::tensor(std::vector<double>{0.9, 0.1, 0.8, 0.7, 0.2, 0.6}, f32).view({1, 3, 2});
   const auto [num, boxes_out, scores_out, classes_out, anchors_out] =
       myops::multiclass_nms_static(det_boxes, det_scores, 0.5, 0.5, 4);
@@ -105,7 +107,8 @@ int main(int argc, char** argv) {
   myops::max_pool2d_add(leaf, at::zeros({1})).sum().backward();
   at::Tensor leaf2 = leaf.detach().clone().requires_grad_(true);
   at::max_pool2d(leaf2, {3, 3}, {2, 2}, {1, 1}).sum().backward();
-  check(leaf.grad().defined() && at::equal(leaf.grad(), leaf2.grad()), "myops::max_pool2d_add backward == at::max_pool2d's");
+  check(leaf.grad().defined() && at::equal(leaf.grad(), leaf2.grad()),
+        "myops::max_pool2d_add backward == at::max_pool2d's");
 
   // An AOTInductor package of a model that calls myops ops
   if (argc > 1) {

@@ -99,9 +99,11 @@ std::vector<int64_t> emu_cub_items(int64_t num_items, int64_t every) {
   const EveryKth flag{every};
   auto out = thrust::make_tabulate_output_iterator(writer);
   size_t bytes = 0;
-  C10_CUDA_CHECK(cub::DeviceSelect::If(nullptr, bytes, thrust::counting_iterator<int64_t>(0), out, &count, num_items, flag));
+  C10_CUDA_CHECK(
+      cub::DeviceSelect::If(nullptr, bytes, thrust::counting_iterator<int64_t>(0), out, &count, num_items, flag));
   auto temp = c10::cuda::CUDACachingAllocator::get()->allocate(bytes);
-  C10_CUDA_CHECK(cub::DeviceSelect::If(temp.get(), bytes, thrust::counting_iterator<int64_t>(0), out, &count, num_items, flag));
+  C10_CUDA_CHECK(
+      cub::DeviceSelect::If(temp.get(), bytes, thrust::counting_iterator<int64_t>(0), out, &count, num_items, flag));
   myops::emu::synchronize();
   return {count, last_rank, last_item};
 }

@@ -114,8 +114,8 @@ inline c10::Allocator* get() {
 namespace cub {
 namespace emu_detail {
 
-constexpr int64_t kTile = 4096;           // items per tile
-constexpr size_t kTempAlign = 256;        // what the second call's d_temp_storage must be aligned to
+constexpr int64_t kTile = 4096;     // items per tile
+constexpr size_t kTempAlign = 256;  // what the second call's d_temp_storage must be aligned to
 
 template <typename N>
 cudaError_t check_items(N num_items, int64_t& n) {
@@ -153,8 +153,7 @@ void store_result(P p, int64_t v) {
 // stores the size and does nothing else), or the checks of the second call's bytes and
 // alignment, after which the per-tile counts live in the caller's buffer.
 template <typename NumItems>
-cudaError_t two_phase(void* d_temp, size_t& bytes, NumItems num_items, int64_t& n, int64_t*& tile_counts,
-                      bool& query) {
+cudaError_t two_phase(void* d_temp, size_t& bytes, NumItems num_items, int64_t& n, int64_t*& tile_counts, bool& query) {
   if (cudaError_t e = check_items(num_items, n); e != cudaSuccess) return e;
   query = d_temp == nullptr;
   if (query) {
@@ -179,7 +178,8 @@ struct DeviceSelect {
     const cudaError_t e = d::two_phase(d_temp_storage, temp_storage_bytes, num_items, n, tile_counts, query);
     if (e != cudaSuccess || query) return e;
     const int64_t nt = d::tiles(n);
-    const myops::emu::Shuffle order(static_cast<uint64_t>(nt), myops::emu::order_key({0x5e1ec7ull, static_cast<uint64_t>(n)}));
+    const myops::emu::Shuffle order(static_cast<uint64_t>(nt),
+                                    myops::emu::order_key({0x5e1ec7ull, static_cast<uint64_t>(n)}));
     // pass 1: flags counted per tile; pass 2: each tile scatters from its exclusive prefix
     for (int64_t k = 0; k < nt; ++k) {
       const int64_t t = static_cast<int64_t>(order(static_cast<uint64_t>(k)));

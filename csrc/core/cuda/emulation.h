@@ -69,17 +69,38 @@ constexpr int kWarpSize = 32;
 
 inline cudaError_t device_get_attribute(int* v, cudaDeviceAttr attr, int /*device*/) {
   switch (attr) {
-    case cudaDevAttrMultiProcessorCount: *v = kSms; return cudaSuccess;
-    case cudaDevAttrMaxThreadsPerMultiProcessor: *v = kMaxThreadsPerSm; return cudaSuccess;
-    case cudaDevAttrMaxThreadsPerBlock: *v = kMaxThreadsPerBlock; return cudaSuccess;
-    case cudaDevAttrMaxGridDimX: *v = static_cast<int>(kMaxGrid[0]); return cudaSuccess;
-    case cudaDevAttrMaxGridDimY: *v = static_cast<int>(kMaxGrid[1]); return cudaSuccess;
-    case cudaDevAttrMaxGridDimZ: *v = static_cast<int>(kMaxGrid[2]); return cudaSuccess;
-    case cudaDevAttrMaxBlockDimX: *v = static_cast<int>(kMaxBlock[0]); return cudaSuccess;
-    case cudaDevAttrMaxBlockDimY: *v = static_cast<int>(kMaxBlock[1]); return cudaSuccess;
-    case cudaDevAttrMaxBlockDimZ: *v = static_cast<int>(kMaxBlock[2]); return cudaSuccess;
-    case cudaDevAttrWarpSize: *v = kWarpSize; return cudaSuccess;
-    default: return cudaErrorInvalidValue;
+    case cudaDevAttrMultiProcessorCount:
+      *v = kSms;
+      return cudaSuccess;
+    case cudaDevAttrMaxThreadsPerMultiProcessor:
+      *v = kMaxThreadsPerSm;
+      return cudaSuccess;
+    case cudaDevAttrMaxThreadsPerBlock:
+      *v = kMaxThreadsPerBlock;
+      return cudaSuccess;
+    case cudaDevAttrMaxGridDimX:
+      *v = static_cast<int>(kMaxGrid[0]);
+      return cudaSuccess;
+    case cudaDevAttrMaxGridDimY:
+      *v = static_cast<int>(kMaxGrid[1]);
+      return cudaSuccess;
+    case cudaDevAttrMaxGridDimZ:
+      *v = static_cast<int>(kMaxGrid[2]);
+      return cudaSuccess;
+    case cudaDevAttrMaxBlockDimX:
+      *v = static_cast<int>(kMaxBlock[0]);
+      return cudaSuccess;
+    case cudaDevAttrMaxBlockDimY:
+      *v = static_cast<int>(kMaxBlock[1]);
+      return cudaSuccess;
+    case cudaDevAttrMaxBlockDimZ:
+      *v = static_cast<int>(kMaxBlock[2]);
+      return cudaSuccess;
+    case cudaDevAttrWarpSize:
+      *v = kWarpSize;
+      return cudaSuccess;
+    default:
+      return cudaErrorInvalidValue;
   }
 }
 
@@ -97,10 +118,10 @@ inline void check_launch(dim3 grid, dim3 block) {
   bool ok = uint64_t(block.x) * block.y * block.z <= uint64_t(kMaxThreadsPerBlock);
   for (int i = 0; i < 3; ++i) ok = ok && g[i] >= 1 && g[i] <= kMaxGrid[i] && b[i] >= 1 && b[i] <= kMaxBlock[i];
   if (!ok) {
-    fail(cudaErrorInvalidConfiguration,
-         "invalid launch configuration: grid (" + std::to_string(grid.x) + ", " + std::to_string(grid.y) + ", " +
-             std::to_string(grid.z) + "), block (" + std::to_string(block.x) + ", " + std::to_string(block.y) +
-             ", " + std::to_string(block.z) + ")");
+    fail(cudaErrorInvalidConfiguration, "invalid launch configuration: grid (" + std::to_string(grid.x) + ", " +
+                                            std::to_string(grid.y) + ", " + std::to_string(grid.z) + "), block (" +
+                                            std::to_string(block.x) + ", " + std::to_string(block.y) + ", " +
+                                            std::to_string(block.z) + ")");
   }
 }
 
@@ -245,9 +266,9 @@ using std::min;
 #define cudaDeviceGetAttribute ::myops::emu::device_get_attribute
 #define cudaMemcpy2DAsync ::myops::emu::memcpy_2d_async
 #undef C10_CUDA_CHECK
-#define C10_CUDA_CHECK(expr)                                                   \
-  do {                                                                       \
-    const cudaError_t myops_emu_err = (expr);                                \
+#define C10_CUDA_CHECK(expr)                                                    \
+  do {                                                                          \
+    const cudaError_t myops_emu_err = (expr);                                   \
     if (myops_emu_err != cudaSuccess) ::myops::emu::fail(myops_emu_err, #expr); \
   } while (0)
 #undef C10_CUDA_KERNEL_LAUNCH_CHECK

@@ -18,7 +18,8 @@ struct Cpu {
     const int64_t real = bounded::read_count(count, rows);
     const at::Tensor head = layer(input.narrow(0, 0, real));
     if (real == rows && head.is_contiguous()) return head;
-    at::Tensor out = at::empty(bounded::sizes_with_rows(head, rows), head.options().memory_format(at::MemoryFormat::Contiguous));
+    at::Tensor out =
+        at::empty(bounded::sizes_with_rows(head, rows), head.options().memory_format(at::MemoryFormat::Contiguous));
     out.narrow(0, 0, real).copy_(head);
     out.narrow(0, real, rows - real).zero_();
     return out;

@@ -41,8 +41,8 @@ void keypoints_rows(const at::Tensor& maps, const T* rois, int64_t real, float* 
       const T* roi = rois + r * 4;
       const T width = decode::roi_extent(roi[0], roi[2]), height = decode::roi_extent(roi[1], roi[3]);
       // torchvision's int() of the size raises on a NaN or an infinite box
-      TORCH_CHECK_VALUE(std::isfinite(width) && std::isfinite(height), "myops.heatmaps_to_keypoints: rois[", r,
-                        "] = (", roi[0], ", ", roi[1], ", ", roi[2], ", ", roi[3], ") is not a finite box");
+      TORCH_CHECK_VALUE(std::isfinite(width) && std::isfinite(height), "myops.heatmaps_to_keypoints: rois[", r, "] = (",
+                        roi[0], ", ", roi[1], ", ", roi[2], ", ", roi[3], ") is not a finite box");
       const int64_t w = static_cast<int64_t>(std::ceil(width)), h = static_cast<int64_t>(std::ceil(height));
       // torchvision: F.interpolate(maps[r][:, None], size=(h, w), mode="bicubic", align_corners=False)
       const at::Tensor map = at::upsample_bicubic2d(maps.select(0, r).unsqueeze(1), {h, w}, false).contiguous();

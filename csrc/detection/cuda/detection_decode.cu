@@ -65,8 +65,8 @@ __device__ __forceinline__ T bounded_at(const T* plane, int64_t H, int64_t W, in
 // T is float or double: torch's accumulate type for both is T itself.
 template <typename T>
 __global__ void __launch_bounds__(kThreads)
-keypoints_kernel(const T* maps, const T* rois, const int64_t* count, int64_t R, int64_t K, int64_t H, int64_t W,
-                 float* xy, float* scores) {
+    keypoints_kernel(const T* maps, const T* rois, const int64_t* count, int64_t R, int64_t K, int64_t H, int64_t W,
+                     float* xy, float* scores) {
   __shared__ T best_v[kThreads];
   __shared__ int64_t best_i[kThreads];
   const int64_t r = blockIdx.x / K, k = blockIdx.x % K;
@@ -140,8 +140,8 @@ struct Sizes {
 
 template <typename T>
 __global__ void __launch_bounds__(kPasteThreads)
-paste_kernel(int64_t total, const T* masks, const int64_t* boxes, const int64_t* count, Sizes sizes, int64_t D,
-             int64_t S0, int64_t S1, int64_t H, int64_t W, T* out) {
+    paste_kernel(int64_t total, const T* masks, const int64_t* boxes, const int64_t* count, Sizes sizes, int64_t D,
+                 int64_t S0, int64_t S1, int64_t H, int64_t W, T* out) {
   const int64_t step = int64_t(gridDim.x) * blockDim.x;
   for (int64_t index = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; index < total; index += step) {
     const int64_t x = index % W, y = (index / W) % H, row = index / W / H;
@@ -220,8 +220,8 @@ at::Tensor paste_masks_cuda(const at::Tensor& masks, const at::Tensor& boxes, co
   const auto go = [&](auto tag) {
     using T = decltype(tag);
     MYOPS_LAUNCH(unsigned(blocks_for(total, kPasteThreads, out)), kPasteThreads, current_stream(), paste_kernel<T>)(
-        total, m.const_data_ptr<T>(), b.const_data_ptr<int64_t>(), c.const_data_ptr<int64_t>(), sizes, D,
-        masks.size(2), masks.size(3), H, W, out.mutable_data_ptr<T>());
+        total, m.const_data_ptr<T>(), b.const_data_ptr<int64_t>(), c.const_data_ptr<int64_t>(), sizes, D, masks.size(2),
+        masks.size(3), H, W, out.mutable_data_ptr<T>());
     C10_CUDA_KERNEL_LAUNCH_CHECK();
   };
   if (masks.scalar_type() == at::kFloat) {

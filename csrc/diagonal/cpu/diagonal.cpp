@@ -34,7 +34,9 @@ struct U128 {
   uint64_t lo, hi;
 };
 template <>
-struct Unit<16> { using type = U128; };
+struct Unit<16> {
+  using type = U128;
+};
 
 // Elements per parallel chunk: the same threshold as torch's own copies. Going parallel earlier
 // pays on an idle machine but costs milliseconds when the cores are shared (a worker thread
@@ -142,8 +144,7 @@ void strided_copy_tiled(const StridedCopyPlan& p) {
   const T* const src = reinterpret_cast<const T*>(p.src);
   const int64_t tile_elems = kTa * kTb;
 
-  at::parallel_for(0, outer * ta * tb, std::max<int64_t>(1, kGrain / tile_elems),
-                   [&](int64_t begin, int64_t end) {
+  at::parallel_for(0, outer * ta * tb, std::max<int64_t>(1, kGrain / tile_elems), [&](int64_t begin, int64_t end) {
     for (int64_t t = begin; t < end; ++t) {
       const int64_t ib = t % tb, rest = t / tb;
       const int64_t ia = rest % ta;
@@ -170,8 +171,8 @@ template <typename T>
 void strided_copy_impl(const StridedCopyPlan& p) {
   const auto& sh = p.shape;
   const int nd = sh.dim();
-  if (nd >= 2 && sh.strides[nd - 1][0] == 1 && sh.strides[nd - 1][1] >= 16 &&
-      sh.strides[nd - 2][1] == 1 && sh.sizes[nd - 1] >= 16 && sh.sizes[nd - 2] >= 8) {
+  if (nd >= 2 && sh.strides[nd - 1][0] == 1 && sh.strides[nd - 1][1] >= 16 && sh.strides[nd - 2][1] == 1 &&
+      sh.sizes[nd - 1] >= 16 && sh.sizes[nd - 2] >= 8) {
     strided_copy_tiled<T>(p);
   } else {
     strided_copy_odometer<T>(p);
@@ -181,25 +182,30 @@ void strided_copy_impl(const StridedCopyPlan& p) {
 void strided_copy(const StridedCopyPlan& p) {
   if (p.shape.numel() == 0) return;
   switch (p.unit_bytes) {
-    case 1: return strided_copy_impl<Unit<1>::type>(p);
-    case 2: return strided_copy_impl<Unit<2>::type>(p);
-    case 4: return strided_copy_impl<Unit<4>::type>(p);
-    case 8: return strided_copy_impl<Unit<8>::type>(p);
-    case 16: return strided_copy_impl<Unit<16>::type>(p);
-    default: TORCH_CHECK(false, "myops.diagonal: internal error, unit of ", p.unit_bytes, " bytes");
+    case 1:
+      return strided_copy_impl<Unit<1>::type>(p);
+    case 2:
+      return strided_copy_impl<Unit<2>::type>(p);
+    case 4:
+      return strided_copy_impl<Unit<4>::type>(p);
+    case 8:
+      return strided_copy_impl<Unit<8>::type>(p);
+    case 16:
+      return strided_copy_impl<Unit<16>::type>(p);
+    default:
+      TORCH_CHECK(false, "myops.diagonal: internal error, unit of ", p.unit_bytes, " bytes");
   }
 }
 
 at::Tensor diagonal_cpu(const at::Tensor& self_in, int64_t offset, int64_t dim1, int64_t dim2) {
   const at::Tensor self = self_in.is_conj() || self_in.is_neg() ? self_in.resolve_conj().resolve_neg() : self_in;
-  const auto g = myops::diagonal_geometry(self.sizes(), self.strides(), offset, dim1, dim2,
-                                          "diagonal", "self");
+  const auto g = myops::diagonal_geometry(self.sizes(), self.strides(), offset, dim1, dim2, "diagonal", "self");
   at::Tensor out = at::empty(g.out_sizes, self.options());
   if (out.numel() == 0) return out;
   const int64_t es = self.element_size();
-  const auto plan = myops::plan_strided_copy(
-      g.out_sizes, out.strides(), g.view_strides, es, static_cast<char*>(out.data_ptr()),
-      static_cast<const char*>(self.const_data_ptr()) + g.view_offset * es);
+  const auto plan =
+      myops::plan_strided_copy(g.out_sizes, out.strides(), g.view_strides, es, static_cast<char*>(out.data_ptr()),
+                               static_cast<const char*>(self.const_data_ptr()) + g.view_offset * es);
   strided_copy(plan);
   return out;
 }
@@ -227,26 +233,27 @@ bool diagonal_backward_blocked(const at::Tensor& out, const at::Tensor& grad, co
   for (int64_t d = 0; d < a; ++d) {
     if ((grad.stride(d) * es) % plan.unit_bytes != 0) return false;
   }
-  at::parallel_for(0, outer, std::max<int64_t>(1, kGrain / std::max<int64_t>(block, 1)), [&](int64_t begin, int64_t end) {
-    for (int64_t o = begin; o < end; ++o) {
-      int64_t goff = 0, rest = o;
-      for (int64_t d = a - 1; d >= 0; --d) {
-        goff += (rest % grad.size(d)) * grad.stride(d);
-        rest /= grad.size(d);
-      }
-      char* blk = out0 + o * block * es;
-      std::memset(blk, 0, block * es);
-      auto q = plan;
-      q.dst = blk + g.view_offset * es;
-      q.src = grad0 + goff * es;
-      strided_copy(q);  // runs on this thread: nested parallel_for is sequential
-    }
-  });
+  at::parallel_for(0, outer, std::max<int64_t>(1, kGrain / std::max<int64_t>(block, 1)),
+                   [&](int64_t begin, int64_t end) {
+                     for (int64_t o = begin; o < end; ++o) {
+                       int64_t goff = 0, rest = o;
+                       for (int64_t d = a - 1; d >= 0; --d) {
+                         goff += (rest % grad.size(d)) * grad.stride(d);
+                         rest /= grad.size(d);
+                       }
+                       char* blk = out0 + o * block * es;
+                       std::memset(blk, 0, block * es);
+                       auto q = plan;
+                       q.dst = blk + g.view_offset * es;
+                       q.src = grad0 + goff * es;
+                       strided_copy(q);  // runs on this thread: nested parallel_for is sequential
+                     }
+                   });
   return true;
 }
 
-at::Tensor diagonal_backward_cpu(const at::Tensor& grad_in, c10::IntArrayRef input_sizes,
-                                 int64_t offset, int64_t dim1, int64_t dim2) {
+at::Tensor diagonal_backward_cpu(const at::Tensor& grad_in, c10::IntArrayRef input_sizes, int64_t offset, int64_t dim1,
+                                 int64_t dim2) {
   const auto g = myops::diagonal_backward_geometry(grad_in.sizes(), input_sizes, offset, dim1, dim2);
   const at::Tensor grad = grad_in.is_conj() || grad_in.is_neg() ? grad_in.resolve_conj().resolve_neg() : grad_in;
   at::Tensor out = at::empty(input_sizes, grad.options());
@@ -254,10 +261,9 @@ at::Tensor diagonal_backward_cpu(const at::Tensor& grad_in, c10::IntArrayRef inp
   out.zero_();
   if (grad.numel() == 0) return out;
   const int64_t es = grad.element_size();
-  const auto plan = myops::plan_strided_copy(
-      g.out_sizes, g.view_strides, grad.strides(), es,
-      static_cast<char*>(out.data_ptr()) + g.view_offset * es,
-      static_cast<const char*>(grad.const_data_ptr()));
+  const auto plan = myops::plan_strided_copy(g.out_sizes, g.view_strides, grad.strides(), es,
+                                             static_cast<char*>(out.data_ptr()) + g.view_offset * es,
+                                             static_cast<const char*>(grad.const_data_ptr()));
   strided_copy(plan);
   return out;
 }

@@ -27,21 +27,30 @@ constexpr int kUnroll = 4;  // positions per thread per tile (independent loads 
 template <int N>
 struct Unit;
 template <>
-struct Unit<1> { using type = unsigned char; };
+struct Unit<1> {
+  using type = unsigned char;
+};
 template <>
-struct Unit<2> { using type = unsigned short; };
+struct Unit<2> {
+  using type = unsigned short;
+};
 template <>
-struct Unit<4> { using type = unsigned int; };
+struct Unit<4> {
+  using type = unsigned int;
+};
 template <>
-struct Unit<8> { using type = uint2; };
+struct Unit<8> {
+  using type = uint2;
+};
 template <>
-struct Unit<16> { using type = uint4; };
+struct Unit<16> {
+  using type = uint4;
+};
 
 // dst contiguous over the index space (forward): the calculator carries the source only.
 template <typename T, typename index_t>
 __global__ void __launch_bounds__(kThreads)
-    gather_kernel(T* __restrict__ dst, const T* __restrict__ src, OffsetCalc<1, index_t> calc,
-                  index_t n) {
+    gather_kernel(T* __restrict__ dst, const T* __restrict__ src, OffsetCalc<1, index_t> calc, index_t n) {
   const index_t tile = index_t(kThreads) * kUnroll;
   const index_t step = index_t(gridDim.x) * tile;
   for (index_t base = index_t(blockIdx.x) * tile; base < n; base += step) {
@@ -66,8 +75,7 @@ __global__ void __launch_bounds__(kThreads)
 // Both operands strided (backward scatter into the diagonal view).
 template <typename T, typename index_t>
 __global__ void __launch_bounds__(kThreads)
-    strided_copy_kernel(T* __restrict__ dst, const T* __restrict__ src,
-                        OffsetCalc<2, index_t> calc, index_t n) {
+    strided_copy_kernel(T* __restrict__ dst, const T* __restrict__ src, OffsetCalc<2, index_t> calc, index_t n) {
   const index_t tile = index_t(kThreads) * kUnroll;
   const index_t step = index_t(gridDim.x) * tile;
   for (index_t base = index_t(blockIdx.x) * tile; base < n; base += step) {
@@ -114,8 +122,8 @@ void launch_typed(const StridedCopyPlan& p, cudaStream_t stream) {
     StridedShape<1> s1;
     s1.sizes = p.shape.sizes;
     for (const auto& st : p.shape.strides) s1.strides.push_back({st[1]});
-    MYOPS_LAUNCH(grid_for(n), kThreads, stream, gather_kernel<T, index_t>)(
-        dst, src, OffsetCalc<1, index_t>(s1), static_cast<index_t>(n));
+    MYOPS_LAUNCH(grid_for(n), kThreads, stream, gather_kernel<T, index_t>)(dst, src, OffsetCalc<1, index_t>(s1),
+                                                                           static_cast<index_t>(n));
     C10_CUDA_KERNEL_LAUNCH_CHECK();
   } else {
     MYOPS_LAUNCH(grid_for(n), kThreads, stream, strided_copy_kernel<T, index_t>)(
@@ -143,12 +151,18 @@ void diagonal_strided_copy_cuda(const StridedCopyPlan& p, cudaStream_t stream) {
               " dims after merging (at most ", MYOPS_MAX_DIMS, ")");
   if (p.shape.numel() == 0) return;
   switch (p.unit_bytes) {
-    case 1: return launch_unit<1>(p, stream);
-    case 2: return launch_unit<2>(p, stream);
-    case 4: return launch_unit<4>(p, stream);
-    case 8: return launch_unit<8>(p, stream);
-    case 16: return launch_unit<16>(p, stream);
-    default: TORCH_CHECK(false, "myops.diagonal: internal error, unit of ", p.unit_bytes, " bytes");
+    case 1:
+      return launch_unit<1>(p, stream);
+    case 2:
+      return launch_unit<2>(p, stream);
+    case 4:
+      return launch_unit<4>(p, stream);
+    case 8:
+      return launch_unit<8>(p, stream);
+    case 16:
+      return launch_unit<16>(p, stream);
+    default:
+      TORCH_CHECK(false, "myops.diagonal: internal error, unit of ", p.unit_bytes, " bytes");
   }
 }
 

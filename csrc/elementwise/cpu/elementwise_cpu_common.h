@@ -32,10 +32,8 @@
 #include "core/cpu_isa.h"
 #include "elementwise/cpu/gelu_phi_tables.h"
 
-
 namespace myops {
 namespace {
-
 
 using namespace myops::ew;
 using at::vec::Vectorized;

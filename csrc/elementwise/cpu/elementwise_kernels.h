@@ -76,12 +76,14 @@ struct CpuKernel {
   }
   static void run(const EwPlan& p, const EwParams& prm) {
     AT_DISPATCH_V2(p.dtype, kKindNames[static_cast<int>(K)], AT_WRAP([&] {
-      if constexpr (ew::in_dtypes<scalar_t>(dtypes_of(K))) {
-        CpuKernel::template run_dtype<scalar_t>(p, prm);
-      } else {
-        TORCH_CHECK(false, "myops: internal error: ", kKindNames[static_cast<int>(K)], " got dtype ", p.dtype);
-      }
-    }), MYOPS_EW_ALL);
+                     if constexpr (ew::in_dtypes<scalar_t>(dtypes_of(K))) {
+                       CpuKernel::template run_dtype<scalar_t>(p, prm);
+                     } else {
+                       TORCH_CHECK(false, "myops: internal error: ", kKindNames[static_cast<int>(K)], " got dtype ",
+                                   p.dtype);
+                     }
+                   }),
+                   MYOPS_EW_ALL);
   }
 };
 

@@ -75,7 +75,8 @@ struct CpuLoop {
   }
 
   template <unsigned M, class G, size_t... I>
-  static void dense_row_dispatch(unsigned mask, char* const* ptr, int64_t n, const G& g, std::index_sequence<I...> seq) {
+  static void dense_row_dispatch(unsigned mask, char* const* ptr, int64_t n, const G& g,
+                                 std::index_sequence<I...> seq) {
     if constexpr (M + 1 < (1u << NIN)) {  // every pattern but "all inputs broadcast"
       if (mask == M) return dense_row_bc<M>(ptr, n, g, seq);
       return dense_row_dispatch<M + 1>(mask, ptr, n, g, seq);
@@ -224,8 +225,8 @@ struct CpuLoop {
     int64_t inner[NARGS];
     for (int k = 0; k < NARGS; ++k) inner[k] = shape.strides[nd - 1][k];
     const int64_t out_bytes = p.numel * int64_t(sizeof(Out));
-    const bool stream = kCanStream<Out> && !kNeverStream<VF> && out_bytes >= kStreamBytes &&
-                        pages_resident(base[0], out_bytes);
+    const bool stream =
+        kCanStream<Out> && !kNeverStream<VF> && out_bytes >= kStreamBytes && pages_resident(base[0], out_bytes);
     at::parallel_for(0, p.numel, kGrain, [&](int64_t begin, int64_t end) {
       // odometer over the outer dims
       int64_t idx[MYOPS_MAX_DIMS] = {0};
@@ -278,8 +279,8 @@ struct CpuLoop {
   // is decided once for all of them, and each row goes straight to vec_row_plain. Returns
   // false (nothing done) for any other row kind.
   template <class G, class VF>
-  static bool plain_rows(char* const* ptr0, const int64_t* st, const int64_t* step, int64_t rows, int64_t n,
-                         const G& g, const VF& vf, bool stream) {
+  static bool plain_rows(char* const* ptr0, const int64_t* st, const int64_t* step, int64_t rows, int64_t n, const G& g,
+                         const VF& vf, bool stream) {
     if constexpr (kVecRow<VF> && !kSplitsRows<G>) {
       for (int k = 0; k < NARGS; ++k) {
         if (st[k] != 1) return false;
@@ -292,8 +293,8 @@ struct CpuLoop {
   }
 
   template <class G, class VF, size_t... I>
-  static bool plain_rows_impl(char* const* ptr0, const int64_t* step, int64_t rows, int64_t n, const G& g,
-                              const VF& vf, bool stream, std::index_sequence<I...>) {
+  static bool plain_rows_impl(char* const* ptr0, const int64_t* step, int64_t rows, int64_t n, const G& g, const VF& vf,
+                              bool stream, std::index_sequence<I...>) {
     Out* out = reinterpret_cast<Out*>(ptr0[0]);
     const Out* in[NIN] = {reinterpret_cast<const Out*>(ptr0[I + 1])...};
     for (int64_t r = 0; r < rows; ++r) {
@@ -305,8 +306,7 @@ struct CpuLoop {
   }
 
   template <class G, class VF>
-  static void row_dispatch(char* const* ptr, const int64_t* st, int64_t n, const G& g, const VF& vf,
-                           bool stream) {
+  static void row_dispatch(char* const* ptr, const int64_t* st, int64_t n, const G& g, const VF& vf, bool stream) {
     if constexpr (kSplitsRows<G>) {
       g.template split_row<CpuLoop>(ptr, st, n, vf, stream);
     } else {

@@ -182,7 +182,9 @@ inline VFloat vabs(const VFloat& x) { return _mm512_abs_ps(x); }
 // an estimate of 1 / d good to 2^-14 (rcp14), for a quotient corrected by its residual
 inline VFloat vrcp_est(const VFloat& d) { return _mm512_rcp14_ps(d); }
 // 2^n from t = n + 127 + 1.5 * 2^23 (n an integer in [-127, 128], t's low mantissa bits n + 127)
-inline VFloat vmagic_pow2(const VFloat& t) { return _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_castps_si512(t), 23)); }
+inline VFloat vmagic_pow2(const VFloat& t) {
+  return _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_castps_si512(t), 23));
+}
 // |m| (m's sign bit clear) with s's sign: one vpternlogd (m | (s & sign bit))
 inline VFloat vcopysign(const VFloat& m, const VFloat& s) {
   return _mm512_castsi512_ps(_mm512_ternarylogic_epi32(_mm512_castps_si512(m), _mm512_castps_si512(s),
@@ -215,7 +217,8 @@ inline VFloat v_zero_from(const VFloat& p, const VFloat& t, float c) {
 }
 // every lane in [lo, hi] (false for a NaN lane)
 inline bool vall_in(const VFloat& x, float lo, float hi) {
-  return (_mm512_cmp_ps_mask(x, _mm512_set1_ps(lo), _CMP_GE_OQ) & _mm512_cmp_ps_mask(x, _mm512_set1_ps(hi), _CMP_LE_OQ)) == 0xFFFF;
+  return (_mm512_cmp_ps_mask(x, _mm512_set1_ps(lo), _CMP_GE_OQ) &
+          _mm512_cmp_ps_mask(x, _mm512_set1_ps(hi), _CMP_LE_OQ)) == 0xFFFF;
 }
 // log's reduction, for a normal positive x: x = M 2^e with M in [sqrt(1/2), sqrt(2)), returns
 // f = M - 1 (exact). Cephes' split (m in [0.5, 1) from frexp, doubled below sqrt(1/2)) taken on
@@ -247,7 +250,9 @@ inline VFloat vrcp_est(const VFloat& d) {
   const VFloat t = _mm256_rcp_ps(d);
   return vfmadd(t, vfnmadd(d, t, VFloat(1.f)), t);
 }
-inline VFloat vmagic_pow2(const VFloat& t) { return _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_castps_si256(t), 23)); }
+inline VFloat vmagic_pow2(const VFloat& t) {
+  return _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_castps_si256(t), 23));
+}
 inline VFloat vcopysign(const VFloat& m, const VFloat& s) { return m | (s & VFloat(-0.f)); }
 C10_ALWAYS_INLINE VFloat v_neg_tail(const VFloat& r, const VFloat& x, float below) {
   return _mm256_blendv_ps(r, _mm256_mul_ps(x, _mm256_setzero_ps()),
@@ -262,9 +267,7 @@ struct PhiLut {
   static constexpr float kScale = ew_cpu::kPhi8Scale;
   __m256i idx;
   explicit PhiLut(const VFloat& interval) : idx(_mm256_cvtps_epi32(interval)) {}
-  C10_ALWAYS_INLINE VFloat pick(int k) const {
-    return _mm256_permutevar8x32_ps(_mm256_load_ps(ew_cpu::kPhi8[k]), idx);
-  }
+  C10_ALWAYS_INLINE VFloat pick(int k) const { return _mm256_permutevar8x32_ps(_mm256_load_ps(ew_cpu::kPhi8[k]), idx); }
 };
 inline VFloat v_zero_from(const VFloat& p, const VFloat& t, float c) {
   return _mm256_and_ps(_mm256_cmp_ps(t, _mm256_set1_ps(c), _CMP_NGE_UQ), p);
@@ -386,8 +389,8 @@ C10_ALWAYS_INLINE VFloat v_rsqrt_f(const VFloat& x) {
   // takes for a tie (one per binade of s: 224 inputs): one ulp up there
   const __m512i ones = _mm512_set1_epi32(0x7fffff);
   const __mmask16 all_ones = _mm512_cmpeq_epi32_mask(_mm512_and_si512(_mm512_castps_si512(s), ones), ones);
-  return _mm512_castsi512_ps(_mm512_mask_add_epi32(_mm512_castps_si512(y), all_ones, _mm512_castps_si512(y),
-                                                   _mm512_set1_epi32(1)));
+  return _mm512_castsi512_ps(
+      _mm512_mask_add_epi32(_mm512_castps_si512(y), all_ones, _mm512_castps_si512(y), _mm512_set1_epi32(1)));
 #else
   return x.rsqrt();
 #endif
@@ -410,9 +413,9 @@ C10_ALWAYS_INLINE VFloat v_rsqrt_f(const VFloat& x) {
 #if defined(CPU_CAPABILITY_AVX512)
 constexpr int32_t kPowOff = 0x3f330000;
 struct PowTables {
-  alignas(64) double invc[16];  // 1 / c_i rounded to 21 bits; 1 for the interval holding 1
+  alignas(64) double invc[16];   // 1 / c_i rounded to 21 bits; 1 for the interval holding 1
   alignas(64) double log2c[16];  // log2(c_i) = -log2(invc_i)
-  alignas(64) double exp2[16];  // 2^(j / 16)
+  alignas(64) double exp2[16];   // 2^(j / 16)
 };
 // built on the first call (in this build's code, which runs only on an AVX-512 CPU)
 inline const PowTables& pow_tables() {
@@ -424,7 +427,8 @@ inline const PowTables& pow_tables() {
       std::memcpy(&lo, &blo, sizeof(lo));
       std::memcpy(&hi, &bhi, sizeof(hi));
       double ic = 1.0;
-      if (!(lo <= 1.0f && 1.0f < hi)) ic = std::ldexp(std::nearbyint(std::ldexp(2.0 / (double(lo) + double(hi)), 20)), -20);
+      if (!(lo <= 1.0f && 1.0f < hi))
+        ic = std::ldexp(std::nearbyint(std::ldexp(2.0 / (double(lo) + double(hi)), 20)), -20);
       t.invc[i] = ic;
       t.log2c[i] = -std::log2(ic);
       t.exp2[i] = std::exp2(i / 16.0);
@@ -471,7 +475,8 @@ C10_ALWAYS_INLINE VFloat v_pow_f(const VFloat& x, const VFloat& y) {
   const __m512i tmp = _mm512_sub_epi32(bits, _mm512_set1_epi32(kPowOff));
   const __m512i k = _mm512_srai_epi32(tmp, 23);
   const __m512i idx = _mm512_srli_epi32(tmp, 19);
-  const __m512 z = _mm512_castsi512_ps(_mm512_sub_epi32(bits, _mm512_and_si512(tmp, _mm512_set1_epi32(int32_t(0xff800000u)))));
+  const __m512 z =
+      _mm512_castsi512_ps(_mm512_sub_epi32(bits, _mm512_and_si512(tmp, _mm512_set1_epi32(int32_t(0xff800000u)))));
   const __m512 yv = y;
   const PowTables& t = pow_tables();
   const __m512d lo = vpow_d(_mm512_castps512_ps256(z), _mm512_castsi512_si256(k), _mm512_castsi512_si256(idx),
@@ -500,7 +505,7 @@ C10_ALWAYS_INLINE VFloat v_pow_f(const VFloat& x, const VFloat& y) {
 // builds): within 2 ulp, README.md "Exactness".
 C10_ALWAYS_INLINE VFloat v_tanh_f(const VFloat& x) {
   const VFloat a = vmin_c(vabs(x), 10.0f);
-  constexpr float kRound = 12582912.f + 127.f;  // 1.5 * 2^23 + the exponent bias
+  constexpr float kRound = 12582912.f + 127.f;                               // 1.5 * 2^23 + the exponent bias
   const VFloat t = vfmadd(a, VFloat(2.88539008177792681f), VFloat(kRound));  // 2 / ln 2
   const VFloat n = t - VFloat(kRound);
   const VFloat s = vmagic_pow2(t);
@@ -630,31 +635,55 @@ struct VecOf<Silu> {
 
 // exp / log / tanh: at::vec's, but on float in the SIMD builds the inline forms above
 template <class V>
-C10_ALWAYS_INLINE V v_exp(const V& x) { return x.exp(); }
+C10_ALWAYS_INLINE V v_exp(const V& x) {
+  return x.exp();
+}
 template <class V>
-C10_ALWAYS_INLINE V v_log(const V& x) { return x.log(); }
+C10_ALWAYS_INLINE V v_log(const V& x) {
+  return x.log();
+}
 template <class V>
-C10_ALWAYS_INLINE V v_tanh(const V& x) { return x.tanh(); }
+C10_ALWAYS_INLINE V v_tanh(const V& x) {
+  return x.tanh();
+}
 template <class V>
-C10_ALWAYS_INLINE V v_sqrt(const V& x) { return x.sqrt(); }
+C10_ALWAYS_INLINE V v_sqrt(const V& x) {
+  return x.sqrt();
+}
 template <class V>
-C10_ALWAYS_INLINE V v_rsqrt(const V& x) { return x.rsqrt(); }
+C10_ALWAYS_INLINE V v_rsqrt(const V& x) {
+  return x.rsqrt();
+}
 template <class V>
-C10_ALWAYS_INLINE V v_pow(const V& a, const V& b) { return a.pow(b); }
+C10_ALWAYS_INLINE V v_pow(const V& a, const V& b) {
+  return a.pow(b);
+}
 #ifdef MYOPS_EW_FAST_MATH
 template <>
-C10_ALWAYS_INLINE VFloat v_exp(const VFloat& x) { return v_exp_f(x); }
+C10_ALWAYS_INLINE VFloat v_exp(const VFloat& x) {
+  return v_exp_f(x);
+}
 template <>
-C10_ALWAYS_INLINE VFloat v_log(const VFloat& x) { return v_log_f(x); }
+C10_ALWAYS_INLINE VFloat v_log(const VFloat& x) {
+  return v_log_f(x);
+}
 template <>
-C10_ALWAYS_INLINE VFloat v_tanh(const VFloat& x) { return v_tanh_f(x); }
+C10_ALWAYS_INLINE VFloat v_tanh(const VFloat& x) {
+  return v_tanh_f(x);
+}
 template <>
-C10_ALWAYS_INLINE VFloat v_sqrt(const VFloat& x) { return v_sqrt_f(x); }
+C10_ALWAYS_INLINE VFloat v_sqrt(const VFloat& x) {
+  return v_sqrt_f(x);
+}
 template <>
-C10_ALWAYS_INLINE VFloat v_rsqrt(const VFloat& x) { return v_rsqrt_f(x); }
+C10_ALWAYS_INLINE VFloat v_rsqrt(const VFloat& x) {
+  return v_rsqrt_f(x);
+}
 #if defined(CPU_CAPABILITY_AVX512)
 template <>
-C10_ALWAYS_INLINE VFloat v_pow(const VFloat& a, const VFloat& b) { return v_pow_f(a, b); }
+C10_ALWAYS_INLINE VFloat v_pow(const VFloat& a, const VFloat& b) {
+  return v_pow_f(a, b);
+}
 #endif
 #endif
 
@@ -663,18 +692,18 @@ C10_ALWAYS_INLINE VFloat v_pow(const VFloat& a, const VFloat& b) { return v_pow_
 // the instructions for sqrt, 1 / sqrt, abs, neg), but the float forms above (v_exp, v_log,
 // v_tanh, v_sqrt, v_rsqrt) in the SIMD builds; abs / neg on half / bfloat16 rows: Sign16.
 // TRAITS: members declaring the functor's traits (Row16, kComputeBound), or nothing.
-#define MYOPS_VEC_UNARY(F, EXPR, TRAITS) \
-  struct V##F {                    \
-    F f;                           \
-    TRAITS                         \
-    template <class V>             \
+#define MYOPS_VEC_UNARY(F, EXPR, TRAITS)        \
+  struct V##F {                                 \
+    F f;                                        \
+    TRAITS                                      \
+    template <class V>                          \
     C10_ALWAYS_INLINE V operator()(V x) const { \
-      return EXPR;                 \
-    }                              \
-  };                               \
-  template <>                      \
-  struct VecOf<F> {                \
-    using type = V##F;             \
+      return EXPR;                              \
+    }                                           \
+  };                                            \
+  template <>                                   \
+  struct VecOf<F> {                             \
+    using type = V##F;                          \
   };
 MYOPS_VEC_UNARY(Abs, x.abs(), template <typename T> using Row16 = Sign16<false>;)
 MYOPS_VEC_UNARY(Neg, x.neg(), template <typename T> using Row16 = Sign16<true>;)
@@ -782,20 +811,20 @@ struct VecOf<Plus> {
 // The plain binary ops on Vectorized<float / double> (half / bfloat16 widened to float):
 // at::vec's operators and functions, as torch's vector loops (SLEEF's pow). TRAITS: as in
 // MYOPS_VEC_UNARY.
-#define MYOPS_VEC_BINARY(F, EXPR, TRAITS) \
-  struct V##F {                    \
-    F f;                           \
-    TRAITS                         \
-    template <class V>             \
+#define MYOPS_VEC_BINARY(F, EXPR, TRAITS)            \
+  struct V##F {                                      \
+    F f;                                             \
+    TRAITS                                           \
+    template <class V>                               \
     C10_ALWAYS_INLINE V operator()(V a, V b) const { \
-      return EXPR;                 \
-    }                              \
-  };                               \
-  template <>                      \
-  struct VecOf<F> {                \
-    using type = V##F;             \
+      return EXPR;                                   \
+    }                                                \
+  };                                                 \
+  template <>                                        \
+  struct VecOf<F> {                                  \
+    using type = V##F;                               \
   };
-MYOPS_VEC_BINARY(Mul, a * b, )
+MYOPS_VEC_BINARY(Mul, a* b, )
 MYOPS_VEC_BINARY(Div, a / b, )
 MYOPS_VEC_BINARY(Maximum, at::vec::maximum(a, b), )
 MYOPS_VEC_BINARY(Minimum, at::vec::minimum(a, b), )

@@ -42,9 +42,7 @@ struct WhereSelect {
 // from storage type to storage type (no compute type).
 template <typename Out, typename In>
 struct CastTo {
-  Out operator()(In v) const {
-    return c10::convert<Out>(v);
-  }
+  Out operator()(In v) const { return c10::convert<Out>(v); }
 };
 
 // Without a SIMD capability (this file is built with the compiler's baseline flags)
@@ -95,7 +93,9 @@ inline bool pages_resident(const void* p, int64_t bytes) {
   static const uintptr_t page = static_cast<uintptr_t>(sysconf(_SC_PAGESIZE));
   constexpr int kSamples = 16;
   for (int k = 0; k < kSamples; ++k) {
-    const uintptr_t at = (reinterpret_cast<uintptr_t>(p) + static_cast<uintptr_t>(bytes / kSamples * k + bytes / (2 * kSamples))) & ~(page - 1);
+    const uintptr_t at =
+        (reinterpret_cast<uintptr_t>(p) + static_cast<uintptr_t>(bytes / kSamples * k + bytes / (2 * kSamples))) &
+        ~(page - 1);
     unsigned char v = 0;
     if (mincore(reinterpret_cast<void*>(at), page, &v) != 0) return true;
     if ((v & 1) == 0) return false;
@@ -115,9 +115,9 @@ inline void stream_fence() {
 }
 
 template <typename T>
-constexpr bool is_vec_float = kUseVectorized &&
-    (std::is_same<T, float>::value || std::is_same<T, double>::value || std::is_same<T, c10::Half>::value ||
-     std::is_same<T, c10::BFloat16>::value);
+constexpr bool is_vec_float =
+    kUseVectorized && (std::is_same<T, float>::value || std::is_same<T, double>::value ||
+                       std::is_same<T, c10::Half>::value || std::is_same<T, c10::BFloat16>::value);
 
 // Contiguous float <-> half / bfloat16 conversion with the library's vector routines
 // (hardware conversion in the AVX2 build). Returns false where it does not apply.

@@ -328,8 +328,8 @@ struct VBindLeft {
 };
 template <class F, typename C>
 struct VecOf<BindLeft<F, C>> {
-  using type = typename std::conditional<std::is_same<typename VecOf<F>::type, NoVec>::value, NoVec,
-                                         VBindLeft<F, C>>::type;
+  using type =
+      typename std::conditional<std::is_same<typename VecOf<F>::type, NoVec>::value, NoVec, VBindLeft<F, C>>::type;
 };
 template <class F, typename C>
 struct VBindRight {
@@ -341,19 +341,18 @@ struct VBindRight {
 };
 template <class F, typename C>
 struct VecOf<BindRight<F, C>> {
-  using type = typename std::conditional<std::is_same<typename VecOf<F>::type, NoVec>::value, NoVec,
-                                         VBindRight<F, C>>::type;
+  using type =
+      typename std::conditional<std::is_same<typename VecOf<F>::type, NoVec>::value, NoVec, VBindRight<F, C>>::type;
 };
 
 // ---- bfloat16 gelu / silu / sigmoid with the AVX512-BF16 conversion ----------------------------
 // In the AVX-512 build, on CPUs with AVX512-BF16 (and unless MYOPS_CPU_ISA asks for less), the
 // float results of these three ops (their functors declare kHwBf16Rounding) are rounded to
-// bfloat16 by vcvtne2ps2bf16 (one instruction per 32 values) instead of at::vec's integer rounding sequence; widening is a shift. Same
-// round-to-nearest-even bits for every normal result, NaN written as 0xffff like the software
-// path; the instruction flushes float denormal results (|r| < 1.2e-38) to zero where the
-// software rounding keeps a bfloat16 denormal: inside the ops' tolerance, which is why the exact
-// ops (add, relu, ...) never take this path. The function carries its own target attribute, so
-// the rest of the build runs on AVX-512 CPUs without BF16.
+// bfloat16 by vcvtne2ps2bf16 (one instruction per 32 values) instead of at::vec's integer rounding sequence; widening
+// is a shift. Same round-to-nearest-even bits for every normal result, NaN written as 0xffff like the software path;
+// the instruction flushes float denormal results (|r| < 1.2e-38) to zero where the software rounding keeps a bfloat16
+// denormal: inside the ops' tolerance, which is why the exact ops (add, relu, ...) never take this path. The function
+// carries its own target attribute, so the rest of the build runs on AVX-512 CPUs without BF16.
 #if defined(CPU_CAPABILITY_AVX512) && defined(MYOPS_EW_HW_BF16) && defined(__GNUC__)
 #define MYOPS_EW_HAVE_HW_BF16 1
 inline bool hw_bf16() {
@@ -364,14 +363,15 @@ template <class T, class VF>
 constexpr bool kHwBf16 = std::is_same<T, c10::BFloat16>::value && HwBf16Rounding<VF>::value;
 
 template <class VF>
-__attribute__((target("avx512bf16,avx512f,avx512bw,avx512vl,avx512dq,avx2,fma,f16c")))
-int64_t bf16_unary_hw(const c10::BFloat16* in, c10::BFloat16* out, int64_t n, const VF& vf) {
+__attribute__((target("avx512bf16,avx512f,avx512bw,avx512vl,avx512dq,avx2,fma,f16c"))) int64_t
+bf16_unary_hw(const c10::BFloat16* in, c10::BFloat16* out, int64_t n, const VF& vf) {
   int64_t i = 0;
   const __m512i all_ones = _mm512_set1_epi32(-1);
   for (; i + 32 <= n; i += 32) {
     const __m512i raw = _mm512_loadu_si512(in + i);
     const __m512 lo = _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32(_mm512_castsi512_si256(raw)), 16));
-    const __m512 hi = _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32(_mm512_extracti64x4_epi64(raw, 1)), 16));
+    const __m512 hi =
+        _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32(_mm512_extracti64x4_epi64(raw, 1)), 16));
     const __m512 rlo = vf(Vectorized<float>(lo));
     const __m512 rhi = vf(Vectorized<float>(hi));
     __m512i r = (__m512i)_mm512_cvtne2ps_pbh(rhi, rlo);  // rlo in the low half

@@ -190,8 +190,8 @@ struct Args {
   void* out;
   const void* in[NIN > 0 ? NIN : 1];
   alignas(16) unsigned char scalar[NIN > 0 ? NIN : 1][16];
-  unsigned fold_mask;  // bit k: input k is a folded value
-  unsigned pack_mask;  // bit 0: output, bit k+1: input k use pack accesses
+  unsigned fold_mask;        // bit k: input k is a folded value
+  unsigned pack_mask;        // bit 0: output, bit k+1: input k use pack accesses
   int64_t istride[NIN + 1];  // innermost element stride of each operand (strided path)
   int64_t n;
 };
@@ -421,12 +421,13 @@ struct CudaKernel {
   }
   static void run(const Desc& d) {
     AT_DISPATCH_V2(static_cast<c10::ScalarType>(d.dtype), kKindNames[static_cast<int>(K)], AT_WRAP([&] {
-      if constexpr (ew::in_dtypes<scalar_t>(dtypes_of(K))) {
-        CudaKernel::template run_dtype<scalar_t>(d);
-      } else {
-        TORCH_INTERNAL_ASSERT(false, "myops: ", kKindNames[static_cast<int>(K)], " got dtype ", d.dtype);
-      }
-    }), AT_EXPAND(AT_ALL_TYPES), c10::kBool, c10::kHalf, c10::kBFloat16);
+                     if constexpr (ew::in_dtypes<scalar_t>(dtypes_of(K))) {
+                       CudaKernel::template run_dtype<scalar_t>(d);
+                     } else {
+                       TORCH_INTERNAL_ASSERT(false, "myops: ", kKindNames[static_cast<int>(K)], " got dtype ", d.dtype);
+                     }
+                   }),
+                   AT_EXPAND(AT_ALL_TYPES), c10::kBool, c10::kHalf, c10::kBFloat16);
   }
 };
 
@@ -434,8 +435,8 @@ struct CudaKernel {
 template <CudaUnit U>
 void launch_unit(EwKind kind, const Desc& d) {
   switch (kind) {
-#define MYOPS_EW_CUDA_CASE(KIND, ...)                                       \
-  case EwKind::KIND:                                                        \
+#define MYOPS_EW_CUDA_CASE(KIND, ...)                                                  \
+  case EwKind::KIND:                                                                   \
     if constexpr (unit_of(EwKind::KIND) == U) return CudaKernel<EwKind::KIND>::run(d); \
     break;
     MYOPS_EW_KERNELS(MYOPS_EW_CUDA_CASE)

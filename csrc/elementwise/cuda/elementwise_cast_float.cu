@@ -12,10 +12,12 @@ void launch_cast_to_float(const Desc& d) {
   const auto dt = static_cast<c10::ScalarType>(d.dtype);
   const auto src = static_cast<c10::ScalarType>(d.in_dtype[0]);
   AT_DISPATCH_V2(dt, "myops.cast", AT_WRAP([&] {
-    using Out = scalar_t;
-    AT_DISPATCH_V2(src, "myops.cast", AT_WRAP([&] { launch<Out, scalar_t>(d, CastTo<Out, scalar_t>{}); }),
-                   AT_EXPAND(AT_ALL_TYPES), c10::kBool, c10::kHalf, c10::kBFloat16);
-  }), AT_EXPAND(AT_FLOATING_TYPES), c10::kHalf, c10::kBFloat16);
+                   using Out = scalar_t;
+                   AT_DISPATCH_V2(src, "myops.cast",
+                                  AT_WRAP([&] { launch<Out, scalar_t>(d, CastTo<Out, scalar_t>{}); }),
+                                  AT_EXPAND(AT_ALL_TYPES), c10::kBool, c10::kHalf, c10::kBFloat16);
+                 }),
+                 AT_EXPAND(AT_FLOATING_TYPES), c10::kHalf, c10::kBFloat16);
 }
 
 }  // namespace cuda

@@ -20,8 +20,8 @@ struct Desc {
   int dtype = 0;              // c10::ScalarType of the output
   int in_dtype[kMaxIn] = {};  // c10::ScalarType of each input
   void* out = nullptr;
-  const void* in[kMaxIn] = {};  // nullptr for a folded input
-  bool folded[kMaxIn] = {};     // one-element host operand, value in `scalar`
+  const void* in[kMaxIn] = {};                        // nullptr for a folded input
+  bool folded[kMaxIn] = {};                           // one-element host operand, value in `scalar`
   alignas(16) unsigned char scalar[kMaxIn][16] = {};  // in the input's dtype
   // Binary ops on half/bfloat16: the input (0 or 1) PyTorch applies at opmath precision,
   // removed from in[] and bound into the functor with value `bound` (float); -1 if none.
@@ -40,12 +40,12 @@ struct Desc {
 };
 
 // One launcher per CUDA_UNIT of common/op_table.h (the .cu file compiling those kinds).
-void launch_unary(EwKind kind, const Desc& d);    // elementwise_unary.cu
-void launch_binary(EwKind kind, const Desc& d);   // elementwise_binary.cu
+void launch_unary(EwKind kind, const Desc& d);           // elementwise_unary.cu
+void launch_binary(EwKind kind, const Desc& d);          // elementwise_binary.cu
 void launch_div_pow_minmax(EwKind kind, const Desc& d);  // elementwise_div_pow_minmax.cu
-void launch_ternary(EwKind kind, const Desc& d);  // elementwise_ternary.cu
-void launch_cast_to_float(const Desc& d);         // cast to half/bfloat16/float/double (elementwise_cast_float.cu)
-void launch_cast_to_int(const Desc& d);           // cast to bool and the integer types (elementwise_cast_int.cu)
+void launch_ternary(EwKind kind, const Desc& d);         // elementwise_ternary.cu
+void launch_cast_to_float(const Desc& d);  // cast to half/bfloat16/float/double (elementwise_cast_float.cu)
+void launch_cast_to_int(const Desc& d);    // cast to bool and the integer types (elementwise_cast_int.cu)
 
 }  // namespace cuda
 }  // namespace ew

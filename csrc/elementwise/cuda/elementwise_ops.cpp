@@ -21,10 +21,11 @@ using namespace myops::ew;
 // convert it (param_to), in the compute type, as raw bytes.
 void write_param(EwKind kind, const c10::Scalar& s, at::ScalarType dt, unsigned char* dst) {
   AT_DISPATCH_V2(dt, "myops.elementwise", AT_WRAP([&] {
-    using C = opmath_t<scalar_t>;
-    C v = param_to<scalar_t>(kind, /*cpu_rules=*/false, s);
-    std::memcpy(dst, &v, sizeof(C));
-  }), AT_EXPAND(AT_ALL_TYPES), at::kBool, at::kHalf, at::kBFloat16);
+                   using C = opmath_t<scalar_t>;
+                   C v = param_to<scalar_t>(kind, /*cpu_rules=*/false, s);
+                   std::memcpy(dst, &v, sizeof(C));
+                 }),
+                 AT_EXPAND(AT_ALL_TYPES), at::kBool, at::kHalf, at::kBFloat16);
 }
 
 // torch's CUDA div by a CPU scalar `b` multiplies by 1 / b, computed on the host in double from

@@ -15,6 +15,8 @@
 namespace myops {
 namespace ew {
 
+// clang-format off: the tables below keep one line a row, their columns aligned by hand
+
 // ---- kernels: one line per functor the backends run -------------------------------------------
 // K(KIND, ARITY, DTYPES, CUDA_UNIT, FORM)
 //   KIND       the EwKind value
@@ -137,6 +139,7 @@ namespace ew {
     route("clamp.Tensor", true))                                                                                 \
   X(clamp_scalar, clamp, "Scalar", ClampScalar, Promote, clamp_scalar,                                           \
     "(Tensor self, Scalar? min=None, Scalar? max=None) -> Tensor", none)
+// clang-format on
 
 // Every elementwise kernel; the CPU and CUDA backends switch on it.
 enum class EwKind {
@@ -146,7 +149,16 @@ enum class EwKind {
 };
 
 enum class EwDtypes { All, NonBool, Float };
-enum class EwRule { Same, IntToFloat, Promote, PromoteIntToFloat, PromoteNumber, PromoteNumberIntToFloat, Target, Values };
+enum class EwRule {
+  Same,
+  IntToFloat,
+  Promote,
+  PromoteIntToFloat,
+  PromoteNumber,
+  PromoteNumberIntToFloat,
+  Target,
+  Values
+};
 
 // The DROPIN column, taken apart: MYOPS_EW_IF_ROUTED(DROPIN)(tokens) gives `tokens` for a
 // routable op and nothing otherwise; MYOPS_EW_ATEN(DROPIN) / MYOPS_EW_DEFAULT(DROPIN) give
@@ -185,8 +197,9 @@ constexpr const char* kKindNames[] = {
 #undef MYOPS_EW_KIND_NAME
 };
 constexpr const char* kDtypesNames[] = {"All", "NonBool", "Float"};
-constexpr const char* kRuleNames[] = {"Same",          "IntToFloat",              "Promote", "PromoteIntToFloat",
-                                       "PromoteNumber", "PromoteNumberIntToFloat", "Target",  "Values"};
+constexpr const char* kRuleNames[] = {
+    "Same",   "IntToFloat", "Promote", "PromoteIntToFloat", "PromoteNumber", "PromoteNumberIntToFloat",
+    "Target", "Values"};
 // FunctorOf<K>::type: the functor of a plain kind (elementwise/elementwise_functors.h defines it).
 template <EwKind K>
 struct FunctorOf;
@@ -227,7 +240,7 @@ struct EwOpInfo {
   const char* overload;
   EwKind kind;
   EwRule rule;
-  const char* aten;     // "" if not routable
+  const char* aten;  // "" if not routable
   bool dropin_default;
 };
 constexpr EwOpInfo kOps[] = {

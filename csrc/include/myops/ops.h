@@ -40,29 +40,24 @@ MYOPS_API Tensor nonzero_static(const Tensor& self, int64_t size, int64_t fill_v
 
 // (indices [size, self.dim()], count): the first min(count, size) rows of nonzero(self), the
 // rest fill_value; count = the true number of nonzeros. No host sync on CUDA.
-MYOPS_API std::tuple<Tensor, Tensor> nonzero_bounded(const Tensor& self, int64_t size,
-                                                     int64_t fill_value = -1);
+MYOPS_API std::tuple<Tensor, Tensor> nonzero_bounded(const Tensor& self, int64_t size, int64_t fill_value = -1);
 // (values [size], count): the first min(count, size) elements of self.masked_select(mask).
-MYOPS_API std::tuple<Tensor, Tensor> masked_select_bounded(const Tensor& self, const Tensor& mask,
-                                                           int64_t size,
+MYOPS_API std::tuple<Tensor, Tensor> masked_select_bounded(const Tensor& self, const Tensor& mask, int64_t size,
                                                            const c10::Scalar& fill_value = 0);
 // (rows [size, ...], count): the first min(count, size) rows of self[mask] (mask 1-D bool over dim 0).
-MYOPS_API std::tuple<Tensor, Tensor> mask_rows_bounded(const Tensor& self, const Tensor& mask,
-                                                       int64_t size,
+MYOPS_API std::tuple<Tensor, Tensor> mask_rows_bounded(const Tensor& self, const Tensor& mask, int64_t size,
                                                        const c10::Scalar& fill_value = 0);
 
 // ---- non-maximum suppression ---------------------------------------------------------------
 
 // == torchvision::ops::nms / batched_nms: kept indices (int64) in decreasing score order.
 MYOPS_API Tensor nms(const Tensor& boxes, const Tensor& scores, double iou_threshold);
-MYOPS_API Tensor batched_nms(const Tensor& boxes, const Tensor& scores, const Tensor& idxs,
-                             double iou_threshold);
+MYOPS_API Tensor batched_nms(const Tensor& boxes, const Tensor& scores, const Tensor& idxs, double iou_threshold);
 // (keep [size] padded with -1, count): the first size survivors and their true number. No sync.
-MYOPS_API std::tuple<Tensor, Tensor> nms_static(const Tensor& boxes, const Tensor& scores,
-                                                double iou_threshold, int64_t size);
-MYOPS_API std::tuple<Tensor, Tensor> batched_nms_static(const Tensor& boxes, const Tensor& scores,
-                                                        const Tensor& idxs, double iou_threshold,
-                                                        int64_t size);
+MYOPS_API std::tuple<Tensor, Tensor> nms_static(const Tensor& boxes, const Tensor& scores, double iou_threshold,
+                                                int64_t size);
+MYOPS_API std::tuple<Tensor, Tensor> batched_nms_static(const Tensor& boxes, const Tensor& scores, const Tensor& idxs,
+                                                        double iou_threshold, int64_t size);
 
 // A detector's post-processing (score filter, optional pre-NMS top-k, per-class or
 // class-agnostic NMS, top-K) padded to K = max_detections: (num_detections [N], boxes [N, K, 4],
@@ -80,8 +75,8 @@ MYOPS_API std::tuple<Tensor, Tensor, Tensor, Tensor, Tensor> multiclass_nms_stat
 // for bit). 1 to 8 feature maps [N, C, H_l, W_l]. A level of -1 marks a padded RoI: its row of
 // rois is not read and its output is 0. Inference only: no gradient.
 MYOPS_API Tensor roi_align_levels(at::TensorList features, const Tensor& rois, const Tensor& levels,
-                                  at::ArrayRef<double> spatial_scale, int64_t pooled_height,
-                                  int64_t pooled_width, int64_t sampling_ratio = -1, bool aligned = false);
+                                  at::ArrayRef<double> spatial_scale, int64_t pooled_height, int64_t pooled_width,
+                                  int64_t sampling_ratio = -1, bool aligned = false);
 
 // ---- layers over the first `count` rows (inference only: no gradient) ----------------------
 
@@ -103,14 +98,12 @@ MYOPS_API Tensor conv_bounded(const Tensor& input, const Tensor& weight, const s
 // device, clamped to [0, R]): maps [R, K, H, W] (float, double), rois [R, 4] (x1, y1, x2, y2, the
 // maps' dtype) -> keypoints [R, K, 3] (x, y, 1) and scores [R, K], float32, the rows at or past
 // count 0 (not read). On the CPU bit for bit. No host sync on CUDA.
-MYOPS_API std::tuple<Tensor, Tensor> heatmaps_to_keypoints(const Tensor& maps, const Tensor& rois,
-                                                           const Tensor& count);
+MYOPS_API std::tuple<Tensor, Tensor> heatmaps_to_keypoints(const Tensor& maps, const Tensor& rois, const Tensor& count);
 // torchvision's paste_mask_in_image for each image n's first count[n] rows: masks [N, D, S, S']
 // (already padded; float, double), boxes int64 [N, D, 4] (expanded integer boxes), count int64
 // [N], image_size {h0, w0, h1, w1, ...} -> [N, D, H, W] on a canvas of the largest image, every
 // other pixel 0. On the CPU bit for bit; no host sync on CUDA.
-MYOPS_API Tensor paste_masks(const Tensor& masks, const Tensor& boxes, const Tensor& count,
-                             at::IntArrayRef image_size);
+MYOPS_API Tensor paste_masks(const Tensor& masks, const Tensor& boxes, const Tensor& count, at::IntArrayRef image_size);
 
 // ---- elementwise ---------------------------------------------------------------------------
 // One function per line of the op table (myops/op_table.h: the list of ops, each with its

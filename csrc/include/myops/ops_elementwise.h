@@ -9,6 +9,7 @@
 
 namespace myops {
 
+// clang-format off: one declaration a line, as generated
 // myops::relu(Tensor self) -> Tensor
 MYOPS_API Tensor relu(const Tensor& self);
 // myops::gelu(Tensor self, *, str approximate='none') -> Tensor
@@ -79,5 +80,6 @@ MYOPS_API Tensor addcmul(const Tensor& self, const Tensor& tensor1, const Tensor
 MYOPS_API Tensor clamp(const Tensor& a, const Tensor& b, const Tensor& c);
 // myops::clamp.Scalar(Tensor self, Scalar? min=None, Scalar? max=None) -> Tensor
 MYOPS_API Tensor clamp(const Tensor& self, const std::optional<c10::Scalar>& min, const std::optional<c10::Scalar>& max);
+// clang-format on
 
 }  // namespace myops

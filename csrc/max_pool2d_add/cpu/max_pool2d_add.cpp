@@ -54,11 +54,9 @@ bool use_avx2() {
 #endif
 }
 
-at::Tensor max_pool2d_add_cpu(const at::Tensor& self, const at::Tensor& other,
-                              at::IntArrayRef kernel_size, at::IntArrayRef stride,
-                              at::IntArrayRef padding, bool ceil_mode) {
-  Forward f = max_pool2d_add::prepare_forward(self, other, kernel_size, stride, padding,
-                                              ceil_mode, "max_pool2d_add");
+at::Tensor max_pool2d_add_cpu(const at::Tensor& self, const at::Tensor& other, at::IntArrayRef kernel_size,
+                              at::IntArrayRef stride, at::IntArrayRef padding, bool ceil_mode) {
+  Forward f = max_pool2d_add::prepare_forward(self, other, kernel_size, stride, padding, ceil_mode, "max_pool2d_add");
   if (f.out.numel() == 0) return f.out;
 #ifdef MYOPS_MP_HAVE_AVX2
   if (use_avx2()) {
@@ -71,10 +69,10 @@ at::Tensor max_pool2d_add_cpu(const at::Tensor& self, const at::Tensor& other,
 }
 
 at::Tensor max_pool2d_add_backward_cpu(const at::Tensor& grad_output, const at::Tensor& self,
-                                       at::IntArrayRef kernel_size, at::IntArrayRef stride,
-                                       at::IntArrayRef padding, bool ceil_mode) {
-  Backward b = max_pool2d_add::prepare_backward(grad_output, self, kernel_size, stride, padding,
-                                                ceil_mode, "max_pool2d_add_backward");
+                                       at::IntArrayRef kernel_size, at::IntArrayRef stride, at::IntArrayRef padding,
+                                       bool ceil_mode) {
+  Backward b = max_pool2d_add::prepare_backward(grad_output, self, kernel_size, stride, padding, ceil_mode,
+                                                "max_pool2d_add_backward");
   if (b.grad_self.numel() == 0) return b.grad_self;
 #ifdef MYOPS_MP_HAVE_AVX2
   if (use_avx2()) {

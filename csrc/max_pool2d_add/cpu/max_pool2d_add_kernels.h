@@ -30,15 +30,13 @@ inline M sfold(M m, M v) {
   return (v > m || v != v) ? v : m;
 }
 template <typename M>
-inline at::vec::Vectorized<M> vfold(const at::vec::Vectorized<M>& m,
-                                    const at::vec::Vectorized<M>& v) {
+inline at::vec::Vectorized<M> vfold(const at::vec::Vectorized<M>& m, const at::vec::Vectorized<M>& v) {
   using Vec = at::vec::Vectorized<M>;
   return Vec::blendv(m, v, (v > m) | v.isnan());
 }
 
 // Window [lo, hi) of output position o along a dim of size n (clipped like torch).
-inline void window(int64_t o, int64_t k, int64_t s, int64_t p, int64_t n, int64_t& lo,
-                   int64_t& hi) {
+inline void window(int64_t o, int64_t k, int64_t s, int64_t p, int64_t n, int64_t& lo, int64_t& hi) {
   int64_t start = o * s - p;
   lo = std::max<int64_t>(start, 0);
   hi = std::min<int64_t>(start + k, n);
@@ -145,8 +143,8 @@ void add_store_reduced(const float* m, int64_t len, R* out, const R* o, int64_t 
 // Vertical fold of `nrows` hmax rows over [j0, j0 + len), plus `other` (element stride os),
 // cast and stored to out[0, len).
 template <typename S, typename R, typename M>
-void vmax_add_segment(const M* const* h, int64_t nrows, int64_t j0, int64_t len, R* out,
-                      const R* o, int64_t os, M* tmp) {
+void vmax_add_segment(const M* const* h, int64_t nrows, int64_t j0, int64_t len, R* out, const R* o, int64_t os,
+                      M* tmp) {
   using Vec = at::vec::Vectorized<M>;
   constexpr int64_t V = Vec::size();
   constexpr bool kFast = std::is_same_v<S, R> && std::is_same_v<S, M>;  // float/float, double/double
@@ -194,7 +192,7 @@ void forward_impl(const Forward& f) {
   const Pool2d& g = f.g;
   const bool cl = g.channels_last;
   const int64_t inner = cl ? g.C : 1;
-  const int64_t row_len = g.W * inner;  // one input row
+  const int64_t row_len = g.W * inner;    // one input row
   const int64_t hrow_len = g.Wo * inner;  // one horizontally folded row
   const S* in = f.self.const_data_ptr<S>();
   const R* oth = f.other.const_data_ptr<R>();
@@ -251,8 +249,8 @@ void forward_impl(const Forward& f) {
         } else {
           R* dst = out + (n * g.Ho + oh) * hrow_len;
           for (int64_t ow = 0; ow < g.Wo; ++ow) {
-            vmax_add_segment<S, R, M>(rows.data(), r1 - r0, ow * g.C, g.C, dst + ow * g.C,
-                                      orow + ow * os[3], os[1], tmp.data());
+            vmax_add_segment<S, R, M>(rows.data(), r1 - r0, ow * g.C, g.C, dst + ow * g.C, orow + ow * os[3], os[1],
+                                      tmp.data());
           }
         }
       }
@@ -310,32 +308,28 @@ void backward_impl(const Backward& b) {
   });
 }
 
-
 void forward(const Forward& f) {
   const at::ScalarType s = f.self.scalar_type(), r = f.out.scalar_type();
-  AT_DISPATCH_V2(
-      s, "myops.max_pool2d_add", AT_WRAP([&] {
-        using S = scalar_t;
-        if (r == s) {
-          forward_impl<S, S>(f);
-        } else if (r == at::kDouble) {
-          forward_impl<S, double>(f);
-        } else if constexpr (!std::is_same_v<S, double> && !std::is_same_v<S, float>) {
-          TORCH_CHECK(r == at::kFloat, "myops.max_pool2d_add: unsupported result dtype ", r,
-                      " for self of dtype ", s);
-          forward_impl<S, float>(f);
-        } else {
-          TORCH_CHECK(false, "myops.max_pool2d_add: unsupported result dtype ", r,
-                      " for self of dtype ", s);
-        }
-      }),
-      AT_EXPAND(AT_FLOATING_TYPES), at::kHalf, at::kBFloat16);
+  AT_DISPATCH_V2(s, "myops.max_pool2d_add", AT_WRAP([&] {
+                   using S = scalar_t;
+                   if (r == s) {
+                     forward_impl<S, S>(f);
+                   } else if (r == at::kDouble) {
+                     forward_impl<S, double>(f);
+                   } else if constexpr (!std::is_same_v<S, double> && !std::is_same_v<S, float>) {
+                     TORCH_CHECK(r == at::kFloat, "myops.max_pool2d_add: unsupported result dtype ", r,
+                                 " for self of dtype ", s);
+                     forward_impl<S, float>(f);
+                   } else {
+                     TORCH_CHECK(false, "myops.max_pool2d_add: unsupported result dtype ", r, " for self of dtype ", s);
+                   }
+                 }),
+                 AT_EXPAND(AT_FLOATING_TYPES), at::kHalf, at::kBFloat16);
 }
 
 void backward(const Backward& b) {
-  AT_DISPATCH_V2(b.self.scalar_type(), "myops.max_pool2d_add_backward",
-                 AT_WRAP([&] { backward_impl<scalar_t>(b); }), AT_EXPAND(AT_FLOATING_TYPES),
-                 at::kHalf, at::kBFloat16);
+  AT_DISPATCH_V2(b.self.scalar_type(), "myops.max_pool2d_add_backward", AT_WRAP([&] { backward_impl<scalar_t>(b); }),
+                 AT_EXPAND(AT_FLOATING_TYPES), at::kHalf, at::kBFloat16);
 }
 
 }  // namespace MYOPS_MP_CAP

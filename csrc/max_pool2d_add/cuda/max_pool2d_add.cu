@@ -68,8 +68,8 @@ int64_t grid_for(int64_t total, int device) {
 // divisors g.d0..d2 are X, Y, C or C, X, Y accordingly) into (n, c, y, x), and returns the start
 // of plane (n, c) of `self` with its element strides along h (sh) and w (sw).
 template <bool kCL, typename S, typename index_t>
-__device__ __forceinline__ const S* locate(index_t lin, const S* in, const Geom<index_t>& g, index_t& n,
-                                           index_t& c, index_t& y, index_t& x, index_t& sh, index_t& sw) {
+__device__ __forceinline__ const S* locate(index_t lin, const S* in, const Geom<index_t>& g, index_t& n, index_t& c,
+                                           index_t& y, index_t& x, index_t& sh, index_t& sw) {
   index_t t, u;
   if constexpr (kCL) {  // lin = ((n * Y + y) * X + x) * C + c
     g.d0.divmod(lin, t, c);
@@ -89,11 +89,9 @@ __device__ __forceinline__ const S* locate(index_t lin, const S* in, const Geom<
 }
 
 // K* > 0: compile-time window (unrolled); K* == 0: runtime window from g.
-template <typename S, typename R, typename index_t, bool kCL, int KH, int KW, int SH, int SW,
-          int PH, int PW>
-__global__ void __launch_bounds__(kThreads)
-    max_pool2d_add_kernel(const S* __restrict__ in, const R* __restrict__ oth, R* __restrict__ out,
-                          index_t total, Geom<index_t> g) {
+template <typename S, typename R, typename index_t, bool kCL, int KH, int KW, int SH, int SW, int PH, int PW>
+__global__ void __launch_bounds__(kThreads) max_pool2d_add_kernel(const S* __restrict__ in, const R* __restrict__ oth,
+                                                                  R* __restrict__ out, index_t total, Geom<index_t> g) {
   using M = at::opmath_type<S>;
   using MR = at::opmath_type<R>;
   const int kH = KH > 0 ? KH : g.kH, kW = KW > 0 ? KW : g.kW;
@@ -139,8 +137,10 @@ template <typename index_t>
 Geom<index_t> make_geom(const Pool2d& p, const std::array<int64_t, 4>& st) {
   // the kernels hold plane sizes and window parameters in int
   for (int64_t v : {p.C, p.H, p.W, p.Ho, p.Wo, p.kH, p.kW, p.sH, p.sW, p.pH, p.pW}) {
-    TORCH_CHECK(v <= std::numeric_limits<int>::max() / 2, "myops.max_pool2d_add: on CUDA, every size and pooling "
-                "parameter must be below 2^30, got ", v);
+    TORCH_CHECK(v <= std::numeric_limits<int>::max() / 2,
+                "myops.max_pool2d_add: on CUDA, every size and pooling "
+                "parameter must be below 2^30, got ",
+                v);
   }
   Geom<index_t> g;
   g.C = int(p.C), g.H = int(p.H), g.W = int(p.W), g.Ho = int(p.Ho), g.Wo = int(p.Wo);
@@ -178,14 +178,14 @@ void launch_forward(const Forward& f, int device, cudaStream_t stream) {
   // (rare) share the generic kernel to keep the number of instantiations down.
   if constexpr (std::is_same_v<S, R>) {
     if (p.is_fast_3x3s2p1()) {
-      MYOPS_LAUNCH(blocks, kThreads, stream, max_pool2d_add_kernel<S, R, index_t, kCL, 3, 3, 2, 2, 1, 1>)(
-          in, oth, out, total, g);
+      MYOPS_LAUNCH(blocks, kThreads, stream, max_pool2d_add_kernel<S, R, index_t, kCL, 3, 3, 2, 2, 1, 1>)(in, oth, out,
+                                                                                                          total, g);
       C10_CUDA_KERNEL_LAUNCH_CHECK();
       return;
     }
   }
-  MYOPS_LAUNCH(blocks, kThreads, stream, max_pool2d_add_kernel<S, R, index_t, kCL, 0, 0, 0, 0, 0, 0>)(
-      in, oth, out, total, g);
+  MYOPS_LAUNCH(blocks, kThreads, stream, max_pool2d_add_kernel<S, R, index_t, kCL, 0, 0, 0, 0, 0, 0>)(in, oth, out,
+                                                                                                      total, g);
   C10_CUDA_KERNEL_LAUNCH_CHECK();
 }
 
@@ -194,53 +194,52 @@ void forward_typed(const Forward& f, int device, cudaStream_t stream) {
   const Pool2d& p = f.g;
   const int64_t sizes[4] = {p.N, p.C, p.Ho, p.Wo};
   const int64_t lim = std::numeric_limits<int32_t>::max();
-  const bool small = f.self.numel() < lim && f.out.numel() < lim &&
-                     max_offset(f.other_strides, sizes) < lim;
+  const bool small = f.self.numel() < lim && f.out.numel() < lim && max_offset(f.other_strides, sizes) < lim;
   if (small) {
-    if (p.channels_last) launch_forward<S, R, uint32_t, true>(f, device, stream);
-    else launch_forward<S, R, uint32_t, false>(f, device, stream);
+    if (p.channels_last)
+      launch_forward<S, R, uint32_t, true>(f, device, stream);
+    else
+      launch_forward<S, R, uint32_t, false>(f, device, stream);
   } else {
-    if (p.channels_last) launch_forward<S, R, uint64_t, true>(f, device, stream);
-    else launch_forward<S, R, uint64_t, false>(f, device, stream);
+    if (p.channels_last)
+      launch_forward<S, R, uint64_t, true>(f, device, stream);
+    else
+      launch_forward<S, R, uint64_t, false>(f, device, stream);
   }
 }
 
-at::Tensor max_pool2d_add_cuda(const at::Tensor& self, const at::Tensor& other,
-                               at::IntArrayRef kernel_size, at::IntArrayRef stride,
-                               at::IntArrayRef padding, bool ceil_mode) {
+at::Tensor max_pool2d_add_cuda(const at::Tensor& self, const at::Tensor& other, at::IntArrayRef kernel_size,
+                               at::IntArrayRef stride, at::IntArrayRef padding, bool ceil_mode) {
   check_same_device(self, "self", other, "other", "max_pool2d_add");  // before the guard
   CudaGuard guard(self.device());
-  Forward f = max_pool2d_add::prepare_forward(self, other, kernel_size, stride, padding,
-                                              ceil_mode, "max_pool2d_add");
+  Forward f = max_pool2d_add::prepare_forward(self, other, kernel_size, stride, padding, ceil_mode, "max_pool2d_add");
   if (f.out.numel() == 0) return f.out;
   const int device = self.get_device();
   cudaStream_t stream = current_stream();
   const at::ScalarType s = f.self.scalar_type(), r = f.out.scalar_type();
-  AT_DISPATCH_V2(
-      s, "myops.max_pool2d_add", AT_WRAP([&] {
-        using S = scalar_t;
-        if (r == s) {
-          forward_typed<S, S>(f, device, stream);
-        } else if (r == at::kDouble) {
-          forward_typed<S, double>(f, device, stream);
-        } else if constexpr (!std::is_same_v<S, double> && !std::is_same_v<S, float>) {
-          TORCH_CHECK(r == at::kFloat, "myops.max_pool2d_add: unsupported result dtype ", r,
-                      " for self of dtype ", s);
-          forward_typed<S, float>(f, device, stream);
-        } else {
-          TORCH_CHECK(false, "myops.max_pool2d_add: unsupported result dtype ", r,
-                      " for self of dtype ", s);
-        }
-      }),
-      AT_EXPAND(AT_FLOATING_TYPES), at::kHalf, at::kBFloat16);
+  AT_DISPATCH_V2(s, "myops.max_pool2d_add", AT_WRAP([&] {
+                   using S = scalar_t;
+                   if (r == s) {
+                     forward_typed<S, S>(f, device, stream);
+                   } else if (r == at::kDouble) {
+                     forward_typed<S, double>(f, device, stream);
+                   } else if constexpr (!std::is_same_v<S, double> && !std::is_same_v<S, float>) {
+                     TORCH_CHECK(r == at::kFloat, "myops.max_pool2d_add: unsupported result dtype ", r,
+                                 " for self of dtype ", s);
+                     forward_typed<S, float>(f, device, stream);
+                   } else {
+                     TORCH_CHECK(false, "myops.max_pool2d_add: unsupported result dtype ", r, " for self of dtype ", s);
+                   }
+                 }),
+                 AT_EXPAND(AT_FLOATING_TYPES), at::kHalf, at::kBFloat16);
   return f.out;
 }
 
 // ---- backward --------------------------------------------------------------------------------
 template <typename S, typename index_t, bool kCL>
 __global__ void __launch_bounds__(kThreads)
-    max_pool2d_add_backward_kernel(const S* __restrict__ in, const S* __restrict__ grad,
-                                   S* __restrict__ grad_in, index_t total, Geom<index_t> g) {
+    max_pool2d_add_backward_kernel(const S* __restrict__ in, const S* __restrict__ grad, S* __restrict__ grad_in,
+                                   index_t total, Geom<index_t> g) {
   using M = at::opmath_type<S>;
   const index_t step = index_t(gridDim.x) * blockDim.x;
   for (index_t lin = index_t(blockIdx.x) * blockDim.x + threadIdx.x; lin < total; lin += step) {
@@ -308,12 +307,12 @@ void launch_backward(const Backward& b, int device, cudaStream_t stream) {
 }
 
 at::Tensor max_pool2d_add_backward_cuda(const at::Tensor& grad_output, const at::Tensor& self,
-                                        at::IntArrayRef kernel_size, at::IntArrayRef stride,
-                                        at::IntArrayRef padding, bool ceil_mode) {
+                                        at::IntArrayRef kernel_size, at::IntArrayRef stride, at::IntArrayRef padding,
+                                        bool ceil_mode) {
   check_same_device(self, "self", grad_output, "grad_output", "max_pool2d_add_backward");
   CudaGuard guard(self.device());
-  Backward b = max_pool2d_add::prepare_backward(grad_output, self, kernel_size, stride, padding,
-                                                ceil_mode, "max_pool2d_add_backward");
+  Backward b = max_pool2d_add::prepare_backward(grad_output, self, kernel_size, stride, padding, ceil_mode,
+                                                "max_pool2d_add_backward");
   if (b.grad_self.numel() == 0) return b.grad_self;
   const int device = self.get_device();
   cudaStream_t stream = current_stream();
@@ -321,17 +320,20 @@ at::Tensor max_pool2d_add_backward_cuda(const at::Tensor& grad_output, const at:
   const int64_t sizes[4] = {p.N, p.C, p.Ho, p.Wo};
   const int64_t lim = std::numeric_limits<int32_t>::max();
   const bool small = b.self.numel() < lim && max_offset(b.grad_strides, sizes) < lim;
-  AT_DISPATCH_V2(
-      self.scalar_type(), "myops.max_pool2d_add_backward", AT_WRAP([&] {
-        if (small) {
-          if (p.channels_last) launch_backward<scalar_t, uint32_t, true>(b, device, stream);
-          else launch_backward<scalar_t, uint32_t, false>(b, device, stream);
-        } else {
-          if (p.channels_last) launch_backward<scalar_t, uint64_t, true>(b, device, stream);
-          else launch_backward<scalar_t, uint64_t, false>(b, device, stream);
-        }
-      }),
-      AT_EXPAND(AT_FLOATING_TYPES), at::kHalf, at::kBFloat16);
+  AT_DISPATCH_V2(self.scalar_type(), "myops.max_pool2d_add_backward", AT_WRAP([&] {
+                   if (small) {
+                     if (p.channels_last)
+                       launch_backward<scalar_t, uint32_t, true>(b, device, stream);
+                     else
+                       launch_backward<scalar_t, uint32_t, false>(b, device, stream);
+                   } else {
+                     if (p.channels_last)
+                       launch_backward<scalar_t, uint64_t, true>(b, device, stream);
+                     else
+                       launch_backward<scalar_t, uint64_t, false>(b, device, stream);
+                   }
+                 }),
+                 AT_EXPAND(AT_FLOATING_TYPES), at::kHalf, at::kBFloat16);
   return b.grad_self;
 }
 

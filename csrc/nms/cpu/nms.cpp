@@ -34,7 +34,6 @@
 namespace myops {
 namespace {
 
-
 // torchvision's comparisons, in the same operand order (NaN handling included).
 template <typename T>
 inline T max_(T a, T b) {
@@ -57,8 +56,8 @@ T floor_threshold(double thr) {
 // Greedy NMS over n boxes visited in `order` (torchvision's score order). Writes the kept
 // original indices, in visiting order, to keep[0 .. min(kept, limit)) and returns the number kept.
 template <typename T>
-int64_t sweep(const at::Tensor& boxes, const int64_t* order, int64_t n, double iou_threshold,
-              int64_t* keep, int64_t limit) {
+int64_t sweep(const at::Tensor& boxes, const int64_t* order, int64_t n, double iou_threshold, int64_t* keep,
+              int64_t limit) {
   std::vector<T> x1(n), y1(n), x2(n), y2(n), area(n);
   std::vector<int64_t> idx(n);
   std::vector<uint8_t> sup(n);
@@ -118,8 +117,8 @@ void check_boxes_scores(const at::Tensor& boxes, const at::Tensor& scores, const
 }
 
 // Greedy NMS of (boxes, scores); writes min(kept, limit) indices to `keep`, returns kept.
-int64_t nms_into(const at::Tensor& boxes, const at::Tensor& scores, double iou_threshold,
-                 int64_t* keep, int64_t limit) {
+int64_t nms_into(const at::Tensor& boxes, const at::Tensor& scores, double iou_threshold, int64_t* keep,
+                 int64_t limit) {
   const int64_t n = boxes.size(0);
   if (n == 0) return 0;
   const at::Tensor order = std::get<1>(scores.sort(/*stable=*/true, 0, /*descending=*/true)).contiguous();
@@ -211,10 +210,8 @@ std::tuple<at::Tensor, at::Tensor> nms_static_cpu(const at::Tensor& boxes, const
   return pad_static(nms_cpu(boxes, scores, iou_threshold), size);
 }
 
-std::tuple<at::Tensor, at::Tensor> batched_nms_static_cpu(const at::Tensor& boxes,
-                                                          const at::Tensor& scores,
-                                                          const at::Tensor& idxs,
-                                                          double iou_threshold, int64_t size) {
+std::tuple<at::Tensor, at::Tensor> batched_nms_static_cpu(const at::Tensor& boxes, const at::Tensor& scores,
+                                                          const at::Tensor& idxs, double iou_threshold, int64_t size) {
   check_boxes_scores(boxes, scores, "batched_nms_static");
   nms_common::check_idxs(boxes, idxs, "batched_nms_static");
   check_size(size, "batched_nms_static");

@@ -10,8 +10,8 @@
 //  2. sweep_kernel: the greedy pass ON THE DEVICE (torchvision copies the mask to the host). One
 //     block walks the tiles in order: thread 0 decides the kept boxes of the current tile from
 //     the removed-bits word and the tile's own words (loaded into shared memory by the block;
-//     serial, 64 steps), then all threads OR the kept rows into the removed bits of later tiles. It writes the first `size` kept indices
-//     (original numbering), pads the rest with -1 and stores the true count on the device.
+//     serial, 64 steps), then all threads OR the kept rows into the removed bits of later tiles. It writes the first
+//     `size` kept indices (original numbering), pads the rest with -1 and stores the true count on the device.
 // nms_static / batched_nms_static never synchronize with the host; nms / batched_nms run the same
 // passes with size = N and read the count once (their only host sync) to trim the result.
 //
@@ -112,8 +112,8 @@ __global__ void iou_mask_kernel(int64_t n, int64_t tiles, float threshold, const
 // Per tile: the block loads the tile's own mask words (row k's word for this tile) into shared
 // memory, thread 0 walks its 64 boxes (serial, from shared memory), then all threads OR the
 // rows of the kept boxes into the removed bits of the later tiles.
-__global__ void sweep_kernel(int64_t n, int64_t tiles, const uint64_t* mask, const int64_t* order,
-                             uint64_t* removed, int64_t* keep, int64_t size, int64_t* count) {
+__global__ void sweep_kernel(int64_t n, int64_t tiles, const uint64_t* mask, const int64_t* order, uint64_t* removed,
+                             int64_t* keep, int64_t size, int64_t* count) {
   __shared__ uint64_t own[kTile];
   __shared__ int64_t kept[kTile];
   __shared__ int nkept;
@@ -154,8 +154,7 @@ __global__ void sweep_kernel(int64_t n, int64_t tiles, const uint64_t* mask, con
 // Greedy NMS of (boxes, scores) on the device: keep [size] (padded with -1) and count (0-d),
 // no host sync. `classes`, when defined, makes the sweep class-aware.
 std::tuple<at::Tensor, at::Tensor> nms_device(const at::Tensor& boxes, const at::Tensor& scores,
-                                              const at::Tensor& classes, double iou_threshold,
-                                              int64_t size) {
+                                              const at::Tensor& classes, double iou_threshold, int64_t size) {
   const auto lopts = boxes.options().dtype(at::kLong);
   const int64_t n = boxes.size(0);
   TORCH_CHECK(n <= kMaxBoxes, "myops.nms: at most ", kMaxBoxes, " boxes on CUDA, got ", n);
@@ -187,19 +186,21 @@ std::tuple<at::Tensor, at::Tensor> nms_device(const at::Tensor& boxes, const at:
   const float thr = static_cast<float>(iou_threshold);
   switch (sorted.scalar_type()) {
     case at::kHalf:
-      MYOPS_LAUNCH(grid, kTile, stream, iou_mask_kernel<c10::Half>)(n, tiles, thr, sorted.const_data_ptr<c10::Half>(), cls, m);
+      MYOPS_LAUNCH(grid, kTile, stream, iou_mask_kernel<c10::Half>)(n, tiles, thr, sorted.const_data_ptr<c10::Half>(),
+                                                                    cls, m);
       break;
     case at::kFloat:
       MYOPS_LAUNCH(grid, kTile, stream, iou_mask_kernel<float>)(n, tiles, thr, sorted.const_data_ptr<float>(), cls, m);
       break;
     default:
-      MYOPS_LAUNCH(grid, kTile, stream, iou_mask_kernel<double>)(n, tiles, thr, sorted.const_data_ptr<double>(), cls, m);
+      MYOPS_LAUNCH(grid, kTile, stream, iou_mask_kernel<double>)(n, tiles, thr, sorted.const_data_ptr<double>(), cls,
+                                                                 m);
       break;
   }
   C10_CUDA_KERNEL_LAUNCH_CHECK();
   MYOPS_LAUNCH(1, kSweepThreads, stream, sweep_kernel)(n, tiles, m, order.const_data_ptr<int64_t>(),
-      reinterpret_cast<uint64_t*>(removed.data_ptr<int64_t>()), keep.data_ptr<int64_t>(), size,
-      count.data_ptr<int64_t>());
+                                                       reinterpret_cast<uint64_t*>(removed.data_ptr<int64_t>()),
+                                                       keep.data_ptr<int64_t>(), size, count.data_ptr<int64_t>());
   C10_CUDA_KERNEL_LAUNCH_CHECK();
   return {keep, count};
 }
@@ -214,8 +215,7 @@ at::Tensor class_keys(const at::Tensor& idxs) {
 }
 
 std::tuple<at::Tensor, at::Tensor> batched_device(const at::Tensor& boxes, const at::Tensor& scores,
-                                                  const at::Tensor& idxs, double iou_threshold,
-                                                  int64_t size) {
+                                                  const at::Tensor& idxs, double iou_threshold, int64_t size) {
   if (boxes.numel() > nms_common::vanilla_above(false)) {
     return nms_device(boxes, scores, class_keys(idxs), iou_threshold, size);
   }
@@ -253,8 +253,7 @@ std::tuple<at::Tensor, at::Tensor> nms_static_cuda(const at::Tensor& boxes, cons
 }
 
 std::tuple<at::Tensor, at::Tensor> batched_nms_static_cuda(const at::Tensor& boxes, const at::Tensor& scores,
-                                                           const at::Tensor& idxs, double iou_threshold,
-                                                           int64_t size) {
+                                                           const at::Tensor& idxs, double iou_threshold, int64_t size) {
   check_boxes_scores(boxes, scores, "batched_nms_static");
   nms_common::check_idxs(boxes, idxs, "batched_nms_static");
   check_size(size, "batched_nms_static");

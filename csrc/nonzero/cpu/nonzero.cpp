@@ -78,8 +78,8 @@ struct Partition {
 // fn(element offset of the segment's first element, its inner index, its length).
 // `idx` (nd entries) holds the N-d index of the segment's first element during the call.
 template <typename F>
-void walk_rows(const int64_t* sizes, const int64_t* strides, int nd, int64_t begin, int64_t end,
-               int64_t* idx, const F& fn) {
+void walk_rows(const int64_t* sizes, const int64_t* strides, int nd, int64_t begin, int64_t end, int64_t* idx,
+               const F& fn) {
   int64_t rem = begin, off = 0;
   for (int d = nd - 1; d >= 0; --d) {
     idx[d] = rem % sizes[d];
@@ -137,8 +137,8 @@ struct OutLayout {
 // element stride s, inner indices j0.., outer indices idx[0..nd-2]) to result rows k.., never
 // past row `kend`. Returns the next free row.
 template <typename U, U MASK>
-int64_t write_row(const U* p, int64_t n, int64_t s, int64_t j0, const int64_t* idx, int nd,
-                  const OutLayout& o, int64_t k, int64_t kend, bool dense) {
+int64_t write_row(const U* p, int64_t n, int64_t s, int64_t j0, const int64_t* idx, int nd, const OutLayout& o,
+                  int64_t k, int64_t kend, bool dense) {
   int64_t* inner_col = o.out + (nd - 1) * o.col_stride;
   const int64_t rs = o.row_stride;
   if (dense) {
@@ -211,17 +211,14 @@ struct Space {
 
 // Pass 1 over the partition: per-chunk counts, turned into exclusive offsets; returns the total.
 template <typename U, U MASK>
-int64_t count_chunks(const U* data, const Space& sp, const Partition& part,
-                     std::vector<int64_t>& offsets) {
+int64_t count_chunks(const U* data, const Space& sp, const Partition& part, std::vector<int64_t>& offsets) {
   offsets.assign(part.nchunks + 1, 0);
   const int nd = static_cast<int>(sp.csizes.size());
   part.for_each([&](int64_t c) {
     std::vector<int64_t> idx(nd);
     int64_t cnt = 0;
     walk_rows(sp.csizes.data(), sp.cstrides.data(), nd, part.begin(c), part.end(c), idx.data(),
-              [&](int64_t off, int64_t, int64_t n) {
-                cnt += count_row<U, MASK>(data + off, n, sp.cstrides[nd - 1]);
-              });
+              [&](int64_t off, int64_t, int64_t n) { cnt += count_row<U, MASK>(data + off, n, sp.cstrides[nd - 1]); });
     offsets[c + 1] = cnt;
   });
   for (int64_t c = 0; c < part.nchunks; ++c) offsets[c + 1] += offsets[c];
@@ -231,8 +228,8 @@ int64_t count_chunks(const U* data, const Space& sp, const Partition& part,
 // Pass 2: every chunk writes its coordinates to rows [offsets[c], min(offsets[c+1], limit)).
 // `ndim` is the rank of `self` (0 for a 0-d tensor: nothing to write).
 template <typename U, U MASK>
-void write_chunks(const U* data, const Space& sp, int ndim, const Partition& part,
-                  const std::vector<int64_t>& offsets, int64_t limit, const OutLayout& o) {
+void write_chunks(const U* data, const Space& sp, int ndim, const Partition& part, const std::vector<int64_t>& offsets,
+                  int64_t limit, const OutLayout& o) {
   if (ndim == 0) return;
   const int nd = ndim;
   const int64_t inner_stride = sp.strides[nd - 1];
@@ -247,8 +244,7 @@ void write_chunks(const U* data, const Space& sp, int ndim, const Partition& par
     walk_rows(sp.sizes.data(), sp.strides.data(), nd, part.begin(c), part.end(c), idx.data(),
               [&](int64_t off, int64_t j0, int64_t n) {
                 if (k < kend)
-                  k = write_row<U, MASK>(data + off, n, inner_stride, j0, idx.data(), nd, o, k,
-                                         kend, dense);
+                  k = write_row<U, MASK>(data + off, n, inner_stride, j0, idx.data(), nd, o, k, kend, dense);
               });
   });
 }
@@ -268,8 +264,7 @@ at::Tensor nonzero_impl(const at::Tensor& self) {
   const int64_t nnz = count_chunks<U, mask>(data, sp, part, offsets);
   at::Tensor out = at::empty_strided({nnz, ndim}, {1, nnz}, opts);
   if (nnz > 0) {
-    write_chunks<U, mask>(data, sp, ndim, part, offsets, nnz,
-                          OutLayout{out.data_ptr<int64_t>(), 1, nnz});
+    write_chunks<U, mask>(data, sp, ndim, part, offsets, nnz, OutLayout{out.data_ptr<int64_t>(), 1, nnz});
   }
   return out;
 }
@@ -277,8 +272,7 @@ at::Tensor nonzero_impl(const at::Tensor& self) {
 // nonzero_static's result [size, ndim]; stores the true number of nonzeros at *nnz_out, or,
 // with a null nnz_out (nonzero_static), skips the passes when there is nothing to write.
 template <typename scalar_t>
-at::Tensor nonzero_static_impl(const at::Tensor& self, int64_t size, int64_t fill_value,
-                               int64_t* nnz_out) {
+at::Tensor nonzero_static_impl(const at::Tensor& self, int64_t size, int64_t fill_value, int64_t* nnz_out) {
   using U = typename Bits<scalar_t>::type;
   constexpr U mask = Bits<scalar_t>::mask;
   const int ndim = static_cast<int>(self.dim());
@@ -309,8 +303,7 @@ at::Tensor nonzero_cpu(const at::Tensor& in) {
 }
 
 // nonzero_static / nonzero_bounded: one counting and one writing pass; `nnz` gets the count.
-at::Tensor select_static(const at::Tensor& in, int64_t size, int64_t fill_value, int64_t* nnz,
-                         const char* op) {
+at::Tensor select_static(const at::Tensor& in, int64_t size, int64_t fill_value, int64_t* nnz, const char* op) {
   const at::Tensor self = nonzero_rules::real_input(in);
   nonzero_rules::check_input(self, op, /*cuda=*/false);
   check_size(size, op);
@@ -325,8 +318,7 @@ at::Tensor nonzero_static_cpu(const at::Tensor& self, int64_t size, int64_t fill
   return select_static(self, size, fill_value, nullptr, "nonzero_static");
 }
 
-std::tuple<at::Tensor, at::Tensor> nonzero_bounded_cpu(const at::Tensor& self, int64_t size,
-                                                       int64_t fill_value) {
+std::tuple<at::Tensor, at::Tensor> nonzero_bounded_cpu(const at::Tensor& self, int64_t size, int64_t fill_value) {
   int64_t nnz = 0;
   at::Tensor out = select_static(self, size, fill_value, &nnz, "nonzero_bounded");
   // a plain CPU allocation, not a dispatcher call: the second output costs what it must

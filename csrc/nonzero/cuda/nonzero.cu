@@ -44,8 +44,7 @@ namespace nonzero_cuda {
 namespace {
 
 // One block row per coordinate dim (blockIdx.y); rows [min(*count, size), size) get fill_value.
-__global__ void fill_tail_kernel(int64_t* out, int64_t pitch, int64_t size, const int64_t* count,
-                                 int64_t fill_value) {
+__global__ void fill_tail_kernel(int64_t* out, int64_t pitch, int64_t size, const int64_t* count, int64_t fill_value) {
   const int64_t c = count == nullptr ? 0 : *count;
   const int64_t start = c < size ? c : size;
   int64_t* row = out + static_cast<int64_t>(blockIdx.y) * pitch;
@@ -74,8 +73,8 @@ void count_nonzero(const FlagSource& flags, int64_t numel, int64_t* d_count, cud
   }
 }
 
-void fill_tail(int64_t* out, int64_t pitch, int ndim, int64_t size, const int64_t* d_count,
-               int64_t fill_value, cudaStream_t stream) {
+void fill_tail(int64_t* out, int64_t pitch, int ndim, int64_t size, const int64_t* d_count, int64_t fill_value,
+               cudaStream_t stream) {
   if (size <= 0 || ndim <= 0) return;
   constexpr int kThreads = 256;
   // enough blocks for the whole tail in one sweep, capped (grid-stride loop beyond)
@@ -164,8 +163,7 @@ at::Tensor nonzero_on_cuda(const at::Tensor& in) {
   const bool one_pass = ndim == 0 || numel <= kWorstCaseCapBytes / (8 * ndim);
   if (one_pass) {
     at::Tensor buf = at::empty({ndim, numel}, opts);  // worst case: every element selected
-    nonzero_cuda::select_coords(flags, make_spec(self, buf.data_ptr<int64_t>(), numel, numel),
-                                numel, count, stream);
+    nonzero_cuda::select_coords(flags, make_spec(self, buf.data_ptr<int64_t>(), numel, numel), numel, count, stream);
     const int64_t nnz = read_count(d_count, stream);
     TORCH_CHECK(nnz >= 0 && nnz <= numel, "myops.nonzero: internal error, count ", nnz);
     if (nnz == numel) return buf.t();  // already exact
@@ -174,8 +172,8 @@ at::Tensor nonzero_on_cuda(const at::Tensor& in) {
       // trim: the first nnz entries of each of the ndim rows (the source pitch is <= 16 MiB, far
       // below cudaMemcpy2D's pitch limit)
       C10_CUDA_CHECK(cudaMemcpy2DAsync(out.data_ptr(), nnz * sizeof(int64_t), buf.const_data_ptr(),
-                                       numel * sizeof(int64_t), nnz * sizeof(int64_t), ndim,
-                                       cudaMemcpyDeviceToDevice, stream));
+                                       numel * sizeof(int64_t), nnz * sizeof(int64_t), ndim, cudaMemcpyDeviceToDevice,
+                                       stream));
     }
     return out;  // `buf` goes back to the caching allocator, stream-ordered
   }
@@ -185,8 +183,7 @@ at::Tensor nonzero_on_cuda(const at::Tensor& in) {
   TORCH_CHECK(nnz >= 0 && nnz <= numel, "myops.nonzero: internal error, count ", nnz);
   at::Tensor out = column_major(ndim, nnz, opts);
   if (nnz > 0) {
-    nonzero_cuda::select_coords(flags, make_spec(self, out.data_ptr<int64_t>(), nnz, nnz), numel,
-                                count, stream);
+    nonzero_cuda::select_coords(flags, make_spec(self, out.data_ptr<int64_t>(), nnz, nnz), numel, count, stream);
   }
   return out;
 }
@@ -194,8 +191,8 @@ at::Tensor nonzero_on_cuda(const at::Tensor& in) {
 // nonzero_static / nonzero_bounded: the one select pass (it stores the true count in `d_count`,
 // a 0-d int64 on the device) and the tail fill that reads it. Never synchronizes. An undefined
 // `d_count` (nonzero_static) means the count is not wanted: a scratch one is used when needed.
-at::Tensor select_static(const at::Tensor& in, int64_t size, int64_t fill_value,
-                         const at::Tensor& d_count, const char* op) {
+at::Tensor select_static(const at::Tensor& in, int64_t size, int64_t fill_value, const at::Tensor& d_count,
+                         const char* op) {
   const at::Tensor self = nonzero_rules::real_input(in);
   nonzero_rules::check_input(self, op, /*cuda=*/true);
   check_size(size, op);
@@ -208,8 +205,7 @@ at::Tensor select_static(const at::Tensor& in, int64_t size, int64_t fill_value,
   const int64_t numel = self.numel();
   if (numel == 0) {
     if (d_count.defined()) d_count.zero_();
-    nonzero_cuda::fill_tail(out.data_ptr<int64_t>(), size, static_cast<int>(ndim), size, nullptr,
-                            fill_value, stream);
+    nonzero_cuda::fill_tail(out.data_ptr<int64_t>(), size, static_cast<int>(ndim), size, nullptr, fill_value, stream);
     return out;
   }
   const at::Tensor count_t = d_count.defined() ? d_count : at::empty({}, opts);
@@ -218,10 +214,8 @@ at::Tensor select_static(const at::Tensor& in, int64_t size, int64_t fill_value,
   const FlagSource flags = make_flags(self, keep);
   // a 0-d self has ndim == 0: the pass only counts (limit 0 writes no coordinates)
   const int64_t limit = ndim == 0 ? 0 : size;
-  nonzero_cuda::select_coords(flags, make_spec(self, out.data_ptr<int64_t>(), size, limit), numel,
-                              count, stream);
-  nonzero_cuda::fill_tail(out.data_ptr<int64_t>(), size, static_cast<int>(ndim), size, count,
-                          fill_value, stream);
+  nonzero_cuda::select_coords(flags, make_spec(self, out.data_ptr<int64_t>(), size, limit), numel, count, stream);
+  nonzero_cuda::fill_tail(out.data_ptr<int64_t>(), size, static_cast<int>(ndim), size, count, fill_value, stream);
   return out;
 }
 
@@ -229,8 +223,7 @@ at::Tensor nonzero_static_on_cuda(const at::Tensor& self, int64_t size, int64_t 
   return select_static(self, size, fill_value, at::Tensor(), "nonzero_static");
 }
 
-std::tuple<at::Tensor, at::Tensor> nonzero_bounded_on_cuda(const at::Tensor& self, int64_t size,
-                                                           int64_t fill_value) {
+std::tuple<at::Tensor, at::Tensor> nonzero_bounded_on_cuda(const at::Tensor& self, int64_t size, int64_t fill_value) {
   at::Tensor d_count = at::empty({}, self.options().dtype(at::kLong));
   at::Tensor out = select_static(self, size, fill_value, d_count, "nonzero_bounded");
   return {out, d_count};

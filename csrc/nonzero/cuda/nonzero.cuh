@@ -28,17 +28,25 @@ namespace detail {
 MYOPS_HD uint64_t load_bits(const void* p, int64_t off, int elem_size) {
 #if defined(__CUDA_ARCH__)
   switch (elem_size) {
-    case 1: return __ldg(static_cast<const unsigned char*>(p) + off);
-    case 2: return __ldg(static_cast<const unsigned short*>(p) + off);
-    case 4: return __ldg(static_cast<const unsigned int*>(p) + off);
-    default: return __ldg(static_cast<const unsigned long long*>(p) + off);
+    case 1:
+      return __ldg(static_cast<const unsigned char*>(p) + off);
+    case 2:
+      return __ldg(static_cast<const unsigned short*>(p) + off);
+    case 4:
+      return __ldg(static_cast<const unsigned int*>(p) + off);
+    default:
+      return __ldg(static_cast<const unsigned long long*>(p) + off);
   }
 #else
   switch (elem_size) {
-    case 1: return static_cast<const unsigned char*>(p)[off];
-    case 2: return static_cast<const unsigned short*>(p)[off];
-    case 4: return static_cast<const unsigned int*>(p)[off];
-    default: return static_cast<const unsigned long long*>(p)[off];
+    case 1:
+      return static_cast<const unsigned char*>(p)[off];
+    case 2:
+      return static_cast<const unsigned short*>(p)[off];
+    case 4:
+      return static_cast<const unsigned int*>(p)[off];
+    default:
+      return static_cast<const unsigned long long*>(p)[off];
   }
 #endif
 }
@@ -84,8 +92,7 @@ struct CoordWriter {
   FastDivmod<index_t> div[MAXDIV > 0 ? MAXDIV : 1];  // div[k]: size of dim ndim-1-k
 
   CoordWriter() = default;
-  explicit CoordWriter(const CoordSpec& s)
-      : out(s.out), pitch(s.pitch), limit(s.limit), ndim(s.ndim) {
+  explicit CoordWriter(const CoordSpec& s) : out(s.out), pitch(s.pitch), limit(s.limit), ndim(s.ndim) {
     for (int k = 0; k < MAXDIV && k + 1 < ndim; ++k) {
       div[k] = FastDivmod<index_t>(static_cast<index_t>(s.sizes[ndim - 1 - k]));
     }
@@ -110,26 +117,24 @@ struct CoordWriter {
 inline void check_items(int64_t numel) {
   TORCH_CHECK(MYOPS_CUB_64BIT_ITEMS || numel <= std::numeric_limits<int32_t>::max(),
               "myops.nonzero: an input of more than 2^31 - 1 elements needs the CUB of CUDA 12.8 or "
-              "newer; this build's is older (got ", numel, " elements)");
+              "newer; this build's is older (got ",
+              numel, " elements)");
 }
 
 template <typename Flag, typename Writer>
-void launch_select(const Flag& flag, const Writer& writer, int64_t numel, int64_t* d_count,
-                   cudaStream_t stream) {
+void launch_select(const Flag& flag, const Writer& writer, int64_t numel, int64_t* d_count, cudaStream_t stream) {
   thrust::counting_iterator<int64_t> first(0);
   auto out = thrust::make_tabulate_output_iterator(writer);
   size_t bytes = 0;
   C10_CUDA_CHECK(cub::DeviceSelect::If(nullptr, bytes, first, out, d_count, numel, flag, stream));
   auto temp = c10::cuda::CUDACachingAllocator::get()->allocate(bytes);
-  C10_CUDA_CHECK(
-      cub::DeviceSelect::If(temp.get(), bytes, first, out, d_count, numel, flag, stream));
+  C10_CUDA_CHECK(cub::DeviceSelect::If(temp.get(), bytes, first, out, d_count, numel, flag, stream));
 }
 
 template <typename Flag>
 void count_impl(const Flag& flag, int64_t numel, int64_t* d_count, cudaStream_t stream) {
   check_items(numel);
-  auto it = thrust::make_transform_iterator(thrust::counting_iterator<int64_t>(0),
-                                            FlagCount<Flag>{flag});
+  auto it = thrust::make_transform_iterator(thrust::counting_iterator<int64_t>(0), FlagCount<Flag>{flag});
   size_t bytes = 0;
   C10_CUDA_CHECK(cub::DeviceReduce::Sum(nullptr, bytes, it, d_count, numel, stream));
   auto temp = c10::cuda::CUDACachingAllocator::get()->allocate(bytes);
@@ -137,8 +142,7 @@ void count_impl(const Flag& flag, int64_t numel, int64_t* d_count, cudaStream_t 
 }
 
 template <typename Flag>
-void select_coords_impl(const Flag& flag, const CoordSpec& spec, int64_t numel, int64_t* d_count,
-                        cudaStream_t stream) {
+void select_coords_impl(const Flag& flag, const CoordSpec& spec, int64_t numel, int64_t* d_count, cudaStream_t stream) {
   check_items(numel);
   if (spec.ndim <= 1) {
     // 0-d: nothing to write; 1-D: the linear index is the coordinate

@@ -49,8 +49,8 @@ void count_nonzero(const FlagSource& flags, int64_t numel, int64_t* d_count, cud
 
 // out[d * pitch + r] = fill_value for every d < ndim and r in [min(*d_count, size), size); a null
 // d_count means 0. Reads the count on the device: no host synchronization.
-void fill_tail(int64_t* out, int64_t pitch, int ndim, int64_t size, const int64_t* d_count,
-               int64_t fill_value, cudaStream_t stream);
+void fill_tail(int64_t* out, int64_t pitch, int ndim, int64_t size, const int64_t* d_count, int64_t fill_value,
+               cudaStream_t stream);
 
 // The per-layout halves of select_coords / count_nonzero (split over two .cu files so that they
 // compile in parallel); select_coords / count_nonzero / fill_tail are defined in nonzero.cu.

@@ -41,8 +41,8 @@ using roi_align::Point;
 
 template <typename T>
 void pool(const std::vector<at::Tensor>& feats, const T* rois, const int64_t* levels,
-          at::ArrayRef<double> spatial_scale, int64_t K, int64_t C, int PH, int PW, int sampling_ratio,
-          bool aligned, bool zeroed, T* out) {
+          at::ArrayRef<double> spatial_scale, int64_t K, int64_t C, int PH, int PW, int sampling_ratio, bool aligned,
+          bool zeroed, T* out) {
   using Acc = at::opmath_type<T>;
   const size_t L = feats.size();
   std::vector<const T*> data(L);
@@ -118,8 +118,8 @@ bool check_indices(const T* rois, const int64_t* levels, int64_t K, int64_t L, i
     TORCH_CHECK_INDEX(levels[k] >= 0 && levels[k] < L, "myops.roi_align_levels: levels[", k, "] = ", levels[k],
                       " is out of range for ", L, " feature maps");
     const T b = rois[k * 5];
-    TORCH_CHECK_INDEX(roi_align::batch_index_ok(b, N), "myops.roi_align_levels: rois[", k, ", 0] = ",
-                      static_cast<double>(b), " is not a batch index of the ", N, " images");
+    TORCH_CHECK_INDEX(roi_align::batch_index_ok(b, N), "myops.roi_align_levels: rois[", k,
+                      ", 0] = ", static_cast<double>(b), " is not a batch index of the ", N, " images");
   }
   return padding;
 }

@@ -40,15 +40,15 @@ struct Levels {
   int height[kMaxLevels];
   int width[kMaxLevels];
   T scale[kMaxLevels];
-  int64_t count;  // levels in use
-  int64_t batch;  // N
+  int64_t count;     // levels in use
+  int64_t batch;     // N
   int64_t channels;  // C
 };
 
 template <typename T>
 __global__ void __launch_bounds__(kThreads)
-roi_align_levels_kernel(int64_t total, Levels<T> lv, const T* rois, const int64_t* levels, int pooled_height,
-                        int pooled_width, int sampling_ratio, bool aligned, T* out) {
+    roi_align_levels_kernel(int64_t total, Levels<T> lv, const T* rois, const int64_t* levels, int pooled_height,
+                            int pooled_width, int sampling_ratio, bool aligned, T* out) {
   using Acc = typename ew::OpMath<T>::type;
   const int64_t step = int64_t(gridDim.x) * blockDim.x;
   for (int64_t index = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; index < total; index += step) {
@@ -127,7 +127,8 @@ at::Tensor roi_align_levels_cuda(at::TensorList features, const at::Tensor& rois
   const at::Tensor& f0 = features[0];
   CudaGuard guard(f0.device());
   const int64_t K = rois.size(0), C = f0.size(1);
-  at::Tensor out = at::empty({K, C, pooled_height, pooled_width}, f0.options().memory_format(at::MemoryFormat::Contiguous));
+  at::Tensor out =
+      at::empty({K, C, pooled_height, pooled_width}, f0.options().memory_format(at::MemoryFormat::Contiguous));
   if (out.numel() == 0) return out;
   const std::vector<at::Tensor> feats = roi_align::contiguous_features(features);
   const at::Tensor r = rois.contiguous();
