@@ -255,6 +255,20 @@ class StaticDetector(nn.Module):
         )
         return image_list, [(int(h), int(w)) for h, w in originals]
 
+    def _padded(
+        self,
+        selected: List[Tuple[Tensor, Tensor, Tensor, Tensor, Tensor]],
+        sizes: List[Tuple[int, int]],
+        originals: List[Tuple[int, int]],
+    ) -> Dict[str, Tensor]:
+        """Each image's :func:`_select` (boxes, scores, labels, rows, count) stacked into the
+        padded output, then :meth:`_finish`. No overflow: the one-stage heads bound their own
+        candidates (``topk_candidates``)."""
+        names = ("boxes", "scores", "labels", "rows", "count")
+        out = {name: torch.stack([s[j] for s in selected]) for j, name in enumerate(names)}
+        out["overflow"] = torch.zeros_like(out["count"], dtype=torch.bool)
+        return self._finish(out, sizes, originals)
+
     def _finish(
         self, out: Dict[str, Tensor], sizes: List[Tuple[int, int]], originals: List[Tuple[int, int]]
     ) -> Dict[str, Tensor]:
@@ -396,7 +410,7 @@ class StaticDetector(nn.Module):
         a = head["cls_logits"].shape[1] // sum(hw)
         per_level = [x * a for x in hw]
         split = {k: v.split(per_level, dim=1) for k, v in head.items()}
-        fields: Dict[str, List[Tensor]] = {k: [] for k in ("boxes", "scores", "labels", "rows", "count")}
+        selected: List[Tuple[Tensor, Tensor, Tensor, Tensor, Tensor]] = []
         for i in range(len(anchors)):
             level_anchors = anchors[i].split(per_level)
             all_boxes, all_scores, all_labels, all_valid = [], [], [], []
@@ -421,19 +435,17 @@ class StaticDetector(nn.Module):
                 all_scores.append(scores[idx])
                 all_labels.append(idx % c)
                 all_valid.append(valid[idx])
-            selected = _select(
-                torch.cat(all_boxes),
-                torch.cat(all_scores),
-                torch.cat(all_labels),
-                torch.cat(all_valid),
-                model.nms_thresh,
-                model.detections_per_img,
+            selected.append(
+                _select(
+                    torch.cat(all_boxes),
+                    torch.cat(all_scores),
+                    torch.cat(all_labels),
+                    torch.cat(all_valid),
+                    model.nms_thresh,
+                    model.detections_per_img,
+                )
             )
-            for name, value in zip(("boxes", "scores", "labels", "rows", "count"), selected):
-                fields[name].append(value)
-        out = {name: torch.stack(values) for name, values in fields.items()}
-        out["overflow"] = torch.zeros_like(out["count"], dtype=torch.bool)
-        return self._finish(out, sizes, originals)
+        return self._padded(selected, sizes, originals)
 
     # -- SSD / SSDlite -------------------------------------------------------------------------
     def _ssd(self, images: Tensor) -> Dict[str, Tensor]:
@@ -450,7 +462,7 @@ class StaticDetector(nn.Module):
         else:
             anchors = model.anchor_generator(image_list, feats)
         pred_scores = F.softmax(head["cls_logits"], dim=-1)
-        fields: Dict[str, List[Tensor]] = {k: [] for k in ("boxes", "scores", "labels", "rows", "count")}
+        selected: List[Tuple[Tensor, Tensor, Tensor, Tensor, Tensor]] = []
         for i in range(len(anchors)):
             boxes = _clip(_decode_single(model.box_coder, head["bbox_regression"][i], anchors[i]), sizes[i])
             scores = pred_scores[i][:, 1:].t()  # [classes - 1, anchors]: eager's per-class loop, batched
@@ -458,19 +470,17 @@ class StaticDetector(nn.Module):
             k = min(model.topk_candidates, scores.shape[1])
             top, idx = torch.where(valid, scores, torch.full_like(scores, _NEG_INF)).topk(k, dim=1)
             labels = torch.arange(1, scores.shape[0] + 1, device=idx.device)[:, None].expand_as(idx)
-            selected = _select(
-                boxes[idx.reshape(-1)],
-                scores.gather(1, idx).reshape(-1),
-                labels.reshape(-1),
-                valid.gather(1, idx).reshape(-1),
-                model.nms_thresh,
-                model.detections_per_img,
+            selected.append(
+                _select(
+                    boxes[idx.reshape(-1)],
+                    scores.gather(1, idx).reshape(-1),
+                    labels.reshape(-1),
+                    valid.gather(1, idx).reshape(-1),
+                    model.nms_thresh,
+                    model.detections_per_img,
+                )
             )
-            for name, value in zip(("boxes", "scores", "labels", "rows", "count"), selected):
-                fields[name].append(value)
-        out = {name: torch.stack(values) for name, values in fields.items()}
-        out["overflow"] = torch.zeros_like(out["count"], dtype=torch.bool)
-        return self._finish(out, sizes, originals)
+        return self._padded(selected, sizes, originals)
 
     def forward(self, images: Tensor) -> Dict[str, Tensor]:
         """Detections for ``images [N, 3, H, W]`` (raw float images, as torchvision takes them):
