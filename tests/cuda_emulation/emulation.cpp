@@ -4,9 +4,10 @@
 //       launches a kernel that records which thread ran when: out[k] = linear id (block-major,
 //       x fastest) of the k-th thread that ran, through the same MYOPS_LAUNCH as the kernels
 //   myops_emu::_emu_cub_misuse(str algorithm, str misuse) -> int
-//       calls the CUB stand-in ("select": DeviceSelect::If, "sum": DeviceReduce::Sum) the way
-//       `misuse` names ("none": as documented) and returns the CUDA error code of the second
-//       call, or for "none" 0 when the count and the selection are right
+//       calls the CUB stand-in ("select": DeviceSelect::Flagged, "reduce": DeviceReduce::Reduce
+//       in int32, "sum": DeviceReduce::Sum) the way `misuse` names ("none": as documented) and
+//       returns the CUDA error code of the second call, or for "none" 0 when the count and the
+//       selection are right
 //   myops_emu::_emu_cub_items(int num_items, int every) -> int[]
 //       selects every `every`-th of num_items (int64) items: [count, last rank, last item]
 #include <ATen/core/Tensor.h>
@@ -49,19 +50,24 @@ struct EveryKth {
 };
 
 int64_t emu_cub_misuse(std::string algorithm, std::string misuse) {
-  TORCH_CHECK(algorithm == "select" || algorithm == "sum", "_emu_cub_misuse: unknown algorithm ", algorithm);
+  TORCH_CHECK(algorithm == "select" || algorithm == "reduce" || algorithm == "sum",
+              "_emu_cub_misuse: unknown algorithm ", algorithm);
   const int64_t n = 1000000, every = 7, expected = (n + every - 1) / every;
-  const EveryKth flag{every};
+  const auto flags = thrust::make_transform_iterator(thrust::counting_iterator<int64_t>(0), EveryKth{every});
   std::vector<int64_t> out(n);
   int64_t count = -1;
   auto call = [&](void* temp, size_t& bytes, int64_t items) {
     if (algorithm == "select") {
       auto writer = [&out](int64_t r, int64_t i) { out[r] = i; };
-      return cub::DeviceSelect::If(temp, bytes, thrust::counting_iterator<int64_t>(0),
-                                   thrust::make_tabulate_output_iterator(writer), &count, items, flag);
+      return cub::DeviceSelect::Flagged(temp, bytes, thrust::counting_iterator<int64_t>(0), flags,
+                                        thrust::make_tabulate_output_iterator(writer), &count, items);
     }
-    auto it = thrust::make_transform_iterator(thrust::counting_iterator<int64_t>(0),
-                                              [flag](int64_t i) -> int64_t { return flag(i) ? 1 : 0; });
+    if (algorithm == "reduce") {
+      auto it = thrust::make_transform_iterator(flags, [](bool f) -> int32_t { return f ? 1 : 0; });
+      return cub::DeviceReduce::Reduce(
+          temp, bytes, it, &count, static_cast<int32_t>(items), [](int32_t a, int32_t b) { return a + b; }, int32_t{0});
+    }
+    auto it = thrust::make_transform_iterator(flags, [](bool f) -> int64_t { return f ? 1 : 0; });
     return cub::DeviceReduce::Sum(temp, bytes, it, &count, items);
   };
   size_t bytes = 0;
@@ -96,14 +102,13 @@ std::vector<int64_t> emu_cub_items(int64_t num_items, int64_t every) {
       last_item = i;
     }
   };
-  const EveryKth flag{every};
+  const thrust::counting_iterator<int64_t> first(0);
+  const auto flags = thrust::make_transform_iterator(first, EveryKth{every});
   auto out = thrust::make_tabulate_output_iterator(writer);
   size_t bytes = 0;
-  C10_CUDA_CHECK(
-      cub::DeviceSelect::If(nullptr, bytes, thrust::counting_iterator<int64_t>(0), out, &count, num_items, flag));
+  C10_CUDA_CHECK(cub::DeviceSelect::Flagged(nullptr, bytes, first, flags, out, &count, num_items));
   auto temp = c10::cuda::CUDACachingAllocator::get()->allocate(bytes);
-  C10_CUDA_CHECK(
-      cub::DeviceSelect::If(temp.get(), bytes, thrust::counting_iterator<int64_t>(0), out, &count, num_items, flag));
+  C10_CUDA_CHECK(cub::DeviceSelect::Flagged(temp.get(), bytes, first, flags, out, &count, num_items));
   myops::emu::synchronize();
   return {count, last_rank, last_item};
 }

@@ -13,10 +13,11 @@
 //    (per-tile counts live there, so an undersized buffer is also an out-of-bounds write under
 //    `make sanitize`).
 //  - num_items: any integer type up to 64 bits, counts past 2^31 - 1 included (CCCL >= 2.7);
-//    a negative count is cudaErrorInvalidValue. Everything inside counts in 64 bits.
+//    a negative count is cudaErrorInvalidValue. Selection counts in 64 bits; a reduction
+//    accumulates in CUB's accumulator type (DeviceReduce below).
 //  - The outputs are written on the device, in stream order: d_out in no particular order (the
 //    tiles are processed in the emulation's shuffled order, core/cuda/emulation.h), and the
-//    select / reduce result (*d_num_selected_out, *d_out of Sum) through its output iterator
+//    select / reduce result (*d_num_selected_out, *d_out of Reduce / Sum) through its output iterator
 //    or pointer, never returned to the host (the host reads it through read_device_int64,
 //    core/cuda/glue.h, the one synchronization).
 #if !defined(MYOPS_CUDA_EMULATION) || defined(__CUDACC__)
@@ -109,7 +110,7 @@ inline c10::Allocator* get() {
 }  // namespace cuda
 }  // namespace c10
 
-// ---- CUB: DeviceSelect::If and DeviceReduce::Sum ------------------------------------------------
+// ---- CUB: DeviceSelect::Flagged, DeviceReduce::Reduce and Sum ------------------------------------------------
 
 namespace cub {
 namespace emu_detail {
@@ -167,10 +168,11 @@ cudaError_t two_phase(void* d_temp, size_t& bytes, NumItems num_items, int64_t& 
 
 }  // namespace emu_detail
 
+// DeviceSelect::Flagged: d_out[rank] = d_in[i] for the i whose flag is set, in order of i.
 struct DeviceSelect {
-  template <typename In, typename Out, typename NumSel, typename NumItems, typename Op>
-  static cudaError_t If(void* d_temp_storage, size_t& temp_storage_bytes, In d_in, Out d_out, NumSel d_num_selected_out,
-                        NumItems num_items, Op select_op, cudaStream_t /*stream*/ = nullptr) {
+  template <typename In, typename Flags, typename Out, typename NumSel, typename NumItems>
+  static cudaError_t Flagged(void* d_temp_storage, size_t& temp_storage_bytes, In d_in, Flags d_flags, Out d_out,
+                             NumSel d_num_selected_out, NumItems num_items, cudaStream_t /*stream*/ = nullptr) {
     namespace d = emu_detail;
     int64_t n = 0;
     int64_t* tile_counts = nullptr;
@@ -180,11 +182,12 @@ struct DeviceSelect {
     const int64_t nt = d::tiles(n);
     const myops::emu::Shuffle order(static_cast<uint64_t>(nt),
                                     myops::emu::order_key({0x5e1ec7ull, static_cast<uint64_t>(n)}));
+    auto flag = [&](int64_t i) { return static_cast<bool>(d_flags[i]); };
     // pass 1: flags counted per tile; pass 2: each tile scatters from its exclusive prefix
     for (int64_t k = 0; k < nt; ++k) {
       const int64_t t = static_cast<int64_t>(order(static_cast<uint64_t>(k)));
       int64_t c = 0;
-      for (int64_t i = t * d::kTile; i < n && i < (t + 1) * d::kTile; ++i) c += select_op(d_in[i]) ? 1 : 0;
+      for (int64_t i = t * d::kTile; i < n && i < (t + 1) * d::kTile; ++i) c += flag(i) ? 1 : 0;
       tile_counts[t] = c;
     }
     int64_t total = 0;
@@ -197,7 +200,7 @@ struct DeviceSelect {
       const int64_t t = static_cast<int64_t>(order(static_cast<uint64_t>(k)));
       int64_t rank = tile_counts[t];
       for (int64_t i = t * d::kTile; i < n && i < (t + 1) * d::kTile; ++i) {
-        if (select_op(d_in[i])) d_out[rank++] = d_in[i];
+        if (flag(i)) d_out[rank++] = d_in[i];
       }
     }
     d::store_result(d_num_selected_out, total);
@@ -205,26 +208,38 @@ struct DeviceSelect {
   }
 };
 
+// DeviceReduce::Reduce and Sum. The accumulator is CUB's: the type of reduction_op(init, item),
+// so that a count accumulated in 32 bits wraps here as it would on the device; Sum's init is the
+// output's value type (int64: what store_result takes), as CUB's.
 struct DeviceReduce {
-  template <typename In, typename Out, typename NumItems>
-  static cudaError_t Sum(void* d_temp_storage, size_t& temp_storage_bytes, In d_in, Out d_out, NumItems num_items,
-                         cudaStream_t /*stream*/ = nullptr) {
+  template <typename In, typename Out, typename NumItems, typename Op, typename T>
+  static cudaError_t Reduce(void* d_temp_storage, size_t& temp_storage_bytes, In d_in, Out d_out, NumItems num_items,
+                            Op reduction_op, T init, cudaStream_t /*stream*/ = nullptr) {
     namespace d = emu_detail;
+    using Acc = std::decay_t<decltype(reduction_op(init, d_in[0]))>;
     int64_t n = 0;
     int64_t* tile_counts = nullptr;
     bool query = false;
     const cudaError_t e = d::two_phase(d_temp_storage, temp_storage_bytes, num_items, n, tile_counts, query);
     if (e != cudaSuccess || query) return e;
     const int64_t nt = d::tiles(n);
-    int64_t total = 0;
+    Acc total = static_cast<Acc>(init);
     for (int64_t t = 0; t < nt; ++t) {
-      int64_t s = 0;
-      for (int64_t i = t * d::kTile; i < n && i < (t + 1) * d::kTile; ++i) s += d_in[i];
-      tile_counts[t] = s;
-      total += s;
+      Acc s = Acc{};
+      for (int64_t i = t * d::kTile; i < n && i < (t + 1) * d::kTile; ++i) s = reduction_op(s, d_in[i]);
+      tile_counts[t] = static_cast<int64_t>(s);
+      total = reduction_op(total, s);
     }
-    d::store_result(d_out, total);
+    d::store_result(d_out, static_cast<int64_t>(total));
     return cudaSuccess;
+  }
+
+  template <typename In, typename Out, typename NumItems>
+  static cudaError_t Sum(void* d_temp_storage, size_t& temp_storage_bytes, In d_in, Out d_out, NumItems num_items,
+                         cudaStream_t stream = nullptr) {
+    return Reduce(
+        d_temp_storage, temp_storage_bytes, d_in, d_out, num_items, [](auto a, auto b) { return a + b; }, int64_t{0},
+        stream);
   }
 };
 

@@ -16,7 +16,8 @@ constexpr int kMaxRank = nonzero_rules::kMaxCudaRank;
 
 // How to read the "is nonzero" flag of the element at linear (row-major) position i: load
 // `elem_size` bytes and test `bits & mask` (the mask drops the sign bit of floating types, so
-// -0.0 is zero and NaN is nonzero, exactly like `x != 0`).
+// -0.0 is zero and NaN is nonzero, exactly like `x != 0`). The launchers turn elem_size into a
+// compile-time type once (nonzero.cuh).
 struct FlagSource {
   const void* data = nullptr;
   int elem_size = 1;  // 1, 2, 4 or 8
@@ -38,13 +39,13 @@ struct CoordSpec {
   int64_t sizes[kMaxRank] = {};
 };
 
-// ONE stream-compaction pass (cub::DeviceSelect::If over a counting iterator) that writes the
+// ONE stream-compaction pass (cub::DeviceSelect::Flagged over a counting iterator) that writes the
 // coordinates of every selected element and stores the number of nonzeros at *d_count (device).
 // Asynchronous on `stream`; never synchronizes with the host.
 void select_coords(const FlagSource& flags, const CoordSpec& spec, int64_t numel, int64_t* d_count,
                    cudaStream_t stream);
 
-// Counting pass only (cub::DeviceReduce::Sum of the flags): *d_count = number of nonzeros.
+// Counting pass only (cub::DeviceReduce of the flags): *d_count = number of nonzeros.
 void count_nonzero(const FlagSource& flags, int64_t numel, int64_t* d_count, cudaStream_t stream);
 
 // out[d * pitch + r] = fill_value for every d < ndim and r in [min(*d_count, size), size); a null

@@ -7,11 +7,17 @@ namespace nonzero_cuda {
 
 void select_coords_contiguous(const FlagSource& f, const CoordSpec& spec, int64_t numel, int64_t* d_count,
                               cudaStream_t stream) {
-  detail::select_coords_impl(detail::ContiguousFlag{f.data, f.mask, f.elem_size}, spec, numel, d_count, stream);
+  detail::with_bits(f.elem_size, [&](auto tag) {
+    using Bits = typename decltype(tag)::type;
+    detail::select_coords_impl<true>(detail::contiguous_flags<Bits>(f), spec, numel, d_count, stream);
+  });
 }
 
 void count_nonzero_contiguous(const FlagSource& f, int64_t numel, int64_t* d_count, cudaStream_t stream) {
-  detail::count_impl(detail::ContiguousFlag{f.data, f.mask, f.elem_size}, numel, d_count, stream);
+  detail::with_bits(f.elem_size, [&](auto tag) {
+    using Bits = typename decltype(tag)::type;
+    detail::count_impl<true>(detail::contiguous_flags<Bits>(f), numel, d_count, stream);
+  });
 }
 
 }  // namespace nonzero_cuda
