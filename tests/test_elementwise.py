@@ -152,6 +152,12 @@ def op_samples(device):
             for op in EW_OPS.values()
             if op.sig == "unary" and torch.int64 in op.accepted
         ]
+        + [  # the generic binary ops and their Scalar overloads (positive operands, as above)
+            (op.packet, {"binary": (p, q), "scalar": (p, 2.5), "rscalar": (2.5, p)}[op.sig], {})
+            for p, q in [((x.abs() + 0.5).transpose(0, 2), y.abs() + 0.5)]
+            for op in EW_OPS.values()
+            if op.entry == "generic" and op.sig in ("binary", "scalar", "rscalar")
+        ]
     )
 
 

@@ -278,18 +278,6 @@ struct Kernels {
         [&] { return MYOPS_OVERRIDE_EW(sub, self, other, alpha); }, [&] { return B::sub(self, other, alpha); });
   }
 
-  static at::Tensor mul(const at::Tensor& self, const at::Tensor& other) {
-    return route(
-        op_mul, binary_ok(self, other), [&] { return MYOPS_OVERRIDE_EW(mul, self, other); },
-        [&] { return B::mul(self, other); });
-  }
-
-  static at::Tensor div(const at::Tensor& self, const at::Tensor& other) {
-    // a CPU scalar divisor on CUDA: myops multiplies by its reciprocal as torch's kernel does
-    const bool ok = binary_ok(self, other);
-    return route(op_div, ok, [&] { return MYOPS_OVERRIDE_EW(div, self, other); }, [&] { return B::div(self, other); });
-  }
-
   static at::Tensor maximum(const at::Tensor& self, const at::Tensor& other) {
     return route(
         op_maximum, binary_ok(self, other), [&] { return MYOPS_OVERRIDE_EW(maximum, self, other); },
@@ -327,18 +315,6 @@ struct Kernels {
         [&] { return B::sub(self, wrapped(other), alpha); });
   }
 
-  static at::Tensor mul_scalar(const at::Tensor& self, const c10::Scalar& other) {
-    return route(
-        op_mul_scalar, number_ok(self, other), [&] { return MYOPS_OVERRIDE_EW(mul_scalar, self, other); },
-        [&] { return B::mul(self, wrapped(other)); });
-  }
-
-  static at::Tensor div_scalar(const at::Tensor& self, const c10::Scalar& other) {
-    return route(
-        op_div_scalar, number_ok(self, other), [&] { return MYOPS_OVERRIDE_EW(div_scalar, self, other); },
-        [&] { return B::div(self, wrapped(other)); });
-  }
-
   // ---- unary --------------------------------------------------------------------------------
 
   static at::Tensor gelu(const at::Tensor& self, c10::string_view approximate) {
@@ -348,11 +324,17 @@ struct Kernels {
         [&] { return B::gelu(self, approximate); });
   }
 
-  // The table's unary ops with the generic ENTRY (myops/op_signatures.h): routed for a tensor
-  // on this device of a dtype the op takes (the kernel's DTYPES; any for IntToFloat).
+  // ---- the table's ops with the generic ENTRY (myops/op_signatures.h) ------------------------
+  // Routed for operands this kernel takes (on this device; a number as the Tensor forms route a
+  // wrapped number) of a dtype the op takes: the kernel's DTYPES, any for the *IntToFloat rules.
+  // The hand-back of a Scalar overload is aten's own composite: the Tensor form with a
+  // wrapped-number tensor.
   static bool takes(ew::EwOp op, at::ScalarType s) {
     const auto& info = ew::kOps[static_cast<int>(op)];
-    if (info.rule == ew::EwRule::IntToFloat) return true;
+    if (info.rule == ew::EwRule::IntToFloat || info.rule == ew::EwRule::PromoteIntToFloat ||
+        info.rule == ew::EwRule::PromoteNumberIntToFloat) {
+      return true;
+    }
     switch (ew::dtypes_of(info.kind)) {
       case ew::EwDtypes::NonBool:
         return s != at::kBool;
@@ -363,16 +345,32 @@ struct Kernels {
     }
     return true;
   }
-#define MYOPS_OVERRIDE_UNARY_generic(FN)                                                                           \
+#define MYOPS_OVERRIDE_GENERIC_unary(FN)                                                                           \
   static at::Tensor FN(const at::Tensor& self) {                                                                   \
     return route(                                                                                                  \
         op_##FN, on(self) && takes(ew::EwOp::FN, self.scalar_type()), [&] { return MYOPS_OVERRIDE_EW(FN, self); }, \
         [&] { return B::FN(self); });                                                                              \
   }
-#define MYOPS_OVERRIDE_UNARY_own(FN)
-#define MYOPS_OVERRIDE_UNARY(FN, NAME, OVERLOAD, KIND, RULE, SIG, SCHEMA, DROPIN) \
-  MYOPS_EW_IF_ROUTED(DROPIN)(MYOPS_EW_BY_ENTRY(MYOPS_OVERRIDE_UNARY_, SIG)(FN))
-  MYOPS_EW_OPS(MYOPS_OVERRIDE_UNARY)
+#define MYOPS_OVERRIDE_GENERIC_binary(FN)                                                                              \
+  static at::Tensor FN(const at::Tensor& self, const at::Tensor& other) {                                              \
+    const bool ok =                                                                                                    \
+        binary_ok(self, other) && takes(ew::EwOp::FN, self.scalar_type()) && takes(ew::EwOp::FN, other.scalar_type()); \
+    return route(op_##FN, ok, [&] { return MYOPS_OVERRIDE_EW(FN, self, other); }, [&] { return B::FN(self, other); }); \
+  }
+#define MYOPS_OVERRIDE_GENERIC_scalar(FN)                                                                              \
+  static at::Tensor FN(const at::Tensor& self, const c10::Scalar& other) {                                             \
+    const bool ok = number_ok(self, other) && takes(ew::EwOp::FN, self.scalar_type());                                 \
+    return route(                                                                                                      \
+        op_##FN, ok, [&] { return MYOPS_OVERRIDE_EW(FN, self, other); }, [&] { return B::FN(self, wrapped(other)); }); \
+  }
+// no aten overload takes the number first (aten's ScalarSelf forms are myops'): not routable
+#define MYOPS_OVERRIDE_GENERIC_rscalar(FN) static_assert(false, "myops: the drop-in routes no ScalarSelf overload");
+#define MYOPS_OVERRIDE_generic(FN, SIG) MYOPS_OVERRIDE_GENERIC_##SIG(FN)
+#define MYOPS_OVERRIDE_own(FN, SIG)
+#define MYOPS_OVERRIDE_GENERIC(FN, NAME, OVERLOAD, KIND, RULE, SIG, SCHEMA, DROPIN) \
+  MYOPS_EW_IF_ROUTED(DROPIN)(MYOPS_EW_BY_ENTRY(MYOPS_OVERRIDE_, SIG)(FN, SIG))
+  MYOPS_EW_OPS(MYOPS_OVERRIDE_GENERIC)
+#undef MYOPS_OVERRIDE_GENERIC
 
   // pow on floating operands (the kernel's dtypes); on CUDA a host scalar exponent stays torch's
   static at::Tensor pow(const at::Tensor& self, const at::Tensor& exponent) {

@@ -165,35 +165,42 @@ Tensor gelu_autograd(const Tensor& self, c10::string_view approximate) {
 //   div.Scalar               grad / other                mul.ScalarSelf  grad * self
 //                                                        div.ScalarSelf  -grad * ((self / other) / other)
 // in the tensor's dtype. Tensor-first ops: Sig (Tensor, Scalar[, Scalar]); number-first ones:
-// (Scalar, Tensor[, Scalar]).
+// (Scalar, Tensor[, Scalar]). kTensor: the formula reads the tensor (saved for the backward).
+// The Autograd kernels of SIG scalar / rscalar with the generic ENTRY are scalar_autograd<OP> /
+// rscalar_autograd<OP>, below; the others' are written out.
 template <ew::EwOp OP>
 struct NumberGrad;
 template <>
 struct NumberGrad<ew::EwOp::add_scalar> {
+  static constexpr bool kTensor = false;
   static Tensor grad(const Tensor& g, const Tensor&, const c10::Scalar&, const c10::Scalar&) { return g; }
 };
 template <>
 struct NumberGrad<ew::EwOp::sub_scalar> : NumberGrad<ew::EwOp::add_scalar> {};
 template <>
 struct NumberGrad<ew::EwOp::mul_scalar> {
+  static constexpr bool kTensor = false;
   static Tensor grad(const Tensor& g, const Tensor&, const c10::Scalar& s, const c10::Scalar&) {
     return ew::ops::mul_scalar().call(g, s);
   }
 };
 template <>
 struct NumberGrad<ew::EwOp::div_scalar> {
+  static constexpr bool kTensor = false;
   static Tensor grad(const Tensor& g, const Tensor&, const c10::Scalar& s, const c10::Scalar&) {
     return ew::ops::div_scalar().call(g, s);
   }
 };
 template <>
 struct NumberGrad<ew::EwOp::add_scalar_self> {
+  static constexpr bool kTensor = false;
   static Tensor grad(const Tensor& g, const Tensor&, const c10::Scalar&, const c10::Scalar& alpha) {
     return scaled(g, alpha);
   }
 };
 template <>
 struct NumberGrad<ew::EwOp::sub_scalar_self> {
+  static constexpr bool kTensor = false;
   static Tensor grad(const Tensor& g, const Tensor&, const c10::Scalar&, const c10::Scalar& alpha) {
     return negated_times(g, alpha);
   }
@@ -202,20 +209,20 @@ template <>
 struct NumberGrad<ew::EwOp::mul_scalar_self> : NumberGrad<ew::EwOp::mul_scalar> {};
 template <>
 struct NumberGrad<ew::EwOp::div_scalar_self> {
+  static constexpr bool kTensor = true;
   static Tensor grad(const Tensor& g, const Tensor& other, const c10::Scalar& s, const c10::Scalar&) {
     auto q = ew::ops::div().call(ew::ops::div_scalar_self().call(s, other), other);
     return ew::ops::mul_scalar().call(ew::ops::mul().call(g, q), -1);
   }
 };
 
-template <ew::EwOp OP>
-struct NumberFn : Function<NumberFn<OP>> {
-  static constexpr bool kNeedsTensor = OP == ew::EwOp::div_scalar_self;
-  // (tensor, number[, alpha]) for the ops with the number second, the number first otherwise
+// kNumberFirst: the op takes (number, tensor[, alpha]) (ScalarSelf), else (tensor, number[, alpha])
+template <ew::EwOp OP, bool kNumberFirst>
+struct NumberFn : Function<NumberFn<OP, kNumberFirst>> {
+  static constexpr bool kNeedsTensor = NumberGrad<OP>::kTensor;
   template <class... A>
   static Tensor run(const Tensor& t, const c10::Scalar& s, const A&... alpha) {
-    if constexpr (OP == ew::EwOp::add_scalar_self || OP == ew::EwOp::sub_scalar_self ||
-                  OP == ew::EwOp::mul_scalar_self || OP == ew::EwOp::div_scalar_self) {
+    if constexpr (kNumberFirst) {
       return below_autograd(ew::handle<OP>(), s, t, alpha...);
     } else {
       return below_autograd(ew::handle<OP>(), t, s, alpha...);
@@ -237,34 +244,36 @@ struct NumberFn : Function<NumberFn<OP>> {
 };
 
 // The Autograd kernels: NumberFn's apply takes (tensor, number[, alpha]) in that order.
-template <ew::EwOp OP, class... A>
+template <ew::EwOp OP, bool kNumberFirst, class... A>
 Tensor number_autograd_impl(const Tensor& t, const c10::Scalar& s, const A&... alpha) {
-  if (!at::GradMode::is_enabled() || !t.requires_grad()) return NumberFn<OP>::run(t, s, alpha...);
-  return NumberFn<OP>::apply(t, s, alpha...);
+  using Fn = NumberFn<OP, kNumberFirst>;
+  if (!at::GradMode::is_enabled() || !t.requires_grad()) return Fn::run(t, s, alpha...);
+  return Fn::apply(t, s, alpha...);
 }
+// the generic ENTRY: SIG scalar (NAME.Scalar) and rscalar (NAME.ScalarSelf)
+template <ew::EwOp OP>
+Tensor scalar_autograd(const Tensor& self, const c10::Scalar& other) {
+  return number_autograd_impl<OP, false>(self, other);
+}
+template <ew::EwOp OP>
+Tensor rscalar_autograd(const c10::Scalar& self, const Tensor& other) {
+  return number_autograd_impl<OP, true>(other, self);
+}
+// the own ones
 Tensor add_scalar_autograd(const Tensor& self, const c10::Scalar& other, const c10::Scalar& alpha) {
-  return number_autograd_impl<ew::EwOp::add_scalar>(self, other, alpha);
+  return number_autograd_impl<ew::EwOp::add_scalar, false>(self, other, alpha);
 }
 Tensor sub_scalar_autograd(const Tensor& self, const c10::Scalar& other, const c10::Scalar& alpha) {
-  return number_autograd_impl<ew::EwOp::sub_scalar>(self, other, alpha);
-}
-Tensor mul_scalar_autograd(const Tensor& self, const c10::Scalar& other) {
-  return number_autograd_impl<ew::EwOp::mul_scalar>(self, other);
-}
-Tensor div_scalar_autograd(const Tensor& self, const c10::Scalar& other) {
-  return number_autograd_impl<ew::EwOp::div_scalar>(self, other);
+  return number_autograd_impl<ew::EwOp::sub_scalar, false>(self, other, alpha);
 }
 Tensor add_scalar_self_autograd(const c10::Scalar& self, const Tensor& other, const c10::Scalar& alpha) {
-  return number_autograd_impl<ew::EwOp::add_scalar_self>(other, self, alpha);
+  return number_autograd_impl<ew::EwOp::add_scalar_self, true>(other, self, alpha);
 }
 Tensor sub_scalar_self_autograd(const c10::Scalar& self, const Tensor& other, const c10::Scalar& alpha) {
-  return number_autograd_impl<ew::EwOp::sub_scalar_self>(other, self, alpha);
+  return number_autograd_impl<ew::EwOp::sub_scalar_self, true>(other, self, alpha);
 }
 Tensor mul_scalar_self_autograd(const c10::Scalar& self, const Tensor& other) {
-  return number_autograd_impl<ew::EwOp::mul_scalar_self>(other, self);
-}
-Tensor div_scalar_self_autograd(const c10::Scalar& self, const Tensor& other) {
-  return number_autograd_impl<ew::EwOp::div_scalar_self>(other, self);
+  return number_autograd_impl<ew::EwOp::mul_scalar_self, true>(other, self);
 }
 
 // myops::mul_scalar, kept for compatibility: mul.Scalar under its old name (CompositeImplicitAutograd)
@@ -321,47 +330,68 @@ Tensor sub_autograd(const Tensor& self, const Tensor& other, const c10::Scalar& 
   return with_autograd<AddSubFn<true>>(ew::ops::sub(), self, other, alpha);
 }
 
-struct MulFn : Function<MulFn> {
+// The binary ops of the table with the generic ENTRY (SIG binary): one Function, the formulas
+// per op. BinaryGrad<OP> says what the backward needs (the operands, the result) and computes
+// each operand's gradient from the incoming one (before the sum over broadcast dims): torch's
+// formula (derivatives.yaml), in torch's order (the same bits).
+template <ew::EwOp OP>
+struct BinaryGrad;
+
+template <>
+struct BinaryGrad<ew::EwOp::mul> {
+  static constexpr bool kSelf = true, kOther = true, kResult = false;
+  // self: grad * other; other: grad * self
+  static Tensor self_grad(const Tensor& g, const Tensor&, const Tensor& other, const Tensor&) {
+    return ew::ops::mul().call(g, other);
+  }
+  static Tensor other_grad(const Tensor& g, const Tensor& self, const Tensor&, const Tensor&) {
+    return ew::ops::mul().call(g, self);
+  }
+};
+
+template <>
+struct BinaryGrad<ew::EwOp::div> {
+  static constexpr bool kSelf = true, kOther = true, kResult = false;
+  // self: grad / other
+  static Tensor self_grad(const Tensor& g, const Tensor&, const Tensor& other, const Tensor&) {
+    return ew::ops::div().call(g, other);
+  }
+  // other: d(a/b)/db = -a / b^2, in torch's order: -g * ((a / b) / b) (b * b would overflow in
+  // half for |b| > 255.9)
+  static Tensor other_grad(const Tensor& g, const Tensor& self, const Tensor& other, const Tensor&) {
+    auto q = ew::ops::div().call(ew::ops::div().call(self, other), other);
+    return ew::ops::mul_scalar().call(ew::ops::mul().call(g, q), -1);
+  }
+};
+
+template <ew::EwOp OP>
+struct BinaryFn : Function<BinaryFn<OP>> {
+  using G = BinaryGrad<OP>;
   static Tensor forward(AutogradContext* ctx, const Tensor& self, const Tensor& other) {
-    ctx->save_for_backward({self, other});
-    return below_autograd(ew::ops::mul(), self, other);
+    auto out = below_autograd(ew::handle<OP>(), self, other);
+    // an operand the formulas do not read: its shape and dtype only (Meta), for the sum
+    if (!G::kSelf) Meta::save(ctx, "self", self);
+    if (!G::kOther) Meta::save(ctx, "other", other);
+    ctx->save_for_backward({G::kSelf ? self : Tensor(), G::kOther ? other : Tensor(), G::kResult ? out : Tensor()});
+    return out;
+  }
+  // `grad` summed to operand `key` (saved, or its Meta)
+  static Tensor reduce(AutogradContext* ctx, const char* key, const Tensor& saved, const Tensor& grad) {
+    return saved.defined() ? reduce_like(grad, saved) : Meta::reduce(ctx, key, grad);
   }
   static variable_list backward(AutogradContext* ctx, variable_list g) {
     auto saved = ctx->get_saved_variables();
-    const auto &self = saved[0], &other = saved[1];
+    const auto &self = saved[0], &other = saved[1], &out = saved[2];
     Tensor gs, go;
-    if (ctx->needs_input_grad(0)) gs = reduce_like(ew::ops::mul().call(g[0], other), self);
-    if (ctx->needs_input_grad(1)) go = reduce_like(ew::ops::mul().call(g[0], self), other);
+    if (ctx->needs_input_grad(0)) gs = reduce(ctx, "self", self, G::self_grad(g[0], self, other, out));
+    if (ctx->needs_input_grad(1)) go = reduce(ctx, "other", other, G::other_grad(g[0], self, other, out));
     return {gs, go};
   }
 };
 
-Tensor mul_autograd(const Tensor& self, const Tensor& other) {
-  return with_autograd<MulFn>(ew::ops::mul(), self, other);
-}
-
-struct DivFn : Function<DivFn> {
-  static Tensor forward(AutogradContext* ctx, const Tensor& self, const Tensor& other) {
-    ctx->save_for_backward({self, other});
-    return below_autograd(ew::ops::div(), self, other);
-  }
-  static variable_list backward(AutogradContext* ctx, variable_list g) {
-    auto saved = ctx->get_saved_variables();
-    const auto &self = saved[0], &other = saved[1];
-    Tensor gs, go;
-    if (ctx->needs_input_grad(0)) gs = reduce_like(ew::ops::div().call(g[0], other), self);
-    if (ctx->needs_input_grad(1)) {
-      // d(a/b)/db = -a / b^2, in torch's order: -g * ((a / b) / b) (b * b would overflow in
-      // half for |b| > 255.9)
-      auto q = ew::ops::div().call(ew::ops::div().call(self, other), other);
-      go = reduce_like(ew::ops::mul_scalar().call(ew::ops::mul().call(g[0], q), -1), other);
-    }
-    return {gs, go};
-  }
-};
-
-Tensor div_autograd(const Tensor& self, const Tensor& other) {
-  return with_autograd<DivFn>(ew::ops::div(), self, other);
+template <ew::EwOp OP>
+Tensor binary_autograd(const Tensor& self, const Tensor& other) {
+  return with_autograd<BinaryFn<OP>>(ew::handle<OP>(), self, other);
 }
 
 // The pattern of torch's gradients for maximum / minimum and clamp with tensor bounds
@@ -649,12 +679,13 @@ Tensor clamp_scalar_autograd(const Tensor& self, const std::optional<c10::Scalar
 TORCH_LIBRARY_IMPL(myops, Autograd, m) {
   using namespace myops;
   // every op of the elementwise table (myops/op_table.h), by its SIG's ENTRY
-  // (myops/op_signatures.h): generic, unary_autograd<OP> (its formula: UnaryGrad<OP>); own,
-  // FN_autograd
-#define MYOPS_EW_AUTOGRAD_generic(FN) &unary_autograd<ew::EwOp::FN>
-#define MYOPS_EW_AUTOGRAD_own(FN) &FN##_autograd
+  // (myops/op_signatures.h): generic, <SIG>_autograd<OP> (unary_autograd, binary_autograd,
+  // scalar_autograd, rscalar_autograd; the formulas: UnaryGrad<OP>, BinaryGrad<OP>,
+  // NumberGrad<OP>); own, FN_autograd
+#define MYOPS_EW_AUTOGRAD_generic(FN, SIG) &SIG##_autograd<ew::EwOp::FN>
+#define MYOPS_EW_AUTOGRAD_own(FN, SIG) &FN##_autograd
 #define MYOPS_EW_AUTOGRAD(FN, NAME, OVERLOAD, KIND, RULE, SIG, ...) \
-  m.impl(MYOPS_EW_QUALNAME(NAME, OVERLOAD), MYOPS_EW_BY_ENTRY(MYOPS_EW_AUTOGRAD_, SIG)(FN));
+  m.impl(MYOPS_EW_QUALNAME(NAME, OVERLOAD), MYOPS_EW_BY_ENTRY(MYOPS_EW_AUTOGRAD_, SIG)(FN, SIG));
   MYOPS_EW_OPS(MYOPS_EW_AUTOGRAD)
 #undef MYOPS_EW_AUTOGRAD
 #undef MYOPS_EW_AUTOGRAD_generic

@@ -216,9 +216,35 @@ struct Ops {
     return binary("sub", EwKind::Add, self, other, dt, prm);
   }
 
-  static at::Tensor mul(const at::Tensor& self, const at::Tensor& other) {
-    auto dt = binary_dtype("mul", self, other);
-    return binary("mul", EwKind::Mul, self, other, dt, {});
+  // ---- the generic binary front ends (ENTRY generic, myops/op_signatures.h) ------------------
+  // An op of the table with no code of its own, as unary_op: its RULE gives the result dtype,
+  // its KIND the kernel. The operands must have one of the kernel's DTYPES, or any dtype for the
+  // *IntToFloat rules (converted to the float result first).
+
+  // SIG binary: Promote (torch.result_type) or PromoteIntToFloat (an integral result becoming
+  // the default float dtype: div's true division)
+  template <EwOp OP>
+  static at::Tensor binary_op(const at::Tensor& self, const at::Tensor& other) {
+    constexpr const EwOpInfo& op = kOps[static_cast<int>(OP)];
+    static_assert(op.rule == EwRule::Promote || op.rule == EwRule::PromoteIntToFloat, "a binary rule");
+    const auto allowed = op.rule == EwRule::Promote ? dtypes_in(dtypes_of(op.kind)) : all_dtypes();
+    check_in(self, allowed, op.name, "self");
+    check_in(other, allowed, op.name, "other");
+    auto dt = result_type_of({&self, &other});
+    if (op.rule == EwRule::PromoteIntToFloat && !at::isFloatingType(dt)) dt = default_float();
+    return binary(op.name, op.kind, self, other, dt, {});
+  }
+
+  // SIG scalar (NAME.Scalar: the number second) and rscalar (NAME.ScalarSelf: the number first):
+  // PromoteNumber (at::result_type(tensor, number)) or PromoteNumberIntToFloat
+  template <EwOp OP>
+  static at::Tensor scalar_op(const at::Tensor& self, const c10::Scalar& other) {
+    return number_op<OP>(self, "self", other, "other", NumberSide::second);
+  }
+
+  template <EwOp OP>
+  static at::Tensor rscalar_op(const c10::Scalar& self, const at::Tensor& other) {
+    return number_op<OP>(other, "other", self, "self", NumberSide::first);
   }
 
   // ---- a number operand (the Scalar overloads) ------------------------------------------------
@@ -275,6 +301,20 @@ struct Ops {
     return side == NumberSide::first ? binary(op, kind, w, t, dt, prm) : binary(op, kind, t, w, dt, prm);
   }
 
+  // The generic Scalar / ScalarSelf front end (scalar_op, rscalar_op): tensor `t` and number `s`
+  template <EwOp OP>
+  static at::Tensor number_op(const at::Tensor& t, const char* tname, const c10::Scalar& s, const char* sname,
+                              NumberSide side) {
+    constexpr const EwOpInfo& op = kOps[static_cast<int>(OP)];
+    static_assert(op.rule == EwRule::PromoteNumber || op.rule == EwRule::PromoteNumberIntToFloat, "a number rule");
+    if constexpr (op.rule == EwRule::PromoteNumber && dtypes_of(op.kind) != EwDtypes::All) {
+      check_in(t, dtypes_in(dtypes_of(op.kind)), op.name, tname);
+    }
+    auto dt = number_dtype(op.name, t, tname, s, sname);
+    if (op.rule == EwRule::PromoteNumberIntToFloat && !at::isFloatingType(dt)) dt = default_float();
+    return with_number(op.name, op.kind, t, s, side, dt, {});
+  }
+
   // add / sub with a number operand: t + alpha * s or t - alpha * s (NumberSide::first: s
   // first, as the ScalarSelf forms take it). `tname` / `sname` name the arguments in messages.
   static at::Tensor add_number(AddOrSub which, const at::Tensor& t, const char* tname, const c10::Scalar& s,
@@ -309,42 +349,27 @@ struct Ops {
     return add_number(AddOrSub::sub, other, "other", self, "self", NumberSide::first, alpha);
   }
 
-  // mul.Scalar / mul.ScalarSelf. A number first is taken as Python's `number * tensor` takes it
-  // (torch: tensor.__rmul__, mul with the number second): in the opmath type, never rounded to a
-  // float16 / bfloat16 result first (-1.2748 * bf16 -104 is 133, -2^63 * fp16 0 is -0), as
-  // torch's CUDA kernel takes a number on either side. (torch.mul(number, tensor) on the CPU
-  // rounds it first; the drop-in's mul.Tensor with a wrapped number first still does, as torch.)
-  static at::Tensor mul_scalar(const at::Tensor& self, const c10::Scalar& other) {
-    auto dt = number_dtype("mul", self, "self", other, "other");
-    return with_number("mul", EwKind::Mul, self, other, NumberSide::second, dt, {});
-  }
-
+  // mul.ScalarSelf (SIG rscalar_own: not the generic rscalar_op): the number is taken second,
+  // as Python's `number * tensor` takes it (torch: tensor.__rmul__, mul with the number
+  // second): in the opmath type, never rounded to a float16 / bfloat16 result first
+  // (-1.2748 * bf16 -104 is 133, -2^63 * fp16 0 is -0), as torch's CUDA kernel takes a number on
+  // either side. (torch.mul(number, tensor) on the CPU rounds it first; the drop-in's mul.Tensor
+  // with a wrapped number first still does, as torch.)
   static at::Tensor mul_scalar_self(const c10::Scalar& self, const at::Tensor& other) {
     auto dt = number_dtype("mul", other, "other", self, "self");
     return with_number("mul", EwKind::Mul, other, self, NumberSide::second, dt, {});
   }
 
-  // div.Scalar / div.ScalarSelf: true division (an integral result is the default float dtype)
-  static at::Tensor div_scalar(const at::Tensor& self, const c10::Scalar& other) {
-    auto dt = number_dtype("div", self, "self", other, "other");
-    if (!at::isFloatingType(dt)) dt = default_float();
-    return with_number("div", EwKind::Div, self, other, NumberSide::second, dt, {});
-  }
-
-  static at::Tensor div_scalar_self(const c10::Scalar& self, const at::Tensor& other) {
-    auto dt = number_dtype("div", other, "other", self, "self");
-    if (!at::isFloatingType(dt)) dt = default_float();
-    return with_number("div", EwKind::Div, other, self, NumberSide::first, dt, {});
-  }
-
-  // pow: floating operands (the kernel's dtypes), torch's result dtype
+  // pow (SIG binary_own): binary_op but for its second argument's name in messages ('exponent',
+  // as torch's schema names it); its Autograd formula (PowFn) and its drop-in routing (a host
+  // scalar exponent on CUDA stays torch's) are its own too
   static at::Tensor pow(const at::Tensor& self, const at::Tensor& exponent) {
     check_in(self, dtypes_in(dtypes_of(EwKind::Pow)), "pow", "self");
     check_in(exponent, dtypes_in(dtypes_of(EwKind::Pow)), "pow", "exponent");
     return binary("pow", EwKind::Pow, self, exponent, result_type_of({&self, &exponent}), {});
   }
 
-  // pow.Scalar: a number exponent, converted to the result dtype (as torch's CPU kernel does:
+  // pow.Scalar (SIG scalar_own): a number exponent, converted to the result dtype (as torch's CPU kernel does:
   // a bfloat16 tensor ** -3.7 is ** -3.703125) and folded into the kernel; on float32, float64
   // and bfloat16 (not float16) torch computes ** 0.5 and ** -0.5 as sqrt and rsqrt (-inf ** 0.5
   // is NaN there, +inf in float16), and so do we
@@ -369,13 +394,8 @@ struct Ops {
     return binary("pow", EwKind::Pow, self, wrapped, dt, {});
   }
 
-  static at::Tensor div(const at::Tensor& self, const at::Tensor& other) {
-    auto dt = binary_dtype("div", self, other);
-    if (!at::isFloatingType(dt)) dt = default_float();  // true division
-    return binary("div", EwKind::Div, self, other, dt, {});
-  }
-
-  // RuntimeError for complex operands, as torch.maximum / minimum raise (not NotImplementedError)
+  // maximum / minimum (SIG binary_own): RuntimeError for complex operands, as torch.maximum /
+  // minimum raise (not NotImplementedError), before the generic checks
   static void check_not_complex(const char* op, const at::Tensor& self, const at::Tensor& other) {
     TORCH_CHECK(!self.is_complex() && !other.is_complex(), "myops.", op,
                 ": not implemented for complex tensors (arguments 'self' and 'other'), got ", self.scalar_type(),
@@ -571,15 +591,15 @@ struct Ops {
 };
 
 // Registers every elementwise op of the table (myops/op_table.h) for one dispatch key with
-// backend B, by its SIG's ENTRY (myops/op_signatures.h): generic, Ops<B>::unary_op<OP>; own,
-// Ops<B>::FN.
-#define MYOPS_EW_FRONT_generic(FN) &O::template unary_op<EwOp::FN>
-#define MYOPS_EW_FRONT_own(FN) &O::FN
+// backend B, by its SIG's ENTRY (myops/op_signatures.h): generic, Ops<B>::<SIG>_op<OP>
+// (unary_op, binary_op, scalar_op, rscalar_op); own, Ops<B>::FN.
+#define MYOPS_EW_FRONT_generic(FN, SIG) &O::template SIG##_op<EwOp::FN>
+#define MYOPS_EW_FRONT_own(FN, SIG) &O::FN
 template <class B>
 void register_all(torch::Library& m) {
   using O = Ops<B>;
 #define MYOPS_EW_IMPL(FN, NAME, OVERLOAD, KIND, RULE, SIG, ...) \
-  m.impl(MYOPS_EW_QUALNAME(NAME, OVERLOAD), MYOPS_EW_BY_ENTRY(MYOPS_EW_FRONT_, SIG)(FN));
+  m.impl(MYOPS_EW_QUALNAME(NAME, OVERLOAD), MYOPS_EW_BY_ENTRY(MYOPS_EW_FRONT_, SIG)(FN, SIG));
   MYOPS_EW_OPS(MYOPS_EW_IMPL)
 #undef MYOPS_EW_IMPL
 }

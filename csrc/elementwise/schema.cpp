@@ -10,14 +10,16 @@
 #include "core/output_strides.h"
 #include "core/schema.h"
 #include "elementwise/elementwise_host.h"
+#include "myops/op_signatures.h"
 #include "myops/op_table.h"
 
 namespace myops {
 namespace {
 
 std::vector<std::string> ew_table() {
+  // the SIG column as written (an own variant: <SIG>_own) and its ENTRY
   static const char* const sigs[] = {
-#define MYOPS_EW_SIG_NAME(FN, NAME, OVERLOAD, KIND, RULE, SIG, ...) #SIG,
+#define MYOPS_EW_SIG_NAME(FN, NAME, OVERLOAD, KIND, RULE, SIG, ...) #SIG "|" C10_STRINGIZE(MYOPS_EW_ENTRY(SIG)),
       MYOPS_EW_OPS(MYOPS_EW_SIG_NAME)
 #undef MYOPS_EW_SIG_NAME
   };

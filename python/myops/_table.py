@@ -38,6 +38,10 @@ class EwOp(NamedTuple):
     sig: str  # the C++ signature (SIG column): unary, binary, ternary, alpha, value, ...
     aten: str  # the aten overload the drop-in can stand in for ("" none)
     dropin_default: bool  # routed by myops.enable() when no ops are named
+    # "generic": the op has no code of its own (front end, autograd, drop-in generated from the
+    # table); "own": it has (the SIG column's <sig>_own variants, and the signatures with no
+    # generic entry)
+    entry: str
 
     @property
     def qualname(self) -> str:
@@ -63,8 +67,10 @@ class EwOp(NamedTuple):
 def _load() -> Dict[str, EwOp]:
     ops = {}
     for row in torch.ops.myops._ew_table():
-        fn, name, overload, kind, arity, dtypes, rule, sig, aten, default = row.split("|")
-        ops[fn] = EwOp(fn, name, overload, kind, int(arity), DTYPES[dtypes], rule, sig, aten, default == "1")
+        fn, name, overload, kind, arity, dtypes, rule, sig, entry, aten, default = row.split("|")
+        # <sig>_own (myops/op_signatures.h) is signature <sig> for an op with code of its own
+        sig = sig[: -len("_own")] if sig.endswith("_own") else sig
+        ops[fn] = EwOp(fn, name, overload, kind, int(arity), DTYPES[dtypes], rule, sig, aten, default == "1", entry)
     return ops
 
 

@@ -10,10 +10,15 @@
 // MYOPS_EW_SIG_<SIG>(F, P) is F(ENTRY, FAST, API_NAME) followed by one P(TYPE, NAME, DEFAULT)
 // per parameter, in order (DEFAULT: `= value`, or empty):
 //   ENTRY     generic: the op has no code of its own; its front end, Autograd kernel and drop-in
-//             kernel are the table's generic unary ones (Ops<B>::unary_op<OP>,
-//             unary_autograd<OP>, Kernels<B>::<FN> generated), its derivative UnaryGrad<OP>;
+//             kernel are the table's generic ones for the signature, driven by the op's RULE
+//             and KIND (myops/op_table.h): Ops<B>::<SIG>_op<OP> (elementwise/elementwise_ops.h),
+//             <SIG>_autograd<OP> with the op's derivative formula (autograd.cpp: UnaryGrad<OP>
+//             for unary, BinaryGrad<OP> for binary, NumberGrad<OP> for scalar / rscalar) and, if
+//             routed, Kernels<B>::<FN> generated (dropin/aten_override.h);
 //             own: the op FN has its own front end Ops<B>::FN, Autograd kernel FN_autograd and,
-//             if routed, drop-in kernel Kernels<B>::FN
+//             if routed, drop-in kernel Kernels<B>::FN. An op of a generic signature that needs
+//             code of its own (a quirk of torch's) names the signature's own variant, <SIG>_own
+//             (below): the same parameters, ENTRY own; myops._table reports it as <SIG>.
 //   FAST      fast: a Python entry point myops._C.<FN> (tensors first, then numbers, None or a
 //             number, a str or a dtype; trailing defaults may be left out); none: no entry point
 //   API_NAME  fn: the C++ API function is myops::<FN>; name: myops::<NAME>, an overload of the
@@ -25,11 +30,11 @@
 #define MYOPS_EW_SIG_unary(F, P)              F(generic, fast, fn)   P(const at::Tensor&, self, )
 #define MYOPS_EW_SIG_gelu(F, P)               F(own, fast, fn)       P(const at::Tensor&, self, ) P(c10::string_view, approximate, = "none")
 #define MYOPS_EW_SIG_cast(F, P)               F(own, fast, fn)       P(const at::Tensor&, self, ) P(c10::ScalarType, dtype, )
-#define MYOPS_EW_SIG_scalar(F, P)             F(own, fast, fn)       P(const at::Tensor&, self, ) P(const c10::Scalar&, other, )
-#define MYOPS_EW_SIG_binary(F, P)             F(own, fast, fn)       P(const at::Tensor&, self, ) P(const at::Tensor&, other, )
+#define MYOPS_EW_SIG_scalar(F, P)             F(generic, fast, fn)   P(const at::Tensor&, self, ) P(const c10::Scalar&, other, )
+#define MYOPS_EW_SIG_binary(F, P)             F(generic, fast, fn)   P(const at::Tensor&, self, ) P(const at::Tensor&, other, )
 #define MYOPS_EW_SIG_alpha(F, P)              F(own, fast, fn)       P(const at::Tensor&, self, ) P(const at::Tensor&, other, ) P(const c10::Scalar&, alpha, = 1)
 #define MYOPS_EW_SIG_scalar_alpha(F, P)       F(own, fast, fn)       P(const at::Tensor&, self, ) P(const c10::Scalar&, other, ) P(const c10::Scalar&, alpha, = 1)
-#define MYOPS_EW_SIG_rscalar(F, P)            F(own, none, fn)       P(const c10::Scalar&, self, ) P(const at::Tensor&, other, )
+#define MYOPS_EW_SIG_rscalar(F, P)            F(generic, none, fn)   P(const c10::Scalar&, self, ) P(const at::Tensor&, other, )
 #define MYOPS_EW_SIG_rscalar_alpha(F, P)      F(own, none, fn)       P(const c10::Scalar&, self, ) P(const at::Tensor&, other, ) P(const c10::Scalar&, alpha, = 1)
 #define MYOPS_EW_SIG_ternary(F, P)            F(own, fast, fn)       P(const at::Tensor&, a, ) P(const at::Tensor&, b, ) P(const at::Tensor&, c, )
 #define MYOPS_EW_SIG_value(F, P)              F(own, fast, fn)       P(const at::Tensor&, self, ) P(const at::Tensor&, tensor1, ) P(const at::Tensor&, tensor2, ) P(const c10::Scalar&, value, = 1)
@@ -37,7 +42,16 @@
 #define MYOPS_EW_SIG_where_scalar_other(F, P) F(own, none, fn)       P(const at::Tensor&, condition, ) P(const at::Tensor&, self, ) P(const c10::Scalar&, other, )
 #define MYOPS_EW_SIG_where_scalars(F, P)      F(own, none, fn)       P(const at::Tensor&, condition, ) P(const c10::Scalar&, self, ) P(const c10::Scalar&, other, )
 #define MYOPS_EW_SIG_clamp_scalar(F, P)       F(own, fast, name)     P(const at::Tensor&, self, ) P(const std::optional<c10::Scalar>&, min, ) P(const std::optional<c10::Scalar>&, max, )
+// own variants of the generic signatures: SIG_own is SIG (its parameters and facets), ENTRY own
+#define MYOPS_EW_SIG_binary_own(F, P)         MYOPS_EW_SIG_OWN(binary, F, P)
+#define MYOPS_EW_SIG_scalar_own(F, P)         MYOPS_EW_SIG_OWN(scalar, F, P)
+#define MYOPS_EW_SIG_rscalar_own(F, P)        MYOPS_EW_SIG_OWN(rscalar, F, P)
 // clang-format on
+#define MYOPS_EW_SIG_OWN(SIG, F, P)                                                \
+  MYOPS_EW_SIG_OWN_F(F, MYOPS_EW_SIG_##SIG(MYOPS_EW_SIG_F_REST, MYOPS_EW_SIG_EAT)) \
+  MYOPS_EW_SIG_##SIG(MYOPS_EW_SIG_EAT, P)
+#define MYOPS_EW_SIG_OWN_F(F, ...) F(own, __VA_ARGS__)
+#define MYOPS_EW_SIG_F_REST(ENTRY, FAST, API_NAME) FAST, API_NAME
 
 // ---- the signature, taken apart --------------------------------------------------------------
 // MYOPS_EW_TYPES(SIG)     the parameter types:              const at::Tensor&, const c10::Scalar&
@@ -72,6 +86,7 @@
 // Per-op helpers for the expansions (X-macro arguments of MYOPS_EW_OPS):
 // MYOPS_EW_BY_ENTRY(PREFIX, SIG) is PREFIX##generic or PREFIX##own, MYOPS_EW_BY_FAST likewise
 // (PREFIX##fast / PREFIX##none), and MYOPS_EW_API_FN(FN, NAME, SIG) the C++ API function's name.
+// The generic entries are named by SIG (PREFIX##generic(FN, SIG) pastes it: unary_op, ...).
 #define MYOPS_EW_BY_ENTRY(PREFIX, SIG) MYOPS_EW_SIG_CAT(PREFIX, MYOPS_EW_ENTRY(SIG))
 #define MYOPS_EW_BY_FAST(PREFIX, SIG) MYOPS_EW_SIG_CAT(PREFIX, MYOPS_EW_FAST(SIG))
 #define MYOPS_EW_API_FN(FN, NAME, SIG) MYOPS_EW_SIG_CAT(MYOPS_EW_SIG_API_, MYOPS_EW_API_NAME(SIG))(FN, NAME)

@@ -77,7 +77,11 @@ namespace ew {
 //   SIG        the C++ signature, a line of myops/op_signatures.h. The number operands (Scalar
 //              overloads, as aten has them: add.Scalar, where.ScalarOther, ...; a number first,
 //              which aten takes as a wrapped-number tensor, is the overload ScalarSelf) are
-//              scalar, scalar_alpha, rscalar, rscalar_alpha and the where_* forms
+//              scalar, scalar_alpha, rscalar, rscalar_alpha and the where_* forms. Its ENTRY
+//              says whether the op has code of its own: unary, binary, scalar and rscalar are
+//              generic (front end, autograd and drop-in generated from RULE and KIND, the
+//              derivative a formula struct in autograd.cpp); an op of those signatures with a
+//              quirk names <SIG>_own and has its own code, its reason beside it
 //   SCHEMA     the schema after the name
 //   DROPIN     route(ATEN, DEFAULT): the drop-in (myops.enable / replace_torch_ops) can stand in
 //              for aten overload ATEN, and routes it when no ops are named if DEFAULT (the
@@ -117,13 +121,13 @@ namespace ew {
     "(Scalar self, Tensor other, *, Scalar alpha=1) -> Tensor", none)                                            \
   X(sub_scalar_self, sub, "ScalarSelf", Add, PromoteNumber, rscalar_alpha,                                       \
     "(Scalar self, Tensor other, *, Scalar alpha=1) -> Tensor", none)                                            \
-  X(mul_scalar_self, mul, "ScalarSelf", Mul, PromoteNumber, rscalar, "(Scalar self, Tensor other) -> Tensor", none) \
+  X(mul_scalar_self, mul, "ScalarSelf", Mul, PromoteNumber, rscalar_own, "(Scalar self, Tensor other) -> Tensor", none) \
   X(div_scalar_self, div, "ScalarSelf", Div, PromoteNumberIntToFloat, rscalar, "(Scalar self, Tensor other) -> Tensor", \
     none)                                                                                                        \
-  X(maximum, maximum, "", Maximum, Promote, binary, "(Tensor self, Tensor other) -> Tensor", route("maximum", true)) \
-  X(minimum, minimum, "", Minimum, Promote, binary, "(Tensor self, Tensor other) -> Tensor", route("minimum", true)) \
-  X(pow, pow, "", Pow, Promote, binary, "(Tensor self, Tensor exponent) -> Tensor", route("pow.Tensor_Tensor", false)) \
-  X(pow_scalar, pow, "Scalar", Pow, PromoteNumber, scalar, "(Tensor self, Scalar exponent) -> Tensor",           \
+  X(maximum, maximum, "", Maximum, Promote, binary_own, "(Tensor self, Tensor other) -> Tensor", route("maximum", true)) \
+  X(minimum, minimum, "", Minimum, Promote, binary_own, "(Tensor self, Tensor other) -> Tensor", route("minimum", true)) \
+  X(pow, pow, "", Pow, Promote, binary_own, "(Tensor self, Tensor exponent) -> Tensor", route("pow.Tensor_Tensor", false)) \
+  X(pow_scalar, pow, "Scalar", Pow, PromoteNumber, scalar_own, "(Tensor self, Scalar exponent) -> Tensor",           \
     route("pow.Tensor_Scalar", false))                                                                            \
   X(where, where, "", Where, Values, ternary, "(Tensor condition, Tensor self, Tensor other) -> Tensor",       \
     route("where.self", true))                                                                                   \
