@@ -409,7 +409,9 @@ def cost_table(models, sizes, batches, forms, rounds=2, threads=2, log=print):
     """Per (model, size, batch), `rounds` times: each form alone in its own process (its peak RSS),
     then each form but eager and aoti in one process with eager, timed in turn (cost_pair). A
     cell's time is the minimum of the interleaved runs (aoti: of its C++ medians), its RSS the
-    largest of the lone processes'."""
+    largest of the lone processes'. With no form to pair eager with (eager and aoti only), eager's
+    time comes from its lone processes."""
+    paired = [f for f in forms if f not in ("eager", "aoti")]  # each timed in turn with eager
     rows = []
     for name in models:
         for h, w in sizes:
@@ -426,10 +428,10 @@ def cost_table(models, sizes, batches, forms, rounds=2, threads=2, log=print):
                             continue
                         cell[form]["maxrss"] = max(cell[form]["maxrss"], got["maxrss"])
                         cell[form]["count"] = got.get("count")
-                        if form == "aoti":
+                        if form == "aoti" or (form == "eager" and not paired):
                             cell[form]["seconds"] += got["seconds"]
-                    for form in forms:
-                        if form == "aoti" or cell[form]["error"] or (form == "eager" and len(forms) > 1):
+                    for form in paired:
+                        if cell[form]["error"]:
                             continue
                         got, err = _child(["--cost-pair", *common, form, "--threads", str(threads)])
                         if err:
@@ -561,6 +563,8 @@ if __name__ == "__main__":
             f"torch {torch.__version__}; time: the minimum of {RUNS} runs x {args.rounds} rounds, each form "
             f"timed in turn with eager in one process; peak RSS: each form alone in its own process"
         )
+        if args.out:  # made before the hours of runs, not after them
+            os.makedirs(args.out, exist_ok=True)
         print(head)
         print(table_header(args.forms))
         rows = cost_table(models, sizes, args.batches, args.forms, args.rounds, args.threads)

@@ -67,3 +67,29 @@ def test_runner_reports_timed_peers():
     assert row["baselines"]["slow"] == {"s": 1.0, "ratio": 1.0 / row["myops_s"]}
     assert row["baselines"]["broken"] == {"error": "RuntimeError: no cmake"}
     assert runner.reference(row) is row["baselines"]["torch"]
+
+
+def test_cost_table_takes_each_forms_time_from_its_own_runs(monkeypatch):
+    """cost_table's bookkeeping, with the child processes replaced: eager's time comes from the
+    runs timed in turn with another form, aoti's from its C++ runs, and eager's own lone runs
+    only when nothing is paired with it (``--forms eager aoti``). Nothing is built or timed."""
+    calls = []
+
+    def child(args):
+        kind, form = args[0], args[4]
+        calls.append((kind, form))
+        if kind == "--cost-one":
+            return {"seconds": [{"eager": 9.0, "aoti": 2.0}.get(form, 8.0)], "maxrss": 2**30}, None
+        return {"eager": [4.0, 6.0], form: [3.0, 5.0]}, None
+
+    monkeypatch.setattr(bench_deploy, "_child", child)
+    (row,) = bench_deploy.cost_table(["m"], [(8, 8)], [1], ["eager", "static", "aoti"], rounds=1, log=lambda r: r)
+    cell = row["cells"]
+    assert calls == [("--cost-one", f) for f in ("eager", "static", "aoti")] + [("--cost-pair", "static")]
+    assert cell["eager"]["seconds"] == [4.0, 6.0] and cell["static"]["seconds"] == [3.0, 5.0]
+    assert cell["aoti"]["seconds"] == [2.0]
+    calls.clear()
+    (row,) = bench_deploy.cost_table(["m"], [(8, 8)], [1], ["eager", "aoti"], rounds=2, log=lambda r: r)
+    assert calls == [("--cost-one", f) for f in ("eager", "aoti")] * 2
+    assert row["cells"]["eager"]["seconds"] == [9.0, 9.0] and row["cells"]["aoti"]["seconds"] == [2.0, 2.0]
+    assert "ERROR" not in bench_deploy.format_row(row, ["eager", "aoti"])
