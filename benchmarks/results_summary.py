@@ -43,6 +43,13 @@ from runner import INDUCTOR, meets, reference  # noqa: E402
 TARGETS = {"README.md": ("status", "speed"), os.path.join("docs", "performance.md"): ("gpu", "speed-docs")}
 FAMILY_ORDER = ["nonzero", "elementwise", "max_pool2d_add", "diagonal", "latency", "nms", "postprocess", "detector"]
 FAMILY_ORDER += ["deploy"]
+# what a family's rows time, where its name does not say it
+FAMILY_NOTE = {
+    "latency": "every op at 10^3 / 10^4 elements",
+    "postprocess": "multiclass_nms_static vs its torchvision reference",
+    "detector": "a torchvision detector under enable()",
+    "deploy": "make_static(model) vs eager torchvision",
+}
 
 
 def _load(path):
@@ -141,7 +148,7 @@ def measured(g: dict) -> str:
 def targets_cell(rows: List[dict]) -> str:
     groups = target_groups(rows)
     if not groups:
-        return "none set"
+        return "no target set"
     missed = [f"{g['op']} {measured(g)} ({goal(g)})" for g in groups if g["met"] < len(g["ratios"])]
     met = [g["op"] for g in groups if g["met"] == len(g["ratios"])]
     parts = []
@@ -287,7 +294,8 @@ def render_speed(results=RESULTS, docs: bool = False) -> str:
             source = "the same" if t["name"] == last else f"{link(t['name'], docs=docs)} ({m['date']}, `{m['commit']}`)"
             last = t["name"]
             out.append(
-                f"| {where} | {fam} ({len(rows)}) | {spread(eager)} | {spread(ind)} | {targets_cell(rows)} | {source} |"
+                f"| {where} | {fam}{': ' + FAMILY_NOTE[fam] if fam in FAMILY_NOTE else ''} ({len(rows)}) | "
+                f"{spread(eager)} | {spread(ind)} | {targets_cell(rows)} | {source} |"
             )
     return "\n".join(out)
 
