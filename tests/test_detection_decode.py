@@ -6,7 +6,7 @@ import pytest
 import torch
 from torch.library import opcheck
 from torchvision.models.detection.roi_heads import heatmaps_to_keypoints as tv_keypoints
-from torchvision.models.detection.roi_heads import paste_masks_in_image
+from torchvision.models.detection.roi_heads import paste_mask_in_image, paste_masks_in_image
 
 import myops  # noqa: F401
 from myops import detection
@@ -226,6 +226,23 @@ def test_paste_large_canvas_touches_only_the_boxes():
     out = PASTE(masks, ib, torch.tensor([2]), [800, 1088])
     assert out.shape == (1, 100, 800, 1088)
     assert (out[0, 2:] == 0).all() and (out[0, 0, :20] == 0).all() and (out[0, 0, 20:401, 10:301] != 0).any()
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_where_torchvision_is_undefined(device):
+    """docs/ops/detection.md's cases where torchvision raises and myops is defined: K = 0
+    keypoints give empty results; a box wholly outside the image (left, above, right, below)
+    pastes nothing, and a box half outside what torchvision pastes."""
+    kp, ks = KP(torch.randn(3, 0, 56, 56, device=device), make_rois(3, torch.float32, device), count_of(2, device))
+    assert kp.shape == (3, 0, 3) and ks.shape == (3, 0)
+    x = int(torch.randint(5, 30, ()))
+    outside = [[-x - 10, 5, -x, 15], [5, -x - 10, 15, -x], [64 + x, 5, 74 + x, 15], [5, 48 + x, 15, 58 + x]]
+    masks = torch.rand(1, 5, 30, 30, device=device)
+    ib = torch.tensor([outside + [[-x, -3, 20, 11]]], device=device)
+    got = PASTE(masks, ib, torch.tensor([5], device=device), [48, 64]).cpu()
+    assert (got[0, :4] == 0).all()
+    ref = paste_mask_in_image(masks[0, 4].cpu(), ib[0, 4].cpu(), 48, 64)
+    torch.testing.assert_close(got[0, 4], ref, rtol=0, atol=0 if device == "cpu" else 1e-6)  # CUDA: as above
 
 
 def test_paste_errors():

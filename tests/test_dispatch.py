@@ -146,6 +146,85 @@ def test_no_graph_without_gradients():
     assert x.grad is None
 
 
+# ---- the inference-only ops (csrc/core/not_differentiable.cpp) --------------------------------
+
+
+def _inference_only_ops():
+    """The ops csrc/core/not_differentiable.cpp registers with autograd's not-implemented fallback."""
+    import re
+    from pathlib import Path
+
+    src = Path(__file__).resolve().parent.parent / "csrc" / "core" / "not_differentiable.cpp"
+    if not src.exists():
+        pytest.skip("no csrc/ beside the tests (not a source tree)")
+    loop = re.search(
+        r"for \(const char\* op : \{(.*?)\}\)\s*\{\s*m\.impl\(op, torch::autograd::autogradNotImplemented",
+        src.read_text(),
+        re.S,
+    )
+    return re.findall(r'"(\w+)"', loop.group(1))
+
+
+def _inference_only_call(name, device):
+    """(the call on the given inputs, the inputs: small, random, on the device) for each op."""
+    f = lambda *s: torch.randn(*s, device=device)  # noqa: E731
+    count = torch.tensor(2, device=device)
+    if name == "roi_align_levels":
+        rois = torch.tensor([[0, 1.0, 2.0, 9.0, 11.0], [0, 0.0, 0.0, 5.0, 5.0], [0, 3.0, 1.0, 7.0, 6.0]], device=device)
+        levels = torch.tensor([0, 1, -1], device=device)
+        return lambda a, b, r: myops.roi_align_levels([a, b], r, levels, 2, [1.0, 0.5]), [
+            f(1, 2, 12, 12),
+            f(1, 2, 6, 6),
+            rois,
+        ]
+    if name == "linear_bounded":
+        return lambda x, w, b: myops.linear_bounded(x, w, b, count), [f(3, 4), f(5, 4), f(5)]
+    if name == "conv_bounded":
+        return lambda x, w: myops.conv_bounded(x, w, None, count, padding=1), [f(3, 2, 5, 5), f(4, 2, 3, 3)]
+    if name == "multiclass_nms_static":
+        xy = torch.rand(1, 20, 2, device=device) * 20
+        boxes = torch.cat([xy, xy + 1 + torch.rand(1, 20, 2, device=device) * 10], 2)
+        return lambda b, s: myops.multiclass_nms_static(
+            b, s, score_threshold=0.2, iou_threshold=0.5, max_detections=8
+        ), [boxes, torch.rand(1, 20, 3, device=device)]
+    if name == "heatmaps_to_keypoints":
+        rois = torch.tensor([[0.0, 0.0, 8.0, 8.0], [2.0, 1.0, 9.0, 12.0], [0, 0, 0, 0]], device=device)
+        return lambda m, r: myops.heatmaps_to_keypoints(m, r, count), [f(3, 2, 6, 6), rois]
+    if name == "paste_masks":
+        boxes = torch.tensor([[[1, 1, 5, 4], [0, 2, 3, 7]]], device=device)
+        return lambda m: myops.paste_masks(m, boxes, count.reshape(1), [8, 9]), [torch.rand(1, 2, 4, 4, device=device)]
+    raise AssertionError(f"no case for the inference-only op {name}: add one here")
+
+
+@pytest.mark.parametrize("name", _inference_only_ops())
+def test_inference_only_ops(name):
+    """Each op without a derivative does what its docstring says: with an input that requires
+    grad (grad mode on) the forward runs and gives the same values, and a backward through the
+    result raises (torch's rule; the forward must run for torch.export and AOTInductor, which call
+    the ops with a model's Parameters)."""
+    call, inputs = _inference_only_call(name, "cpu")
+    expected = call(*inputs)
+    expected = expected if isinstance(expected, tuple) else (expected,)
+    for i, t in enumerate(inputs):
+        if not t.is_floating_point():
+            continue
+        args = [a.detach().requires_grad_(j == i) for j, a in enumerate(inputs)]
+        got = call(*args)
+        got = got if isinstance(got, tuple) else (got,)
+        for g, e in zip(got, expected):
+            assert torch.equal(g.detach(), e) and g.requires_grad == g.is_floating_point()
+        with pytest.raises(RuntimeError, match=f"derivative for myops::{name} is not implemented"):
+            torch.autograd.backward([g.sum() for g in got if g.requires_grad])
+        with torch.no_grad():
+            assert not any(o.requires_grad for o in (lambda r: r if isinstance(r, tuple) else (r,))(call(*args)))
+        assert args[i].grad is None
+    doc = " ".join(getattr(myops, name).__doc__.split())
+    assert (
+        "Inference only: the forward runs when an input requires grad, and a backward through the result raises" in doc
+    )
+    assert "requires grad (with grad mode on)" not in doc  # the old, false promise of a forward error
+
+
 @pytest.mark.parametrize("device", DEVICES)
 def test_backward_matches_torch(device):
     a = torch.randn(3, 4, dtype=torch.float64, device=device, requires_grad=True)

@@ -5,10 +5,15 @@ too, and runs every example of the site):
   registered op;
 - every public function and class of myops and myops.detection is documented by autodoc;
 - every repository path named in README.md, CONTRIBUTING.md, benchmarks/README.md or docs/ exists;
+- every table row of README.md and docs/ with a measured number names its results file and commit;
+- the README's status lines and speed table, and docs/performance.md's rendered tables, are what
+  benchmarks/results_summary.py renders from benchmarks/results/ (a new results file needs them
+  rendered again);
 - no file cites the design notes this repository does not have;
 - the README's examples run, and the README stays a front page (at most 250 lines).
 """
 
+import json
 import re
 import sys
 from pathlib import Path
@@ -67,6 +72,80 @@ def test_checks_can_fail(tmp_path):
 def test_named_paths_exist():
     missing = doccheck.missing_paths()
     assert not missing, f"paths named in the docs that do not exist in the tree: {missing}"
+
+
+def test_number_rows_name_their_table():
+    unsourced = doccheck.unsourced_numbers()
+    assert not unsourced, (
+        f"table rows with measured numbers but no source: {unsourced}; name the results file "
+        "(benchmarks/results/...) and the commit (`abc1234`) in the row, or say 'the same' below a row that does"
+    )
+
+
+def test_number_rows_checks_can_fail():
+    """The reader finds a measured number without its source, and takes a target, a shape or a
+    sourced row for what they are."""
+    text = (
+        "| case | ratio | table |\n|---|---|---|\n"
+        "| a | 1.32× | [t](benchmarks/results/x-2026-11-27.md) (2026-11-27, `07b5750`) |\n"
+        "| b | 0.55× – 0.60× | the same |\n"
+        "| c | ≥ 1.5× | - |\n"
+        "| d 320×416, 3×3 | n/a | - |\n"
+        "\n| e | 12 ms | the same |\n"
+        "| f | 0.97× | [t](benchmarks/results/x.md), no commit |\n"
+        "| g | 4.1 µs | - |\n"
+    )
+    assert doccheck.unsourced_rows(text) == [
+        "line 8: | e | 12 ms | the same |",
+        "line 9: | f | 0.97× | [t](benchmarks/results/x.md), no commit |",
+        "line 10: | g | 4.1 µs | - |",
+    ]
+
+
+def _results_summary():
+    sys.path.insert(0, str(ROOT / "benchmarks"))
+    try:
+        import results_summary
+    finally:
+        sys.path.remove(str(ROOT / "benchmarks"))
+    return results_summary
+
+
+def test_rendered_results_are_current():
+    """A results file that changes the README's status, its speed table or docs/performance.md's
+    GPU tables fails here until `python benchmarks/results_summary.py` is run and committed."""
+    rs = _results_summary()
+    for rel, blocks in rs.TARGETS.items():
+        text = (ROOT / rel).read_text()
+        assert sorted(rs.blocks(text)) == sorted(blocks), f"{rel}: the marked blocks {blocks} are not all there"
+        assert rs.rendered(text) == text, f"{rel} is stale: run python benchmarks/results_summary.py and commit it"
+
+
+def test_rendered_results_follow_the_files(tmp_path):
+    """The render reads the files: a newer GPU table and session replace the old ones' lines."""
+    rs = _results_summary()
+    results = ROOT / "benchmarks" / "results"
+    for f in results.glob("NVIDIA-H200-2026-11-27*.json"):
+        (tmp_path / f.name).write_text(f.read_text())
+    table = json.loads((tmp_path / "NVIDIA-H200-2026-11-27.json").read_text())
+    rec = json.loads((tmp_path / "NVIDIA-H200-2026-11-27-session.json").read_text())
+    before_status, before_speed = rs.render_status(tmp_path), rs.render_speed(tmp_path)
+    assert "NVIDIA H200" in before_status and "CUDA tests 1735 passed, 1 failed" in before_status
+    assert "0.55× – 0.60× (≥ 1.5×)" in before_speed and "H100" not in before_speed
+    for row in table["rows"]:  # a newer run whose nonzero meets its target, one test less failing
+        if row["family"] == "nonzero" and row["label"] == "nonzero":
+            next(iter(row["baselines"].values()))["ratio"] = 1.6
+    table["meta"].update(date="2026-12-01", commit="abcdef1")
+    rec["env"].update(date="2026-12-01", commit="abcdef1")
+    failed = next(n for n, (o, *_) in rec["tests"].items() if o == "failed")
+    rec["tests"][failed][0] = "passed"
+    (tmp_path / "NVIDIA-H200-2026-12-01.json").write_text(json.dumps(table))
+    (tmp_path / "NVIDIA-H200-2026-12-01-session.json").write_text(json.dumps(rec))
+    status, speed = rs.render_status(tmp_path), rs.render_speed(tmp_path)
+    assert "CUDA tests 1736 passed, 0 failed" in status and "`abcdef1`" in status
+    assert "NVIDIA-H200-2026-12-01.md" in speed and "2026-11-27" not in speed
+    assert "met: nonzero, nonzero_bounded" in speed
+    assert "0.55×" not in speed
 
 
 @in_git_checkout

@@ -7,6 +7,8 @@ the same rules while the site builds.
 - every public function and class of ``myops`` and ``myops.detection`` is documented by autodoc
   (an ``.. autofunction::`` / ``.. autoclass::`` in an ``{eval-rst}`` block);
 - every repository path named in README.md or docs/ exists;
+- every table row of README.md and docs/ that carries a measured number (a ratio, a time, a
+  bandwidth) names its results file and commit, or says "the same" below a row that does;
 - no file cites the design notes of the sessions that wrote myops (``NOTES_FILE``), which this
   repository does not have: the rules are written in docs/.
 """
@@ -106,6 +108,42 @@ def missing_paths(files=None) -> Dict[str, List[str]]:
         text = f.read_text()
         # "../x" is relative to the page (a docs page's link or image), anything else to the root
         bad = sorted(p for p in cited_paths(text) if not ((f.parent if p.startswith("../") else ROOT) / p).exists())
+        if bad:
+            out[str(f.relative_to(ROOT)) if f.is_relative_to(ROOT) else str(f)] = bad
+    return out
+
+
+# A measured number in a table row: a ratio (1.23×), a time (12 ms, 3.4 µs, 0.45 s) or a bandwidth
+# (GB/s); not a target (after ≥ / ≤) and not a shape (320×416, 3×3).
+MEASURED = re.compile(r"(?<![≥≤<>]\s)(?<![≥≤<>\w.^])\d+(?:\.\d+)?\s?(?:×|ms|µs|us|s|GB/s)(?![\w/])")
+# a row's source: a results file and a commit (`abc1234`); "the same" repeats the row above's
+RESULTS_FILE = re.compile(r"benchmarks/results/[\w.+-]+\.(?:md|json)")
+COMMIT = re.compile(r"`[0-9a-f]{7,40}`")
+
+
+def unsourced_rows(text: str) -> List[str]:
+    """The table rows of a page that carry a measured number but do not name their source
+    (results file and commit), nor say "the same" below a row of their table that does."""
+    out, sourced = [], False
+    for n, line in enumerate(text.splitlines(), 1):
+        if not line.startswith("|"):
+            sourced = False
+            continue
+        if set(line) <= set("|-: ") or not MEASURED.search(line):
+            continue
+        if RESULTS_FILE.search(line) and COMMIT.search(line):
+            sourced = True
+        elif not (sourced and "the same" in line):
+            out.append(f"line {n}: {line[:100]}")
+    return out
+
+
+def unsourced_numbers(files=None) -> Dict[str, List[str]]:
+    """file -> its table rows whose numbers name no source (README.md and the docs pages)."""
+    files = files if files is not None else [ROOT / "README.md", *doc_files()]
+    out = {}
+    for f in files:
+        bad = unsourced_rows(f.read_text())
         if bad:
             out[str(f.relative_to(ROOT)) if f.is_relative_to(ROOT) else str(f)] = bad
     return out

@@ -10,7 +10,8 @@
   ``# not run`` is shown only (it says why: a GPU, minutes of compilation). A failure is a
   warning, which ``make docs`` (-W) turns into an error;
 - after reading, the rules of doccheck.py: every registered op has an entry, every public
-  function is documented.
+  function is documented, every path a page names exists (a results file above all), and every
+  table row with a measured number names its results file and commit.
 """
 
 import contextlib
@@ -136,6 +137,10 @@ def _check_coverage(app, env):
     undocumented = sorted(doccheck.public_api() - doccheck.documented_api())
     if undocumented:
         logger.warning("op reference: no autodoc entry for " + ", ".join(undocumented))
+    for page, paths in doccheck.missing_paths(doccheck.doc_files()).items():
+        logger.warning(f"{page} names paths that do not exist: {', '.join(paths)}")
+    for page, rows in doccheck.unsourced_numbers(doccheck.doc_files()).items():
+        logger.warning(f"{page}: table rows whose numbers name no results file and commit: " + "; ".join(rows))
 
 
 def _summary(app, exc):

@@ -15,8 +15,8 @@ def linear_bounded(input: Tensor, weight: Tensor, bias: Optional[Tensor], count:
 
     The CPU runs the layer on the real rows only (the same call as ``F.linear``, so the same
     bits); CUDA (no host sync, graph-capturable) on every row, then zeroes the padding.
-    Inference only: with an input that requires grad (grad mode on) the result's backward raises
-    (the forward runs: AOTInductor calls it with a model's Parameters).
+    Inference only: the forward runs when an input requires grad, and a backward through
+    the result raises (the op reference's "Inference-only ops").
 
     Args:
         input: ``[R, K]``.
@@ -61,7 +61,9 @@ def conv_bounded(
 ) -> Tensor:
     """:func:`torch.convolution` (``F.conv1d/2d/3d``, ``F.conv_transpose*d`` with
     ``transposed=True``) on the first ``count`` rows (dim 0), as :func:`linear_bounded` does
-    for ``F.linear``. Inference only.
+    for ``F.linear``.
+    Inference only: the forward runs when an input requires grad, and a backward through
+    the result raises (the op reference's "Inference-only ops").
 
     Args:
         input: ``[R, C, *spatial]``.

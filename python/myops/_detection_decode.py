@@ -18,8 +18,9 @@ def heatmaps_to_keypoints(maps: Tensor, rois: Tensor, count: Tensor) -> Tuple[Te
     Each heatmap is resampled (bicubic) to its RoI's own ceil size and its first maximum decoded,
     as torchvision does: bit for bit on the CPU (torchvision's own resampling call, one RoI's map
     at a time); on CUDA without storing the map (torch's CUDA bicubic arithmetic per position),
-    no host sync. Inference only. ``myops.detection.heatmaps_to_keypoints`` takes torchvision's
-    arguments.
+    no host sync. ``myops.detection.heatmaps_to_keypoints`` takes torchvision's arguments.
+    Inference only: the forward runs when an input requires grad, and a backward through
+    the result raises (the op reference's "Inference-only ops").
 
     Args:
         maps: ``[R, K, H, W]`` heatmaps, float32 / float64.
@@ -49,7 +50,9 @@ def paste_masks(masks: Tensor, boxes: Tensor, count: Tensor, image_size: Sequenc
     first ``count[n]`` rows.
 
     Every pixel outside the pasted boxes is 0 (on the CPU a large output's zeros are fresh pages,
-    never written). Bit for bit on the CPU; no host sync on CUDA. Inference only.
+    never written). Bit for bit on the CPU; no host sync on CUDA.
+    Inference only: the forward runs when an input requires grad, and a backward through
+    the result raises (the op reference's "Inference-only ops").
     ``myops.detection.paste_masks`` takes torchvision's arguments.
 
     Args:

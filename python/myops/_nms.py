@@ -138,7 +138,9 @@ def multiclass_nms_static(
     """A single-stage detector's post-processing for a batch of images, padded to a fixed size:
     score filter, optional pre-NMS top-k, per-class (or class-agnostic) NMS and the best
     ``K = max_detections`` detections, with no host sync and static output shapes (exportable with
-    no unbacked symbol, CUDA-graph capturable). Inference only (no gradient).
+    no unbacked symbol, CUDA-graph capturable).
+    Inference only: the forward runs when an input requires grad, and a backward through
+    the result raises (the op reference's "Inference-only ops").
 
     Args:
         boxes: ``[N, A, 4]`` (one box per anchor) or ``[N, A, C, 4]`` (one box per anchor and

@@ -26,7 +26,9 @@ def roi_align_levels(
     ``torchvision.ops.MultiScaleRoIAlign`` computes with a data-dependent gather per level, with
     static shapes (exportable, graph-capturable). A level of -1 marks a padded RoI (e.g. past
     the real ones of a static-shape batch): its row of ``rois`` is not read and its output is 0,
-    at no cost. Inference only.
+    at no cost.
+    Inference only: the forward runs when an input requires grad, and a backward through
+    the result raises (the op reference's "Inference-only ops").
 
     Args:
         features: 1 to 8 maps ``[N, C, H_l, W_l]`` (one dtype: float16/32/64, one device).
@@ -43,8 +45,7 @@ def roi_align_levels(
     Raises:
         IndexError: on the CPU, a level (other than -1) or batch index out of range; on CUDA
             (no host sync) that RoI's output is NaN instead.
-        RuntimeError: shapes, dtypes or devices that disagree; an input that requires grad
-            (with grad mode on).
+        RuntimeError: shapes, dtypes or devices that disagree.
 
     Example::
 
