@@ -604,8 +604,9 @@ Result multiclass_nms_cuda(const at::Tensor& boxes, const at::Tensor& scores, do
   const int64_t P = multi_label ? A * C : A;
   if (N == 0 || P == 0 || C == 0) return padding(boxes, N, K);
   if (N * P > std::numeric_limits<int32_t>::max() || A * C > std::numeric_limits<int32_t>::max() ||
-      C > std::numeric_limits<uint16_t>::max()) {
-    // beyond the pipeline's 32-bit slots (or 65,535 classes: its grid.x): the composite's padded form
+      C > std::numeric_limits<uint16_t>::max() || N > std::numeric_limits<uint16_t>::max()) {
+    // beyond the pipeline's 32-bit slots, or 65,535 classes / images (its grid.y and class key
+    // bits): the composite's padded form
     static const auto padded = c10::Dispatcher::singleton()
                                    .findSchemaOrThrow("myops::_multiclass_nms_static_padded", "")
                                    .typed<Result(const at::Tensor&, const at::Tensor&, double, double, int64_t,
