@@ -1148,6 +1148,18 @@ def test_multiclass_nms_static_shifted_classes(E, dtype):
         _mc_assert_same(E.multiclass_nms_static(b, scores, **kw), _mc_reference(E, b, scores, **kw))
 
 
+def test_multiclass_nms_static_half_threshold(E):
+    """float16: the threshold rounds to float16 before the comparison, as torch's `scores > thr`
+    (0.95 rounds up to 0.9502, which is then no candidate)."""
+    boxes, _ = _mc_inputs(1, 4, 2, torch.float16)
+    scores = torch.tensor([[[0.95, 0.9497], [0.9507, 0.95], [0.9, 0.96], [0.95, 0.2]]], dtype=torch.float16)
+    for multi_label in (True, False):
+        kw = dict(score_threshold=0.95, iou_threshold=0.5, max_detections=8, multi_label=multi_label)
+        got = E.multiclass_nms_static(boxes, scores, **kw)
+        _mc_assert_same(got, _mc_reference(E, boxes, scores, **kw))
+        assert int(got[0]) == 2
+
+
 def _per_class_nms(E):
     def batched(boxes, scores, idxs, thr):
         keep = [torch.nonzero(idxs == c)[:, 0][E.nms(boxes[idxs == c], scores[idxs == c], thr)] for c in idxs.unique()]
@@ -1158,9 +1170,10 @@ def _per_class_nms(E):
 
 def test_multiclass_nms_static_per_class_path(E):
     """Over 25,000 candidates in an image: torchvision's per-class path (no shift), as the CPU op's
-    (float boxes, an exact threshold); and 20,000 of them after the pre-NMS cut: the trick again."""
+    (float boxes, an exact threshold); and 20,000 of them after the pre-NMS cut: the trick again on
+    CUDA, the per-class path on the CPU (integer coordinates: the shift is exact, the IoUs equal)."""
     boxes, _ = _mc_inputs(1, 6400, 4, torch.float32, per_class_boxes=True)
-    boxes = boxes * 30
+    boxes = (boxes * 30).round()
     scores = torch.rand(1, 6400, 4) + 0.5  # every pair a candidate: 25,600
     for top_k in (None, 20000):
         kw = dict(score_threshold=0.4, iou_threshold=0.5, max_detections=100, pre_nms_top_k=top_k)
@@ -1188,18 +1201,18 @@ def test_multiclass_nms_static_work_follows_candidates(E):
         scores[i].view(-1)[torch.randperm(a * c)[:100]] = torch.rand(100) + 0.5
     pairs = {}
     for top_k in (100, 30000):
-        E._emu_multiclass_nms_iou_pairs(True)
+        E._emu_work_counter("multiclass_nms_iou", True)
         kw = dict(score_threshold=0.4, iou_threshold=0.5, max_detections=300, pre_nms_top_k=top_k)
         got = E.multiclass_nms_static(boxes, scores, **kw)
-        pairs[top_k] = E._emu_multiclass_nms_iou_pairs(True)
+        pairs[top_k] = E._emu_work_counter("multiclass_nms_iou", True)
         _mc_assert_same(got, _mc_reference(E, boxes, scores, **kw))
     # per class: at most s * (s - 1) / 2 tests for its s candidates
     per_class = sum(int(k) * (int(k) - 1) // 2 for i in range(n) for k in (scores[i] > 0.4).sum(0))
     assert 0 < pairs[30000] <= 2 * pairs[100] and pairs[30000] <= per_class
     # class-agnostic: one segment of the 100 candidates per image
-    E._emu_multiclass_nms_iou_pairs(True)
+    E._emu_work_counter("multiclass_nms_iou", True)
     E.multiclass_nms_static(boxes, scores, **kw, class_agnostic=True)
-    assert 0 < E._emu_multiclass_nms_iou_pairs(True) <= n * 100 * 99 // 2
+    assert 0 < E._emu_work_counter("multiclass_nms_iou", True) <= n * 100 * 99 // 2
 
 
 # ---- roi_align_levels (one thread per output element, grid-stride) ------------------------------

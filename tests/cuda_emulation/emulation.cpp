@@ -8,6 +8,9 @@
 //       in int32, "sum": DeviceReduce::Sum) the way `misuse` names ("none": as documented) and
 //       returns the CUDA error code of the second call, or for "none" 0 when the count and the
 //       selection are right
+//   myops_emu::_emu_work_counter(str name, bool reset) -> int
+//       the emulation's work counter `name` (MYOPS_EMU_COUNT, core/cuda/work_counter.h); `reset`:
+//       zeroes it after the read
 //   myops_emu::_emu_cub_items(int num_items, int every) -> int[]
 //       selects every `every`-th of num_items (int64) items: [count, last rank, last item]
 #include <ATen/core/Tensor.h>
@@ -20,6 +23,7 @@
 
 #include "core/cuda/cub_emulation.h"
 #include "core/cuda/launch.h"
+#include "core/cuda/work_counter.h"
 
 namespace {
 
@@ -113,6 +117,11 @@ std::vector<int64_t> emu_cub_items(int64_t num_items, int64_t every) {
   return {count, last_rank, last_item};
 }
 
+int64_t emu_work_counter(std::string name, bool reset) {
+  auto& c = myops::emu::work_counter(name);
+  return reset ? c.exchange(0) : c.load();
+}
+
 int64_t emu_seed(int64_t seed) { return static_cast<int64_t>(myops::emu::set_seed(static_cast<uint64_t>(seed))); }
 
 }  // namespace
@@ -122,4 +131,5 @@ TORCH_LIBRARY_FRAGMENT(myops_emu, m) {
   m.def("_emu_launch(int[] grid, int[] block) -> Tensor", &emu_launch);
   m.def("_emu_cub_misuse(str algorithm, str misuse) -> int", &emu_cub_misuse);
   m.def("_emu_cub_items(int num_items, int every) -> int[]", &emu_cub_items);
+  m.def("_emu_work_counter(str name, bool reset) -> int", &emu_work_counter);
 }

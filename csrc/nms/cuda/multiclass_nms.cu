@@ -70,27 +70,15 @@
 #include "core/cuda/cub.h"
 #include "core/cuda/glue.h"
 #include "core/cuda/launch.h"
+#include "core/cuda/work_counter.h"
 #include "nms/cuda/iou.cuh"
 #include "nms/nms_common.h"
-
-#if defined(MYOPS_CUDA_EMULATION)
-#include <atomic>
-#endif
 
 namespace myops {
 namespace {
 
 using nms_iou::iou_above;
 using Result = std::tuple<at::Tensor, at::Tensor, at::Tensor, at::Tensor, at::Tensor>;
-
-#if defined(MYOPS_CUDA_EMULATION)
-// The IoU tests the sweep makes (the emulation's work counter, read by the test op
-// myops_emu::_emu_multiclass_nms_iou_pairs).
-inline std::atomic<int64_t> emu_iou_pairs{0};
-#define MYOPS_COUNT_IOU(n) (emu_iou_pairs += (n))
-#else
-#define MYOPS_COUNT_IOU(n) ((void)0)
-#endif
 
 constexpr int kTile = 64;         // rows per sweep tile (one 64-bit word of IoU bits per row)
 constexpr int64_t kChunk = 2048;  // scores (or ranks) per block of the per-image passes
@@ -142,8 +130,7 @@ __device__ __forceinline__ bool is_nan(A v) {
 }
 
 // Whether item i (a score index with multi_label, else an anchor) of image n is a candidate;
-// its id a*C + c. thr: score_threshold at the comparison's precision (float for half, as torch
-// applies a CPU scalar).
+// its id a*C + c. thr: score_threshold as torch's comparison takes it (rounded to T).
 template <typename T, typename Acc>
 __device__ __forceinline__ bool candidate(const T* scores, const Dims& d, int64_t n, int64_t i, Acc thr, int32_t& id) {
   if (d.multi_label) {
@@ -433,7 +420,7 @@ __global__ void sweep_kernel(const T* boxes, Dims d, const int32_t* ids, const i
           ++tested;
           if (iou_above(tb[k], tb[j], d.iou)) bits |= uint64_t(1) << j;
         }
-        MYOPS_COUNT_IOU(tested);
+        MYOPS_EMU_COUNT("multiclass_nms_iou", tested);  // the emulation counts the IoU tests
       }
       rowmask[k] = bits;
     }
@@ -468,7 +455,7 @@ __global__ void sweep_kernel(const T* boxes, Dims d, const int32_t* ids, const i
             break;
           }
         }
-        MYOPS_COUNT_IOU(tested);
+        MYOPS_EMU_COUNT("multiclass_nms_iou", tested);  // the emulation counts the IoU tests
       }
     }
     MYOPS_BARRIER();
@@ -548,7 +535,8 @@ void run(const at::Tensor& boxes, const at::Tensor& scores, const Dims& d, const
   int32_t* seg_top_end = seg_end + d.N;
   const dim3 per_image(static_cast<unsigned>(d.G), static_cast<unsigned>(d.N));
   const dim3 per_class(static_cast<unsigned>(d.C), static_cast<unsigned>(d.N));
-  const Acc score_thr = static_cast<Acc>(d.score_threshold);
+  // torch's `scores > score_threshold`: the scalar rounded to the scores' dtype, compared in Acc
+  const Acc score_thr = static_cast<Acc>(static_cast<T>(d.score_threshold));
   MYOPS_LAUNCH(per_image, kThreads, stream, count_kernel<T, Acc>)(sc, d, score_thr, block_counts.data_ptr<int64_t>());
   C10_CUDA_KERNEL_LAUNCH_CHECK();
   MYOPS_LAUNCH(per_image, kThreads, stream, compact_kernel<T, Acc, Key>)(
@@ -646,19 +634,7 @@ Result multiclass_nms_cuda(const at::Tensor& boxes, const at::Tensor& scores, do
   return out;
 }
 
-#if defined(MYOPS_CUDA_EMULATION)
-int64_t emu_iou_pairs_read(bool reset) { return reset ? emu_iou_pairs.exchange(0) : emu_iou_pairs.load(); }
-#endif
-
 }  // namespace
 }  // namespace myops
 
 MYOPS_CUDA_LIBRARY_IMPL(m) { m.impl("multiclass_nms_static", &myops::multiclass_nms_cuda); }
-
-#if defined(MYOPS_CUDA_EMULATION)
-// Test op: the IoU tests multiclass_nms_static's sweep made since the last reset (`reset`: read
-// and zero the counter).
-TORCH_LIBRARY_FRAGMENT(myops_emu, m) {
-  m.def("_emu_multiclass_nms_iou_pairs(bool reset) -> int", &myops::emu_iou_pairs_read);
-}
-#endif
