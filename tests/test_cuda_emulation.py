@@ -874,13 +874,13 @@ CUB_MISUSES = {
 }
 
 
-@pytest.mark.parametrize("algorithm", ["select", "reduce", "sum"])
+@pytest.mark.parametrize("algorithm", ["select", "reduce", "sum", "segsort"])
 @pytest.mark.parametrize("misuse", sorted(CUB_MISUSES))
 def test_cub_stand_ins_refuse_misuse(E, algorithm, misuse):
     assert E._emu_cub_misuse(algorithm, misuse) == CUB_MISUSES[misuse]
 
 
-@pytest.mark.parametrize("algorithm", ["select", "reduce", "sum"])
+@pytest.mark.parametrize("algorithm", ["select", "reduce", "sum", "segsort"])
 def test_cub_stand_ins_follow_the_contract(E, algorithm):
     # the size query writes nothing; the second call with exactly that many bytes works; the
     # count lands at the stream's synchronization
