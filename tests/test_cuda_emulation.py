@@ -1185,8 +1185,8 @@ def test_multiclass_nms_static_per_class_path(E):
 @pytest.mark.parametrize("shape", [(0, 5, 3), (2, 0, 3), (2, 5, 0), (2, 5, 3)], ids=str)
 def test_multiclass_nms_static_empty(E, shape):
     boxes, scores = _mc_inputs(*shape, torch.float32)
-    for k, thr in ((0, 0.3), (4, 2.0)):  # K = 0; no candidate at all
-        kw = dict(score_threshold=thr, iou_threshold=0.5, max_detections=k)
+    for k, thr, top_k in ((0, 0.3, None), (4, 2.0, None), (4, 0.3, 0)):  # K = 0; no candidate; top-k 0
+        kw = dict(score_threshold=thr, iou_threshold=0.5, max_detections=k, pre_nms_top_k=top_k)
         _mc_assert_same(E.multiclass_nms_static(boxes, scores, **kw), _mc_reference(E, boxes, scores, **kw))
 
 
