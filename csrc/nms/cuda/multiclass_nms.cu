@@ -36,7 +36,9 @@
 //
 // Work: the IoU tests are at most (64 + K) * S per segment of S real rows (S * (S - 1) / 2 when
 // fewer survive), never a pair of two classes unless the proof of step 6 fails; no IoU matrix is
-// stored (memory O(N * P) bytes), so pre_nms_top_k bounds nothing but the candidates.
+// stored, so pre_nms_top_k bounds nothing but the candidates. Memory: 22 bytes of scratch per
+// slot (30 for double; N * P slots, allocated uninitialized: only the real candidates' slots are
+// ever written), plus CUB's temp storage.
 //
 // Which design should be fastest on an H200, and why (to be confirmed by the GPU session's
 // profile): this one. At the benchmark's headline case (N = 8, A = 8,400, C = 80, ~7,900 real
@@ -508,9 +510,10 @@ void run(const at::Tensor& boxes, const at::Tensor& scores, const Dims& d, const
   const at::Tensor block_counts = at::empty({d.N * d.G}, opts.dtype(at::kLong));
   const at::Tensor count = at::empty({d.N}, opts.dtype(at::kLong));
   const at::Tensor segs = at::empty({3 * d.N}, opts.dtype(at::kInt));
+  // sort #1's buffers are sort #2's once sort #1 is done (stream order): its keys (in, out) take
+  // the class keys (in, out), its input ids the ranks
   const at::Tensor keys = at::empty({2 * NP * int64_t(sizeof(Key))}, opts.dtype(at::kByte));
-  const at::Tensor vals = at::empty({4 * NP}, opts.dtype(at::kInt));    // ids, sorted ids, ranks, sorted ranks
-  const at::Tensor cls = at::empty({2 * NP}, opts.dtype(at::kInt));     // class keys, sorted
+  const at::Tensor vals = at::empty({3 * NP}, opts.dtype(at::kInt));    // ids / ranks, sorted ids, sorted ranks
   const at::Tensor bytes = at::empty({2 * NP}, opts.dtype(at::kByte));  // kept, removed
   const at::Tensor accs = at::empty({d.N * d.G + 2 * d.N * d.C}, opts.dtype(c10::CppTypeToScalarType<Acc>::value));
   const at::Tensor bad = at::empty({d.N * d.C}, opts.dtype(at::kByte));
@@ -520,10 +523,10 @@ void run(const at::Tensor& boxes, const at::Tensor& scores, const Dims& d, const
   Key* keys_out = keys_in + NP;
   int32_t* ids_in = vals.data_ptr<int32_t>();
   int32_t* ids = ids_in + NP;  // the candidate order
-  int32_t* ranks_in = ids + NP;
-  int32_t* ranks = ranks_in + NP;  // grouped by class
-  uint32_t* cls_in = reinterpret_cast<uint32_t*>(cls.data_ptr<int32_t>());
-  uint32_t* cls_sorted = cls_in + NP;
+  int32_t* ranks_in = ids_in;
+  int32_t* ranks = ids + NP;  // grouped by class
+  uint32_t* cls_in = reinterpret_cast<uint32_t*>(keys_in);
+  uint32_t* cls_sorted = reinterpret_cast<uint32_t*>(keys_out);
   uint8_t* kept = bytes.data_ptr<uint8_t>();
   uint8_t* removed = kept + NP;
   Acc* block_max = accs.data_ptr<Acc>();
