@@ -1,7 +1,9 @@
 """postprocess family: myops.multiclass_nms_static (a single-stage detector's whole
 post-processing, padded outputs, no host sync) against the same computation written with
 torchvision ops, at YOLO's sizes: N = 1, 8, 32 images, A = 8,400 (640x640) and 25,200 (640x640,
-three anchors a cell) anchors, 80 classes.
+three anchors a cell) anchors, C = 80 classes; C = 1 (a single-class detector) at N = 1 and 32;
+and a dense case (every (anchor, class) pair over the threshold: the pre-NMS cut at 30,000 and
+torchvision's per-class path) at N = 1 and 8.
 
 Peers (the first is the reference whose ratio the table reports; the runner adds Inductor's
 torch.compile of it):
@@ -12,7 +14,9 @@ torch.compile of it):
     with ``multi_label=True``): per image the candidates, an ``argsort`` cut at ``max_nms``,
     boxes shifted by ``class * 7680`` and one ``torchvision.ops.nms``, ``[:max_det]``, a list
     of variable-size tensors;
-  * ``YOLO loop (inductor)``: torch.compile of that loop.
+  * ``YOLO loop (inductor)``: torch.compile of that loop;
+  * ``torchvision batched_nms (one call)``, at N = 1: ``torchvision.ops.batched_nms`` alone on the
+    image's candidates, already selected and cut (what the op's whole pipeline is held to at N = 1).
 
 Inputs are YOLO-like: scores sigmoid(N(-4.5, 1.5)) (about 1% of the (anchor, class) pairs
 above 0.25: ~7,800 candidates an image at 8,400 anchors), boxes in a 640x640 image clustered
@@ -30,14 +34,16 @@ CONF, IOU, MAX_DET, MAX_NMS, MAX_WH = 0.25, 0.45, 300, 30000, 7680.0
 CLASSES = 80
 
 
-def inputs(n, a, device, dtype=torch.float32):
-    g = torch.Generator().manual_seed(1000 * n + a)
+def inputs(n, a, device, dtype=torch.float32, classes=CLASSES, dense=False):
+    g = torch.Generator().manual_seed(1000 * n + a + classes)
     objects = torch.rand(n, 60, 2, generator=g) * 640
     centers = objects.gather(1, torch.randint(0, 60, (n, a, 1), generator=g).expand(n, a, 2))
     centers = centers + torch.randn(n, a, 2, generator=g) * 12
     wh = 20 + torch.rand(n, a, 2, generator=g) * 160
     boxes = torch.cat([centers - wh / 2, centers + wh / 2], -1)
-    scores = torch.sigmoid(torch.randn(n, a, CLASSES, generator=g) * 1.5 - 4.5)
+    scores = torch.sigmoid(torch.randn(n, a, classes, generator=g) * 1.5 - 4.5)
+    if dense:  # every pair a candidate
+        scores = CONF + (1 - CONF) * torch.rand(n, a, classes, generator=g).clamp_min(1e-3)
     return boxes.to(device, dtype), scores.to(device, dtype)
 
 
@@ -89,28 +95,83 @@ def _myops(boxes, scores):
     )
 
 
+def one_batched_nms(boxes, scores, max_nms=MAX_NMS):
+    """torchvision.ops.batched_nms alone on image 0's candidates (selected and cut here, untimed)."""
+    import torchvision
+
+    a, c = torch.nonzero(scores[0] > CONF, as_tuple=True)
+    sc = scores[0][a, c]
+    order = sc.sort(descending=True, stable=True).indices[:max_nms]
+    b, sc, c = boxes[0][a[order]], sc[order], c[order]
+    return lambda: torchvision.ops.batched_nms(b, sc, c, IOU)
+
+
 def cases(device: str, quick: bool):
-    sizes = [(1, 8400), (8, 8400)] if quick else [(n, a) for a in (8400, 25200) for n in (1, 8, 32)]
+    # (N, A, C, dense)
+    if quick:
+        sizes = [(1, 8400, CLASSES, False), (8, 8400, CLASSES, False)]
+    else:
+        sizes = [(n, a, CLASSES, False) for a in (8400, 25200) for n in (1, 8, 32)]
+        sizes += [(1, 8400, 1, False), (32, 8400, 1, False), (1, 8400, CLASSES, True), (8, 8400, CLASSES, True)]
     out = []
-    for n, a in sizes:
-        boxes, scores = inputs(n, a, device)
+    for n, a, classes, dense in sizes:
+        boxes, scores = inputs(n, a, device, classes=classes, dense=dense)
         num = _myops(boxes, scores)[0]
         cand = int((scores > CONF).sum()) // n
         compiled_loop = torch.compile(yolo_loop)
         compiled_loop(boxes, scores)  # compiled here, outside the timing
+        peers = {
+            "torchvision reference": lambda b=boxes, s=scores: torchvision_reference(b, s),
+            "YOLO per-image loop": lambda b=boxes, s=scores: yolo_loop(b, s),
+            "YOLO loop (inductor)": lambda b=boxes, s=scores, f=compiled_loop: f(b, s),
+        }
+        if n == 1:
+            peers["torchvision batched_nms (one call)"] = one_batched_nms(boxes, scores)
+        kind = " dense" if dense else ""
         out.append(
             Case(
                 label="multiclass_nms_static",
-                sub_label=f"N={n} A={a} C={CLASSES} f32 (~{cand} candidates, ~{int(num.float().mean())} kept an image)",
+                sub_label=f"N={n} A={a} C={classes}{kind} f32 (~{cand} candidates, ~{int(num.float().mean())} kept an image)",
                 myops=lambda b=boxes, s=scores: _myops(b, s),
-                torch={
-                    "torchvision reference": lambda b=boxes, s=scores: torchvision_reference(b, s),
-                    "YOLO per-image loop": lambda b=boxes, s=scores: yolo_loop(b, s),
-                    "YOLO loop (inductor)": lambda b=boxes, s=scores, f=compiled_loop: f(b, s),
-                },
+                torch=peers,
                 bytes=scores.numel() * scores.element_size() + boxes.numel() * boxes.element_size(),
                 numel=scores.numel(),
-                headline=(n, a) == (8, 8400),  # a batch of YOLO's 640x640 anchors
+                headline=(n, a, classes, dense) == (8, 8400, CLASSES, False),  # a batch of YOLO's 640x640 anchors
             )
         )
     return out
+
+
+def profile(n=8, a=8400, classes=CLASSES, dense=False, device="cuda", rows=25):
+    """The per-kernel breakdown of one call (torch.profiler, kernels by device time), for the GPU
+    session: ``python benchmarks/bench_postprocess.py --profile [--n 8] [--classes 80] [--dense]``."""
+    from torch.profiler import ProfilerActivity, profile as prof
+
+    boxes, scores = inputs(n, a, device, classes=classes, dense=dense)
+    for _ in range(3):  # warm: CUB's temp storage, the caching allocator
+        _myops(boxes, scores)
+    acts = [ProfilerActivity.CPU] + ([ProfilerActivity.CUDA] if device == "cuda" else [])
+    with prof(activities=acts) as p:
+        for _ in range(10):
+            _myops(boxes, scores)
+        if device == "cuda":
+            torch.cuda.synchronize()
+    key = "self_device_time_total" if device == "cuda" else "self_cpu_time_total"
+    print(p.key_averages().table(sort_by=key, row_limit=rows))
+
+
+if __name__ == "__main__":
+    import argparse
+
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--profile", action="store_true", help="print the per-kernel breakdown of one case")
+    ap.add_argument("--n", type=int, default=8)
+    ap.add_argument("--anchors", type=int, default=8400)
+    ap.add_argument("--classes", type=int, default=CLASSES)
+    ap.add_argument("--dense", action="store_true")
+    ap.add_argument("--device", default="cuda" if torch.cuda.is_available() else "cpu")
+    args = ap.parse_args()
+    if args.profile:
+        profile(args.n, args.anchors, args.classes, args.dense, args.device)
+    else:
+        ap.print_help()

@@ -6,9 +6,9 @@ threads per SM, CUDA's launch limits checked at every launch), every launch runs
 pairs one after another in a seeded shuffled order, and the ops register as CPU kernels of the test
 library `myops_emu` (tests/cuda_emulation/loader.py). So the CUDA code itself - the glue's CUDA
 rules, the launch descriptors and grids, packs and per-operand alignment, tails, grid-stride loops,
-broadcasting offsets, the pooling windows, the diagonal's copy plan, nonzero's CUB call sequence
-(against stand-ins held to CUB's contract, csrc/core/cuda/cub_emulation.h) and the CUDA backend of
-the aten drop-in - runs in CI, which has no GPU. What it cannot show (races, resource limits, speed,
+broadcasting offsets, the pooling windows, the diagonal's copy plan, nonzero's and
+multiclass_nms_static's CUB call sequences (against stand-ins held to CUB's contract,
+csrc/core/cuda/cub_emulation.h) and the CUDA backend of the aten drop-in - runs in CI, which has no GPU. What it cannot show (races, resource limits, speed,
 the device's own math library) is left to tests/*.py on a GPU.
 
 The thread order of every launch follows a seed: MYOPS_EMU_SEED if set, else the test's own
@@ -874,13 +874,13 @@ CUB_MISUSES = {
 }
 
 
-@pytest.mark.parametrize("algorithm", ["select", "reduce", "sum"])
+@pytest.mark.parametrize("algorithm", ["select", "reduce", "sum", "segsort"])
 @pytest.mark.parametrize("misuse", sorted(CUB_MISUSES))
 def test_cub_stand_ins_refuse_misuse(E, algorithm, misuse):
     assert E._emu_cub_misuse(algorithm, misuse) == CUB_MISUSES[misuse]
 
 
-@pytest.mark.parametrize("algorithm", ["select", "reduce", "sum"])
+@pytest.mark.parametrize("algorithm", ["select", "reduce", "sum", "segsort"])
 def test_cub_stand_ins_follow_the_contract(E, algorithm):
     # the size query writes nothing; the second call with exactly that many bytes works; the
     # count lands at the stream's synchronization
@@ -1062,6 +1062,157 @@ def test_batched_nms_per_class_path(E):
     scores = torch.randperm(n).float()
     idxs = torch.randint(0, 7, (n,))
     assert torch.equal(E.batched_nms(boxes, scores, idxs, 0.5), tv.batched_nms(boxes, scores, idxs, 0.5))
+
+
+# ---- multiclass_nms_static (the batch pipeline: compaction, CUB's segmented sorts by stand-ins,
+# the per-segment sweep and the gather as one-thread blocks) -------------------------------------
+# The reference is the op's definition (tests/test_multiclass_nms.py) with the emulated CUDA nms /
+# batched_nms in torchvision's place: torchvision's CUDA IoU and its CUDA choice of batched_nms's
+# path (the coordinate trick up to 25,000 candidates), NaN and non-finite boxes included. Where
+# the CUDA arithmetic equals the CPU's (float boxes without NaN, thresholds exact in float, both
+# forms on one batched_nms path) the CPU op must agree too.
+
+
+def _mc_reference(E, boxes, scores, **kw):
+    from test_multiclass_nms import reference
+
+    return reference(boxes, scores, **{"nms": E.nms, "batched_nms": E.batched_nms, **kw})
+
+
+def _mc_assert_same(got, want):
+    from test_multiclass_nms import assert_same
+
+    assert_same(got, want)
+
+
+def _mc_inputs(n, a, c, dtype, per_class_boxes=False, low=0.0):
+    """Boxes that overlap (from `low`), scores of 8 values (ties everywhere), NaN and -0.0 scores."""
+    xy = torch.rand((n, a, c, 2) if per_class_boxes else (n, a, 2), dtype=torch.float64) * 100 + low
+    boxes = torch.cat([xy, xy + torch.rand_like(xy) * 30 + 1], -1).to(dtype)
+    scores = (torch.randint(0, 8, (n, a, c)) / 8).to(dtype)
+    scores[torch.rand(n, a, c) < 0.05] = math.nan
+    scores[torch.rand(n, a, c) < 0.05] = -0.0
+    return boxes, scores
+
+
+MC_SETTINGS = [  # score_threshold, iou_threshold, max_detections, pre_nms_top_k
+    (0.3, 0.5, 20, None),
+    (0.1, 0.25, 100, 30),  # the pre-NMS cut inside a run of equal scores
+    (0.5, 0.75, 1, 1000),
+    (0.0, 0.0, 300, None),
+]
+
+
+@pytest.mark.parametrize("dtype", [torch.float16, torch.float32, torch.float64])
+@pytest.mark.parametrize("shape", [(1, 60, 1), (1, 40, 6), (3, 50, 4), (6, 20, 1)], ids=str)
+@pytest.mark.parametrize("multi_label", [True, False], ids=["multi", "single"])
+@pytest.mark.parametrize("class_agnostic", [False, True], ids=["per_class_nms", "agnostic"])
+def test_multiclass_nms_static(E, dtype, shape, multi_label, class_agnostic):
+    detections = 0
+    for per_class_boxes in (False, True):
+        boxes, scores = _mc_inputs(*shape, dtype, per_class_boxes)
+        for thr, iou, k, top_k in MC_SETTINGS:
+            kw = dict(
+                score_threshold=thr,
+                iou_threshold=iou,
+                max_detections=k,
+                pre_nms_top_k=top_k,
+                class_agnostic=class_agnostic,
+                multi_label=multi_label,
+            )
+            got = E.multiclass_nms_static(boxes, scores, **kw)
+            _mc_assert_same(got, _mc_reference(E, boxes, scores, **kw))
+            if dtype != torch.float16:  # the CPU op: float / double only
+                _mc_assert_same(got, torch.ops.myops.multiclass_nms_static(boxes, scores, **kw))
+            detections += int(got[0].sum())
+    assert detections > 0
+
+
+@pytest.mark.parametrize("dtype", [torch.float16, torch.float32, torch.float64])
+def test_multiclass_nms_static_shifted_classes(E, dtype):
+    """torchvision's coordinate trick where classes meet: negative coordinates (boxes of one class
+    reach into the next class's shifted range), a negative IoU threshold, NaN and infinite boxes:
+    the image then runs as one segment in candidate order."""
+    boxes, scores = _mc_inputs(2, 50, 5, dtype, low=-80.0)
+    for iou in (0.5, -0.5):
+        kw = dict(score_threshold=0.3, iou_threshold=iou, max_detections=60, multi_label=True)
+        want = _mc_reference(E, boxes, scores, **kw)
+        _mc_assert_same(E.multiclass_nms_static(boxes, scores, **kw), want)
+        if iou < 0:  # every shifted pair suppresses: NMS class by class differs, the one segment is needed
+            per_class = _mc_reference(E, boxes, scores, batched_nms=_per_class_nms(E), **kw)
+            assert not torch.equal(want[0], per_class[0])
+    for bad in (math.nan, math.inf):
+        b = boxes.clone()
+        b[0, 3, 2] = bad
+        kw = dict(score_threshold=0.3, iou_threshold=0.5, max_detections=60, multi_label=True)
+        _mc_assert_same(E.multiclass_nms_static(b, scores, **kw), _mc_reference(E, b, scores, **kw))
+
+
+def test_multiclass_nms_static_half_threshold(E):
+    """float16: the threshold rounds to float16 before the comparison, as torch's `scores > thr`
+    (0.95 rounds up to 0.9502, which is then no candidate)."""
+    boxes, _ = _mc_inputs(1, 4, 2, torch.float16)
+    scores = torch.tensor([[[0.95, 0.9497], [0.9507, 0.95], [0.9, 0.96], [0.95, 0.2]]], dtype=torch.float16)
+    for multi_label in (True, False):
+        kw = dict(score_threshold=0.95, iou_threshold=0.5, max_detections=8, multi_label=multi_label)
+        got = E.multiclass_nms_static(boxes, scores, **kw)
+        _mc_assert_same(got, _mc_reference(E, boxes, scores, **kw))
+        assert int(got[0]) == 2
+
+
+def _per_class_nms(E):
+    def batched(boxes, scores, idxs, thr):
+        keep = [torch.nonzero(idxs == c)[:, 0][E.nms(boxes[idxs == c], scores[idxs == c], thr)] for c in idxs.unique()]
+        return torch.cat(keep) if keep else idxs.new_zeros(0)
+
+    return batched
+
+
+def test_multiclass_nms_static_per_class_path(E):
+    """Over 25,000 candidates in an image: torchvision's per-class path (no shift), as the CPU op's
+    (float boxes, an exact threshold); and 20,000 of them after the pre-NMS cut: the trick again on
+    CUDA, the per-class path on the CPU (integer coordinates: the shift is exact, the IoUs equal)."""
+    boxes, _ = _mc_inputs(1, 6400, 4, torch.float32, per_class_boxes=True)
+    boxes = (boxes * 30).round()
+    scores = torch.rand(1, 6400, 4) + 0.5  # every pair a candidate: 25,600
+    for top_k in (None, 20000):
+        kw = dict(score_threshold=0.4, iou_threshold=0.5, max_detections=100, pre_nms_top_k=top_k)
+        got = E.multiclass_nms_static(boxes, scores, **kw)
+        _mc_assert_same(got, torch.ops.myops.multiclass_nms_static(boxes, scores, **kw))
+        assert int(got[0]) == 100
+
+
+@pytest.mark.parametrize("shape", [(0, 5, 3), (2, 0, 3), (2, 5, 0), (2, 5, 3)], ids=str)
+def test_multiclass_nms_static_empty(E, shape):
+    boxes, scores = _mc_inputs(*shape, torch.float32)
+    for k, thr, top_k in ((0, 0.3, None), (4, 2.0, None), (4, 0.3, 0)):  # K = 0; no candidate; top-k 0
+        kw = dict(score_threshold=thr, iou_threshold=0.5, max_detections=k, pre_nms_top_k=top_k)
+        _mc_assert_same(E.multiclass_nms_static(boxes, scores, **kw), _mc_reference(E, boxes, scores, **kw))
+
+
+def test_multiclass_nms_static_work_follows_candidates(E):
+    """The IoU tests follow the real candidates: with 100 of them in 32,000 (anchor, class) pairs,
+    pre_nms_top_k = 30,000 costs no more than 2x pre_nms_top_k = 100, and the count is bounded by
+    the candidates' pairs (no padded row, no pair of two classes)."""
+    n, a, c = 2, 400, 80
+    boxes, _ = _mc_inputs(n, a, c, torch.float32)
+    scores = torch.zeros(n, a, c)
+    for i in range(n):
+        scores[i].view(-1)[torch.randperm(a * c)[:100]] = torch.rand(100) + 0.5
+    pairs = {}
+    for top_k in (100, 30000):
+        E._emu_work_counter("multiclass_nms_iou", True)
+        kw = dict(score_threshold=0.4, iou_threshold=0.5, max_detections=300, pre_nms_top_k=top_k)
+        got = E.multiclass_nms_static(boxes, scores, **kw)
+        pairs[top_k] = E._emu_work_counter("multiclass_nms_iou", True)
+        _mc_assert_same(got, _mc_reference(E, boxes, scores, **kw))
+    # per class: at most s * (s - 1) / 2 tests for its s candidates
+    per_class = sum(int(k) * (int(k) - 1) // 2 for i in range(n) for k in (scores[i] > 0.4).sum(0))
+    assert 0 < pairs[30000] <= 2 * pairs[100] and pairs[30000] <= per_class
+    # class-agnostic: one segment of the 100 candidates per image
+    E._emu_work_counter("multiclass_nms_iou", True)
+    E.multiclass_nms_static(boxes, scores, **kw, class_agnostic=True)
+    assert 0 < E._emu_work_counter("multiclass_nms_iou", True) <= n * 100 * 99 // 2
 
 
 # ---- roi_align_levels (one thread per output element, grid-stride) ------------------------------

@@ -28,8 +28,11 @@ def reference(
     pre_nms_top_k=None,
     class_agnostic=False,
     multi_label=True,
+    nms=torchvision.ops.nms,
+    batched_nms=torchvision.ops.batched_nms,
 ):
-    """The op's definition, image by image, with torchvision's nms / batched_nms (python/myops/ops.py)."""
+    """The op's definition, image by image, with torchvision's nms / batched_nms (python/myops/ops.py;
+    `nms` / `batched_nms`: others in their place, e.g. the emulated CUDA ones)."""
     n_img, _, n_cls = scores.shape
     k = max_detections
     num = torch.zeros(n_img, dtype=torch.int64, device=scores.device)
@@ -53,10 +56,7 @@ def reference(
             order = order[:pre_nms_top_k]
         a, c, sc = a[order], c[order], sc[order]
         b = boxes[n][a] if boxes.dim() == 3 else boxes[n][a, c]
-        if class_agnostic:
-            keep = torchvision.ops.nms(b, sc, iou_threshold)
-        else:
-            keep = torchvision.ops.batched_nms(b, sc, c, iou_threshold)
+        keep = nms(b, sc, iou_threshold) if class_agnostic else batched_nms(b, sc, c, iou_threshold)
         keep = keep.sort().values[:k]
         m = keep.numel()
         num[n] = m

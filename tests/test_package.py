@@ -221,6 +221,7 @@ EMULATION_SEAM = {
     "csrc/core/cuda_rules.h",  # which of torch's rules the functors follow, device intrinsics
     "csrc/core/cuda/emulation.h",  # the emulation itself
     "csrc/core/cuda/cub_emulation.h",
+    "csrc/core/cuda/work_counter.h",  # the emulation's work counters (MYOPS_EMU_COUNT)
 }
 
 

@@ -17,7 +17,9 @@
 //  * the CPU form works on each image's real candidates (reading their count is no host sync on
 //    the CPU): nonzero, a sort of the candidates, myops::nms / batched_nms (torchvision's path
 //    by the real count, exactly as the reference), images in parallel;
-//  * the padded form (every other device) has no data-dependent shape and never reads a device
+//  * the padded form (every other device but CUDA, whose own kernel for the whole batch,
+//    nms/cuda/multiclass_nms.cu, takes precedence over this composite there and falls back to
+//    this form past its 32-bit sizes) has no data-dependent shape and never reads a device
 //    value: one stable sort of the masked scores ([N, P], P = A*C, or A without multi_label)
 //    puts the candidates first, in order, then per image batched_nms_static over
 //    M = min(pre_nms_top_k, P) rows, the rows past the

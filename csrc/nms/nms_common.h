@@ -60,9 +60,11 @@ inline void check_idxs(const TensorInfo& boxes, const TensorInfo& idxs, const ch
 }
 
 // multiclass_nms_static: boxes [N, A, 4] or [N, A, C, 4], scores [N, A, C], one dtype (one of
-// box_dtypes), one device; max_detections and pre_nms_top_k >= 0.
+// box_dtypes: the CPU's or the others' as `cpu` says, by default as the boxes' device), one
+// device; max_detections and pre_nms_top_k >= 0.
 inline void check_multiclass(const TensorInfo& boxes, const TensorInfo& scores, int64_t max_detections,
-                             std::optional<int64_t> pre_nms_top_k, const char* op) {
+                             std::optional<int64_t> pre_nms_top_k, const char* op,
+                             std::optional<bool> cpu = std::nullopt) {
   TORCH_CHECK(scores.dim() == 3, "myops.", op, ": argument 'scores' must be a 3-D [N, A, C] tensor, got ", scores.dim(),
               "-D");
   TORCH_CHECK(boxes.dim() == 3 || boxes.dim() == 4, "myops.", op,
@@ -78,7 +80,7 @@ inline void check_multiclass(const TensorInfo& boxes, const TensorInfo& scores, 
   check_same_device(boxes, "boxes", scores, "scores", op);
   TORCH_CHECK(boxes.dtype == scores.dtype, "myops.", op,
               ": arguments 'boxes' and 'scores' must have the same dtype, got ", boxes.dtype, " and ", scores.dtype);
-  check_box_dtype(boxes, op, boxes.device.is_cpu());
+  check_box_dtype(boxes, op, cpu.value_or(boxes.device.is_cpu()));
   TORCH_CHECK(max_detections >= 0, "myops.", op, ": argument 'max_detections' must be >= 0, got ", max_detections);
   TORCH_CHECK(!pre_nms_top_k.has_value() || *pre_nms_top_k >= 0, "myops.", op,
               ": argument 'pre_nms_top_k' must be >= 0 or None, got ", pre_nms_top_k.value_or(0));

@@ -152,9 +152,10 @@ def multiclass_nms_static(
         iou_threshold: NMS drops a box whose IoU with a kept box of its class is ``> iou_threshold``.
         max_detections: ``K``, the number of output rows per image.
         pre_nms_top_k: when given, only the ``pre_nms_top_k`` best candidates of an image go to NMS
-            (Ultralytics' ``max_nms``, EfficientNMS's top-k). On CUDA it also bounds the work and
-            memory: the NMS there runs over ``M = min(pre_nms_top_k, A*C)`` rows per image (``A``
-            without ``multi_label``), whose IoU bit mask takes ``M^2 / 8`` bytes.
+            (Ultralytics' ``max_nms``, EfficientNMS's top-k). The work follows the real candidates
+            on the CPU and on CUDA (the padded composite other devices run pads each image to
+            ``M = min(pre_nms_top_k, A*C)`` rows, ``A`` without ``multi_label``, with an IoU bit mask
+            of ``M^2 / 8`` bytes).
         class_agnostic: one NMS over all classes (``torchvision.ops.nms``) instead of one per class.
         multi_label: every ``(anchor, class)`` pair above the threshold is a candidate (EfficientNMS,
             Ultralytics' ``multi_label=True``); ``False``: only each anchor's best class (the first

@@ -5,9 +5,13 @@
 //       x fastest) of the k-th thread that ran, through the same MYOPS_LAUNCH as the kernels
 //   myops_emu::_emu_cub_misuse(str algorithm, str misuse) -> int
 //       calls the CUB stand-in ("select": DeviceSelect::Flagged, "reduce": DeviceReduce::Reduce
-//       in int32, "sum": DeviceReduce::Sum) the way `misuse` names ("none": as documented) and
+//       in int32, "sum": DeviceReduce::Sum, "segsort": DeviceSegmentedRadixSort::SortPairs over
+//       two segments) the way `misuse` names ("none": as documented) and
 //       returns the CUDA error code of the second call, or for "none" 0 when the count and the
 //       selection are right
+//   myops_emu::_emu_work_counter(str name, bool reset) -> int
+//       the emulation's work counter `name` (MYOPS_EMU_COUNT, core/cuda/work_counter.h); `reset`:
+//       zeroes it after the read
 //   myops_emu::_emu_cub_items(int num_items, int every) -> int[]
 //       selects every `every`-th of num_items (int64) items: [count, last rank, last item]
 #include <ATen/core/Tensor.h>
@@ -20,6 +24,7 @@
 
 #include "core/cuda/cub_emulation.h"
 #include "core/cuda/launch.h"
+#include "core/cuda/work_counter.h"
 
 namespace {
 
@@ -50,13 +55,28 @@ struct EveryKth {
 };
 
 int64_t emu_cub_misuse(std::string algorithm, std::string misuse) {
-  TORCH_CHECK(algorithm == "select" || algorithm == "reduce" || algorithm == "sum",
+  TORCH_CHECK(algorithm == "select" || algorithm == "reduce" || algorithm == "sum" || algorithm == "segsort",
               "_emu_cub_misuse: unknown algorithm ", algorithm);
   const int64_t n = 1000000, every = 7, expected = (n + every - 1) / every;
   const auto flags = thrust::make_transform_iterator(thrust::counting_iterator<int64_t>(0), EveryKth{every});
   std::vector<int64_t> out(n);
   int64_t count = -1;
+  // segsort: keys (n - i) % 1000 and values i in two segments, [0, n/2) and [n/2, n)
+  std::vector<uint32_t> keys_in(n), keys_out(n, 0);
+  std::vector<int32_t> vals_in(n), vals_out(n, -1);
+  const int32_t offsets[3] = {0, static_cast<int32_t>(n / 2), static_cast<int32_t>(n)};
+  if (algorithm == "segsort") {
+    for (int64_t i = 0; i < n; ++i) {
+      keys_in[i] = static_cast<uint32_t>((n - i) % 1000);
+      vals_in[i] = static_cast<int32_t>(i);
+    }
+  }
   auto call = [&](void* temp, size_t& bytes, int64_t items) {
+    if (algorithm == "segsort") {
+      return cub::DeviceSegmentedRadixSort::SortPairs(temp, bytes, keys_in.data(), keys_out.data(), vals_in.data(),
+                                                      vals_out.data(), static_cast<int>(items), 2, offsets, offsets + 1,
+                                                      0, 10);
+    }
     if (algorithm == "select") {
       auto writer = [&out](int64_t r, int64_t i) { out[r] = i; };
       return cub::DeviceSelect::Flagged(temp, bytes, thrust::counting_iterator<int64_t>(0), flags,
@@ -85,6 +105,18 @@ int64_t emu_cub_misuse(std::string algorithm, std::string misuse) {
   if (cudaError_t e = call(temp, bytes, n); e != cudaSuccess) return e;
   TORCH_CHECK(misuse == "none", "_emu_cub_misuse: unknown misuse ", misuse);
   myops::emu::synchronize();
+  if (algorithm == "segsort") {  // each segment sorted by key, equal keys in their input order
+    for (int64_t i = 0; i < n; ++i) {
+      const bool first = i == 0 || i == n / 2;
+      if (keys_out[i] != keys_in[vals_out[i]]) return -2;
+      if (!first &&
+          (keys_out[i - 1] > keys_out[i] || (keys_out[i - 1] == keys_out[i] && vals_out[i - 1] > vals_out[i]))) {
+        return -2;
+      }
+      if ((i < n / 2) != (vals_out[i] < n / 2)) return -2;  // no item leaves its segment
+    }
+    return 0;
+  }
   if (count != expected) return count;
   if (algorithm == "select") {
     for (int64_t r = 0; r < expected; ++r) {
@@ -113,6 +145,11 @@ std::vector<int64_t> emu_cub_items(int64_t num_items, int64_t every) {
   return {count, last_rank, last_item};
 }
 
+int64_t emu_work_counter(std::string name, bool reset) {
+  auto& c = myops::emu::work_counter(name);
+  return reset ? c.exchange(0) : c.load();
+}
+
 int64_t emu_seed(int64_t seed) { return static_cast<int64_t>(myops::emu::set_seed(static_cast<uint64_t>(seed))); }
 
 }  // namespace
@@ -122,4 +159,5 @@ TORCH_LIBRARY_FRAGMENT(myops_emu, m) {
   m.def("_emu_launch(int[] grid, int[] block) -> Tensor", &emu_launch);
   m.def("_emu_cub_misuse(str algorithm, str misuse) -> int", &emu_cub_misuse);
   m.def("_emu_cub_items(int num_items, int every) -> int[]", &emu_cub_items);
+  m.def("_emu_work_counter(str name, bool reset) -> int", &emu_work_counter);
 }

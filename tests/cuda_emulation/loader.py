@@ -28,6 +28,7 @@ def _ops():
             "batched_nms",
             "nms_static",
             "batched_nms_static",
+            "multiclass_nms_static",
             "roi_align_levels",
             "linear_bounded",
             "conv_bounded",

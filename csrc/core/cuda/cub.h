@@ -1,6 +1,7 @@
 #pragma once
 // The CUB / thrust / caching-allocator pieces the CUDA kernels call (nonzero's select and count
-// passes, nonzero/cuda/nonzero.cuh). Built with MYOPS_CUDA_EMULATION (the host compiler,
+// passes, nonzero/cuda/nonzero.cuh; multiclass_nms_static's segmented sorts,
+// nms/cuda/multiclass_nms.cu). Built with MYOPS_CUDA_EMULATION (the host compiler,
 // tests/test_cuda_emulation.py), their host stand-ins, held to CUB's contract, take their place:
 // core/cuda/cub_emulation.h.
 #if defined(MYOPS_CUDA_EMULATION)
@@ -8,6 +9,7 @@
 #else
 #include <c10/cuda/CUDACachingAllocator.h>
 #include <cub/device/device_reduce.cuh>
+#include <cub/device/device_segmented_radix_sort.cuh>
 #include <cub/device/device_select.cuh>
 #include <thrust/iterator/counting_iterator.h>
 #include <thrust/iterator/tabulate_output_iterator.h>

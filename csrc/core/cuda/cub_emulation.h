@@ -26,10 +26,13 @@
 #include <c10/core/Allocator.h>
 #include <c10/core/CPUAllocator.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <cstdlib>
 #include <new>
+#include <numeric>
 #include <type_traits>
+#include <vector>
 
 #include "core/cuda/emulation.h"
 
@@ -110,7 +113,8 @@ inline c10::Allocator* get() {
 }  // namespace cuda
 }  // namespace c10
 
-// ---- CUB: DeviceSelect::Flagged, DeviceReduce::Reduce and Sum ------------------------------------------------
+// ---- CUB: DeviceSelect::Flagged, DeviceReduce::Reduce and Sum, DeviceSegmentedRadixSort::SortPairs
+// ------------------------------------------------
 
 namespace cub {
 namespace emu_detail {
@@ -240,6 +244,60 @@ struct DeviceReduce {
     return Reduce(
         d_temp_storage, temp_storage_bytes, d_in, d_out, num_items, [](auto a, auto b) { return a + b; }, int64_t{0},
         stream);
+  }
+};
+
+// DeviceSegmentedRadixSort::SortPairs (multiclass_nms_static, nms/cuda/multiclass_nms.cu): in each
+// segment [d_begin_offsets[s], d_end_offsets[s]) (empty when end <= begin) the pairs sorted
+// stably by the key bits [begin_bit, end_bit); slots outside every segment are not written. The
+// stand-in takes unsigned integer keys only (what the pipeline sorts); the key and value ranges
+// in and out must not overlap (else cudaErrorInvalidValue), and a segment past [0, num_items)
+// is cudaErrorIllegalAddress (an out-of-bounds access on the device). The segments run in the
+// emulation's shuffled order.
+struct DeviceSegmentedRadixSort {
+  template <typename K, typename V, typename BeginIt, typename EndIt>
+  static cudaError_t SortPairs(void* d_temp_storage, size_t& temp_storage_bytes, const K* d_keys_in, K* d_keys_out,
+                               const V* d_values_in, V* d_values_out, int num_items, int num_segments,
+                               BeginIt d_begin_offsets, EndIt d_end_offsets, int begin_bit = 0,
+                               int end_bit = sizeof(K) * 8, cudaStream_t /*stream*/ = nullptr) {
+    static_assert(std::is_unsigned<K>::value, "the emulated segmented sort takes unsigned integer keys");
+    namespace d = emu_detail;
+    if (num_segments < 0 || begin_bit < 0 || end_bit > int(sizeof(K) * 8) || begin_bit >= end_bit) {
+      return cudaErrorInvalidValue;
+    }
+    int64_t n = 0;
+    int64_t* tile_counts = nullptr;
+    bool query = false;
+    const cudaError_t e = d::two_phase(d_temp_storage, temp_storage_bytes, num_items, n, tile_counts, query);
+    if (e != cudaSuccess || query) return e;
+    const auto overlap = [n](const void* a, const void* b, size_t size) {
+      const char* x = static_cast<const char*>(a);
+      const char* y = static_cast<const char*>(b);
+      return n > 0 && x < y + n * size && y < x + n * size;
+    };
+    if (overlap(d_keys_in, d_keys_out, sizeof(K)) || overlap(d_values_in, d_values_out, sizeof(V))) {
+      return cudaErrorInvalidValue;
+    }
+    const int bits = end_bit - begin_bit;
+    const K mask = bits >= int(sizeof(K) * 8) ? ~K(0) : static_cast<K>((K(1) << bits) - 1);
+    const auto digit = [&](int64_t i) { return static_cast<K>(d_keys_in[i] >> begin_bit) & mask; };
+    const myops::emu::Shuffle order(static_cast<uint64_t>(num_segments),
+                                    myops::emu::order_key({0x5e65047ull, static_cast<uint64_t>(num_segments)}));
+    std::vector<int64_t> idx;
+    for (int64_t k = 0; k < num_segments; ++k) {
+      const int64_t s = static_cast<int64_t>(order(static_cast<uint64_t>(k)));
+      const int64_t b = static_cast<int64_t>(d_begin_offsets[s]), end = static_cast<int64_t>(d_end_offsets[s]);
+      if (end <= b) continue;
+      if (b < 0 || end > n) return cudaErrorIllegalAddress;
+      idx.resize(end - b);
+      std::iota(idx.begin(), idx.end(), b);
+      std::stable_sort(idx.begin(), idx.end(), [&](int64_t x, int64_t y) { return digit(x) < digit(y); });
+      for (int64_t i = b; i < end; ++i) {
+        d_keys_out[i] = d_keys_in[idx[i - b]];
+        d_values_out[i] = d_values_in[idx[i - b]];
+      }
+    }
+    return cudaSuccess;
   }
 };
 

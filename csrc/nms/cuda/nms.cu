@@ -34,13 +34,15 @@
 #include <tuple>
 
 #include "core/checks.h"
-#include "elementwise/elementwise_functors.h"  // OpMath: torchvision's accumulate type on CUDA
 #include "nms/nms_common.h"
+#include "nms/cuda/iou.cuh"
 #include "core/cuda/glue.h"
 #include "core/cuda/launch.h"
 
 namespace myops {
 namespace {
+
+using nms_iou::iou_above;
 
 constexpr int kTile = 64;  // boxes per mask word
 // The sweep's threads meet at barriers (core/cuda/launch.h: one thread in the emulation). The mask
@@ -59,34 +61,6 @@ struct Classes {
     return true;
   }
 };
-
-// CUDA's max / min (fmax / fmin: a NaN operand is ignored), as torchvision's devIoU gets them;
-// half goes through float (the result is one of the operands, so exact).
-template <typename T>
-__device__ __forceinline__ T dmax(T a, T b) {
-  using Acc = typename ew::OpMath<T>::type;
-  return static_cast<T>(::fmax(static_cast<Acc>(a), static_cast<Acc>(b)));
-}
-template <typename T>
-__device__ __forceinline__ T dmin(T a, T b) {
-  using Acc = typename ew::OpMath<T>::type;
-  return static_cast<T>(::fmin(static_cast<Acc>(a), static_cast<Acc>(b)));
-}
-
-// torchvision's devIoU, the same operations in the same types and order: differences of the
-// corners in T (rounded to half for half), the products and the ratio in the accumulate type.
-template <typename T>
-__device__ __forceinline__ bool iou_above(const T* a, const T* b, float threshold) {
-  using Acc = typename ew::OpMath<T>::type;
-  const T left = dmax(a[0], b[0]), right = dmin(a[2], b[2]);
-  const T top = dmax(a[1], b[1]), bottom = dmin(a[3], b[3]);
-  const T width = dmax(static_cast<T>(right - left), static_cast<T>(0));
-  const T height = dmax(static_cast<T>(bottom - top), static_cast<T>(0));
-  const Acc inter = static_cast<Acc>(width) * static_cast<Acc>(height);
-  const Acc sa = (static_cast<Acc>(a[2]) - static_cast<Acc>(a[0])) * static_cast<Acc>(static_cast<T>(a[3] - a[1]));
-  const Acc sb = (static_cast<Acc>(b[2]) - static_cast<Acc>(b[0])) * static_cast<Acc>(static_cast<T>(b[3] - b[1]));
-  return (inter / (sa + sb - inter)) > threshold;
-}
 
 // grid (col tiles, row tiles), kTile threads; boxes: [n, 4] contiguous in score order.
 template <typename T>
