@@ -20,6 +20,8 @@ as TensorIterator lays them out off the CPU (computed here on the meta device).
 """
 
 import os
+import subprocess
+import sys
 
 import math
 
@@ -722,6 +724,25 @@ def sparse_like(shape, dtype, frac=0.3):
     return x
 
 
+# The nonzero family's kernel variants (csrc/core/variants.h): every nonzero test runs once per
+# variant name, each op of the family set to it where it has one.
+NZ_FAMILY = ("nonzero", "nonzero_static")
+VARIANTS = {}
+for _entry in torch.ops.myops._cuda_variants():
+    _op, _name = _entry.split(":")
+    VARIANTS.setdefault(_op, []).append(_name)
+NZ_VARIANTS = sorted({name for op in NZ_FAMILY for name in VARIANTS[op]})
+
+
+@pytest.fixture(scope="module", params=NZ_VARIANTS)
+def nz_variant(E, request):
+    """Runs the test with the nonzero family's variant `request.param` (module-scoped: pytest
+    runs every test of one variant, then of the next)."""
+    old = E._emu_variant(",".join(f"{op}:{request.param}" for op in NZ_FAMILY if request.param in VARIANTS[op]))
+    yield request.param
+    E._emu_variant(old)
+
+
 def check_nonzero(E, x):
     exp = torch.nonzero(x)
     out = E.nonzero(x)
@@ -741,11 +762,11 @@ def check_nonzero(E, x):
 @pytest.mark.parametrize("dtype", NZ_DTYPES, ids=str)
 @pytest.mark.parametrize("shape", [(), (0,), (1,), (37,), (6, 0), (9, 13), (3, 4, 5, 6), (2,) * 7], ids=str)
 @pytest.mark.parametrize("layout", ["contiguous", "transposed", "sliced", "expanded", "channels_last"])
-def test_nonzero(E, dtype, shape, layout):
+def test_nonzero(E, nz_variant, dtype, shape, layout):
     check_nonzero(E, with_layout(sparse_like(shape, dtype), layout))
 
 
-def test_nonzero_paths(E):
+def test_nonzero_paths(E, nz_variant):
     # past the 16 MiB worst-case cap: the exact two-pass path (count, then select)
     x = torch.rand(1200, 1800) < 0.01
     check_nonzero(E, x)
@@ -764,7 +785,7 @@ def test_nonzero_paths(E):
     frac=st.sampled_from([0.0, 0.05, 0.5, 1.0]),
     dtype=st.sampled_from([torch.bool, torch.float32, torch.int8]),
 )
-def test_nonzero_property(E, shape, perm_seed, frac, dtype):
+def test_nonzero_property(E, nz_variant, shape, perm_seed, frac, dtype):
     g = torch.Generator().manual_seed(perm_seed)
     perm = torch.randperm(len(shape), generator=g).tolist()
     base = sparse_like(tuple(shape[p] for p in perm), dtype, frac)
@@ -896,10 +917,96 @@ def test_cub_stand_ins_count_past_2_31(E):
     assert (last_rank, last_item) == (count - 1, (count - 1) * 2**20)
 
 
-def test_nonzero_count_is_read_after_synchronization(E):
+def test_nonzero_count_is_read_after_synchronization(E, nz_variant):
     # the two-pass path reads the count on the host: through the stream's synchronization
     x = torch.rand(3000, 1000) < 0.001
     check_nonzero(E, x)
+
+
+def test_nonzero_many_tiles(E, nz_variant):
+    # past one tile of every pass (the look-back's: 8192 elements; its look-back window: 32
+    # tiles), a tile boundary inside a run of selected elements, a misaligned and a strided read
+    x = torch.rand(37, 8200) < 0.3
+    x[0, 8100:8300] = True
+    check_nonzero(E, x)
+    check_nonzero(E, x.view(-1)[1:])  # not 16-byte aligned: the element-by-element loads
+    y = torch.rand(20, 3, 5000).to(torch.float16) * (torch.rand(20, 3, 5000) < 0.5)
+    check_nonzero(E, y.transpose(0, 2))
+
+
+def counted(E, fn):
+    """fn()'s [launches, memsets, syncs, temporary bytes] on the emulated device."""
+    E._emu_counters(True)
+    fn()
+    return E._emu_counters(True)
+
+
+def test_nonzero_static_lookback_costs(E):
+    # the look-back variant: one memset and one kernel, no host sync; its only temporary is the
+    # tile counter and one status word per 8192-element tile
+    old = E._emu_variant("nonzero_static:lookback")
+    try:
+        for shape, size in [((3, 40000), 50000), ((1000,), 3), ((), 1)]:
+            x = torch.rand(shape) < 0.5
+            numel = x.numel()
+            launches, memsets, syncs, temp = counted(E, lambda: E.nonzero_static(x, size=size))
+            assert launches == (x.dim() > 0) and memsets <= 1 and syncs == 0, (launches, memsets, syncs)
+            assert temp <= 8 * (2 + numel // 8192), temp
+            launches, memsets, syncs, _ = counted(E, lambda: E.nonzero_bounded(x, size=size))
+            assert launches == 1 and memsets <= 1 and syncs == 0, (launches, memsets, syncs)
+    finally:
+        E._emu_variant(old)
+
+
+def test_nonzero_costs(E, nz_variant):
+    # every variant of nonzero reads the count once (the only host sync), and of nonzero_static
+    # never; nonzero's temporaries: at most the 8 * ndim bytes per element of its worst-case
+    # buffer (16 MiB at most, csrc/nonzero/cuda/nonzero.cu), plus 1 KiB
+    for shape in [(7, 9), (60, 700), (1200, 1800)]:
+        x = torch.rand(shape) < 0.3
+        launches, _, syncs, temp = counted(E, lambda: E.nonzero(x))
+        assert syncs == 1 and 1 <= launches <= 4, (launches, syncs)
+        assert temp <= min(8 * x.dim() * x.numel(), 16 << 20) + 1024, temp
+        assert counted(E, lambda: E.nonzero_static(x, size=100))[2] == 0
+
+
+def test_variant_names_are_validated(E):
+    with pytest.raises(ValueError, match="unknown variant 'nope' of nonzero_static"):
+        E._emu_variant("nonzero_static:nope")
+    with pytest.raises(ValueError, match="unknown op 'bogus'"):
+        torch.ops.myops._set_cuda_variant("bogus:cub")
+    with pytest.raises(ValueError, match="is not op:variant"):
+        E._emu_variant("nonzero")
+    assert torch.ops.myops._cuda_variant_defaults(90) == [f"{op}:{names[0]}" for op, names in VARIANTS.items()]
+
+
+def test_variant_environment_is_validated(E, tmp_path):
+    # MYOPS_CUDA_VARIANT is read once; a name it does not know fails every tunable op's call
+    code = (
+        "import sys, torch; sys.path.insert(0, 'tests')\n"
+        "from cuda_emulation.loader import build\n"
+        "E = build()\n"
+        "x = torch.rand(50) < 0.5\n"
+        "try:\n"
+        "    E.nonzero(x)\n"
+        "except ValueError as e:\n"
+        "    print('refused:', e)\n"
+        "print(E.nonzero_static(x, size=3).shape)\n"
+    )
+    env = dict(os.environ, MYOPS_CUDA_VARIANT="nonzero:lookback,nonzero:fast")
+    r = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=300)
+    assert "refused: MYOPS_CUDA_VARIANT: unknown variant 'fast' of nonzero" in r.stdout, r.stdout + r.stderr
+    assert r.returncode != 0 and "unknown variant 'fast'" in r.stderr
+
+
+def test_cooperative_launch_needs_atomic_tiles(E):
+    # a chain of blocks, each spin-waiting on the previous tile: correct in any block order when
+    # the tiles come from an atomic counter; from blockIdx, a block may wait on one that has not
+    # started - the emulation, which keeps a few blocks resident, reports the deadlock
+    assert E._emu_spin_order(True, 200) == 200
+    with pytest.raises(RuntimeError, match="deadlock"):
+        E._emu_seed(12345)
+        E._emu_spin_order(False, 200)
 
 
 # ---- the CUDA drop-in (csrc/dropin/cuda/aten_override_cuda.cpp), against the CPU drop-in ----------
