@@ -117,8 +117,8 @@ __device__ int64_t look_back(int64_t tile, int total, volatile unsigned long lon
   return excl;
 }
 
-// state[0]: the tile counter; state[1 + k]: tile k's status (null: a single block, tile 0). Tiles [0, num_tiles) select; ids
-// past them fill rows [min(count, size), size) of the ndim rows of `out` (pitch `pitch`).
+// state[0]: the tile counter; state[1 + k]: tile k's status (null: a single block, tile 0). Tiles [0, num_tiles)
+// select; ids past them fill rows [min(count, size), size) of the ndim rows of `out` (pitch `pitch`).
 template <typename Mask, typename Writer>
 __global__ void __launch_bounds__(kThreads)
     lookback_kernel(Mask mask, Writer writer, int64_t numel, int64_t num_tiles, unsigned long long* state,
