@@ -31,6 +31,8 @@ import runner  # noqa: E402
 # the nonzero family's cases: (elements, dtype, density); the emulation's are smaller
 NONZERO_SIZES = {"cuda": (10**3, 10**5, 10**7, 10**8), "emulation": (10**3, 10**4)}
 DENSITIES = (0.01, 0.5, 0.99)
+# max_pool2d_add: (self, other) shapes
+MAX_POOL_SHAPES = {"cuda": ((32, 64, 112, 112), (32, 1, 56, 56)), "emulation": ((2, 16, 14, 14), (2, 1, 7, 7))}
 
 
 def nonzero_cases(where):
@@ -82,6 +84,22 @@ def family_rows(op, ops, where):
                     (lambda x=x, s=size: ops.lib.nonzero_static(x, size=s)),
                     (lambda x=x, s=size: torch.nonzero_static(x, size=s)),
                 )
+    elif op == "max_pool2d_add":
+        # the headline (benchmarks/bench_max_pool2d_add.py): fp32 [32, 64, 112, 112] + [32, 1, 56, 56],
+        # 3x3 / 2 / 1, both layouts; half as well (8-channel packs)
+        shape, oshape = MAX_POOL_SHAPES[where]
+        g = torch.Generator().manual_seed(7)
+        for dtype in (torch.float32, torch.float16):
+            x = torch.randn(shape, generator=g).to(dtype).to(ops.device)
+            o = torch.randn(oshape, generator=g).to(dtype).to(ops.device)
+            for layout in ("NCHW", "channels_last"):
+                xl = x.contiguous(memory_format=torch.channels_last) if layout != "NCHW" else x
+                label = f"{list(shape)}+{list(oshape)} {str(dtype)[6:]} {layout}"
+                yield (
+                    label,
+                    (lambda x=xl, o=o: ops.lib.max_pool2d_add(x, o, [3, 3], [2, 2], [1, 1], False)),
+                    (lambda x=xl, o=o: torch.nn.functional.max_pool2d(x, 3, 2, 1) + o),
+                )
     else:
         raise SystemExit(f"sweep.py: no cases for the tunable op {op}")
 
@@ -105,7 +123,7 @@ def sweep(ops, where, only=None, min_time=0.3):
                 old = ops.set_variant(f"{op}:{v}")
                 try:
                     got = mine()
-                    if not (got.shape == expected.shape and torch.equal(got.cpu(), expected.cpu())):
+                    if not (got.shape == expected.shape and torch.equal(got.cpu(), expected.cpu())):  # every bit
                         raise AssertionError(f"differs from torch: {tuple(got.shape)} vs {tuple(expected.shape)}")
                     t_mine, t_torch = runner.measure_interleaved(
                         [mine, theirs], ops.device, min_time=min_time, warmup=1 if where == "emulation" else 3

@@ -39,6 +39,12 @@ pytestmark = pytest.mark.skipif(cuda_include_dir() is None, reason="no CUDA head
 
 REDUCED = (torch.float16, torch.bfloat16)
 
+# the CUDA kernels' variants (csrc/core/variants.h): op -> names
+VARIANTS = {}
+for _entry in torch.ops.myops._cuda_variants():
+    _op, _name = _entry.split(":")
+    VARIANTS.setdefault(_op, []).append(_name)
+
 
 @pytest.fixture(scope="module")
 def E():
@@ -555,6 +561,14 @@ POOLS = [
 ]
 
 
+@pytest.fixture(scope="module", params=VARIANTS["max_pool2d_add"])
+def mp_variant(E, request):
+    """Runs the test with max_pool2d_add's variant `request.param`."""
+    old = E._emu_variant(f"max_pool2d_add:{request.param}")
+    yield request.param
+    E._emu_variant(old)
+
+
 def pool_ref(x, other, k, s, p, ceil):
     pooled = F.max_pool2d(x, k, s, p, ceil_mode=ceil)
     return reference(torch.add, pooled, other)
@@ -564,7 +578,7 @@ def pool_ref(x, other, k, s, p, ceil):
 @pytest.mark.parametrize("pool", POOLS, ids=str)
 @pytest.mark.parametrize("channels_last", [False, True])
 @pytest.mark.parametrize("other_shape", ["full", "channel", "plane", "scalar"])
-def test_max_pool2d_add(E, dtype, pool, channels_last, other_shape):
+def test_max_pool2d_add(E, mp_variant, dtype, pool, channels_last, other_shape):
     k, s, p, ceil = pool
     x = rand((2, 5, 13, 11), dtype, "cpu")
     x[0, 1, 2:5, 3:6] = x[0, 1, 2, 3]  # ties
@@ -581,7 +595,7 @@ def test_max_pool2d_add(E, dtype, pool, channels_last, other_shape):
     check(out, exp, exp.stride())
 
 
-def test_max_pool2d_add_grid_stride(E):
+def test_max_pool2d_add_grid_stride(E, mp_variant):
     # 2.23M outputs: past the H100 cap of 132 SMs * 8 blocks * 8 = 8,448 blocks of 256 threads
     x = torch.randn(8, 64, 132, 132)
     o = torch.randn(8, 64, 66, 66)
@@ -589,6 +603,25 @@ def test_max_pool2d_add_grid_stride(E):
     xc = x.contiguous(memory_format=torch.channels_last)
     exp = F.max_pool2d(xc, 3, 2, 1) + o
     check(E.max_pool2d_add(xc, o, [3, 3], [2, 2], [1, 1], False), exp, exp.stride())
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64, torch.float16, torch.bfloat16], ids=str)
+@pytest.mark.parametrize("channels_last", [False, True])
+@pytest.mark.parametrize("shape", [(2, 16, 13, 11), (1, 8, 6, 10), (1, 24, 1, 1)], ids=str)
+def test_max_pool2d_add_packs(E, mp_variant, dtype, channels_last, shape):
+    # channel counts that fill 16-byte packs of every dtype (the wide variant's channels_last
+    # path), odd and even output widths (its NCHW pairs), ties and NaN inside packs; an offset
+    # input (not 16-byte aligned) takes the scalar kernel
+    x = rand(shape, dtype, "cpu")
+    x[0, 1, : min(3, shape[2]), : min(3, shape[3])] = x[0, 1, 0, 0]
+    x[0, 3, shape[2] // 2, shape[3] // 2] = math.nan
+    if channels_last:
+        x = x.contiguous(memory_format=torch.channels_last)
+    for xin in (x, torch.empty(x.numel() + 1, dtype=dtype)[1:].view_as(x).copy_(x)):
+        for other in (rand((1, shape[1], 1, 1), dtype, "cpu"), rand(F.max_pool2d(x, 3, 2, 1).shape, dtype, "cpu")):
+            out = E.max_pool2d_add(xin, other, [3, 3], [2, 2], [1, 1], False)
+            exp = pool_ref(xin, other, (3, 3), (2, 2), (1, 1), False)
+            check(out, exp, exp.stride())
 
 
 def test_max_pool2d_add_huge_window(E):
@@ -727,10 +760,6 @@ def sparse_like(shape, dtype, frac=0.3):
 # The nonzero family's kernel variants (csrc/core/variants.h): every nonzero test runs once per
 # variant name, each op of the family set to it where it has one.
 NZ_FAMILY = ("nonzero", "nonzero_static")
-VARIANTS = {}
-for _entry in torch.ops.myops._cuda_variants():
-    _op, _name = _entry.split(":")
-    VARIANTS.setdefault(_op, []).append(_name)
 NZ_VARIANTS = sorted({name for op in NZ_FAMILY for name in VARIANTS[op]})
 
 

@@ -35,7 +35,8 @@ struct TunableOp {
 };
 
 // Every tunable kernel and its variants. Which one should win on an H200, and why, is written
-// beside each kernel's variants (nonzero: csrc/nonzero/cuda/nonzero.cu).
+// beside each kernel's variants (nonzero: csrc/nonzero/cuda/nonzero.cu; max_pool2d_add:
+// csrc/max_pool2d_add/cuda/max_pool2d_add.cu).
 inline const std::vector<TunableOp>& tunable_ops() {
   static const std::vector<TunableOp> kTunable = {
       // nonzero_static and nonzero_bounded (one kernel): "cub": CUB's DeviceSelect::Flagged then
@@ -44,6 +45,9 @@ inline const std::vector<TunableOp>& tunable_ops() {
       // nonzero / where(cond) / argwhere: "cub": worst-case buffer or count pass, then CUB's select;
       // "lookback": the same policy with the look-back select pass
       {"nonzero", {"cub", "lookback"}},
+      // max_pool2d_add's 3x3 / stride 2 / pad 1 forward: "scalar": one output per thread; "wide":
+      // two outputs per thread (NCHW) or a 16-byte pack of channels (channels_last)
+      {"max_pool2d_add", {"scalar", "wide"}},
   };
   return kTunable;
 }
@@ -59,6 +63,7 @@ inline const std::vector<TuningEntry>& tuning_table() {
   static const std::vector<TuningEntry> kTuning = {
       {90, "nonzero_static", "cub"},
       {90, "nonzero", "cub"},
+      {90, "max_pool2d_add", "scalar"},
   };
   return kTuning;
 }
