@@ -301,6 +301,17 @@ struct Launch {
 // tile from blockIdx instead of an atomic counter) deadlocks here: reported as an error after
 // kMaxSpins pauses without progress. Shared memory: MYOPS_SHARED, one instance per resident block.
 // Atomics need no care (one thread of the host runs at a time).
+// Under AddressSanitizer (`make sanitize`) every switch is announced, so that it tracks which
+// stack is live.
+#if defined(__SANITIZE_ADDRESS__)
+extern "C" void __sanitizer_start_switch_fiber(void** fake_stack_save, const void* bottom, size_t size);
+extern "C" void __sanitizer_finish_switch_fiber(void* fake_stack_save, const void** bottom_old, size_t* size_old);
+#define MYOPS_EMU_START_SWITCH(save, bottom, size) __sanitizer_start_switch_fiber(save, bottom, size)
+#define MYOPS_EMU_FINISH_SWITCH(save, bottom_old, size_old) __sanitizer_finish_switch_fiber(save, bottom_old, size_old)
+#else
+#define MYOPS_EMU_START_SWITCH(save, bottom, size) ((void)0)
+#define MYOPS_EMU_FINISH_SWITCH(save, bottom_old, size_old) ((void)0)
+#endif
 constexpr int kResident = 3;
 constexpr int64_t kMaxSpins = 200000;
 constexpr size_t kFiberStack = 256 * 1024;
@@ -309,7 +320,8 @@ enum class Collective { kBallot, kShflUp, kShflDown, kShflIdx, kShflXor };
 
 struct Fiber {
   ucontext_t ctx;
-  std::unique_ptr<char[]> stack;
+  char* stack = nullptr;
+  void* fake_stack = nullptr;  // AddressSanitizer's
   uint3 tid{0, 0, 0};
   int slot = 0, warp = 0, lane = 0;
   enum State { kRunnable, kBarrier, kWarp, kDone } state = kDone;
@@ -336,6 +348,8 @@ struct Coop {
   void (*entry_body)(void*) = nullptr;
   void* entry_arg = nullptr;
   std::exception_ptr error;
+  const void* sched_bottom = nullptr;  // the scheduler's stack (AddressSanitizer)
+  size_t sched_size = 0;
 };
 
 inline Coop*& coop() {
@@ -352,10 +366,16 @@ inline Fiber& this_fiber() {
 }
 
 // Back to the scheduler (the fiber's state says why).
-inline void to_scheduler(Fiber& f) { swapcontext(&f.ctx, &coop()->sched); }
+inline void to_scheduler(Fiber& f) {
+  Coop& c = *coop();
+  MYOPS_EMU_START_SWITCH(&f.fake_stack, c.sched_bottom, c.sched_size);
+  swapcontext(&f.ctx, &c.sched);
+  MYOPS_EMU_FINISH_SWITCH(f.fake_stack, &c.sched_bottom, &c.sched_size);
+}
 
 inline void fiber_main() {
   Coop& c = *coop();
+  MYOPS_EMU_FINISH_SWITCH(nullptr, &c.sched_bottom, &c.sched_size);
   try {
     c.entry_body(c.entry_arg);
   } catch (...) {
@@ -363,7 +383,8 @@ inline void fiber_main() {
   }
   Fiber& f = c.fibers[static_cast<size_t>(c.current)];
   f.state = Fiber::kDone;
-  to_scheduler(f);  // never resumed
+  MYOPS_EMU_START_SWITCH(nullptr, c.sched_bottom, c.sched_size);  // this stack ends
+  swapcontext(&f.ctx, &c.sched);                                  // never resumed
 }
 
 inline void make_runnable(Coop& c, int i) {
@@ -494,7 +515,9 @@ inline void run_coop(dim3 grid, dim3 block, void (*body)(void*), void* arg) {
       f.lane = t % kWarpSize;
       f.spinning = false;
       getcontext(&f.ctx);
-      f.ctx.uc_stack.ss_sp = stacks[static_cast<size_t>(i)].get();
+      f.stack = stacks[static_cast<size_t>(i)].get();
+      f.fake_stack = nullptr;
+      f.ctx.uc_stack.ss_sp = f.stack;
       f.ctx.uc_stack.ss_size = kFiberStack;
       f.ctx.uc_link = nullptr;
       makecontext(&f.ctx, &fiber_main, 0);
@@ -514,7 +537,10 @@ inline void run_coop(dim3 grid, dim3 block, void (*body)(void*), void* arg) {
     thread_idx = f.tid;
     block_idx = c.slots[f.slot].bid;
     f.spinning = false;
+    void* sched_fake = nullptr;
+    MYOPS_EMU_START_SWITCH(&sched_fake, f.stack, kFiberStack);
     swapcontext(&c.sched, &f.ctx);
+    MYOPS_EMU_FINISH_SWITCH(sched_fake, nullptr, nullptr);
     c.current = -1;
     if (c.error) std::rethrow_exception(c.error);
     if (f.state == Fiber::kRunnable) {
