@@ -1,7 +1,8 @@
 """The variant sweep (issue #54): every CUDA kernel variant (csrc/core/variants.h) x its family's
 headline cases, each result checked against torch, then timed in turn with torch (samples
 interleaved, runner.measure_interleaved). Writes <gpu>-<date>-sweep.md / .json into --out: one
-row per op, variant and case; a check that fails makes the row an error row (no time).
+row per op, variant and case; a check that fails makes the row an error row (no time). The
+composite ops' rows also list the time of each kernel they launch (torch.profiler).
 
     python benchmarks/sweep.py --out gpu-out                 # on the GPU
     python benchmarks/sweep.py --emulation --out /tmp/sweep   # on the CPU, through the emulation
@@ -104,6 +105,29 @@ def family_rows(op, ops, where):
         raise SystemExit(f"sweep.py: no cases for the tunable op {op}")
 
 
+# composite ops: their rows also get the time of each kernel they launch (torch.profiler)
+COMPOSITE = ("nonzero", "nonzero_static")
+
+
+def kernel_breakdown(fn, where):
+    """[(kernel, calls, microseconds per call of fn)] of one profiled call after a warm one: the
+    device's kernels and copies on the GPU, the ops on the CPU (the emulation: plumbing only)."""
+    from torch.profiler import ProfilerActivity, profile  # noqa: PLC0415
+
+    fn()
+    cuda = where == "cuda"
+    with profile(activities=[ProfilerActivity.CUDA if cuda else ProfilerActivity.CPU]) as prof:
+        fn()
+        if cuda:
+            torch.cuda.synchronize()
+    rows = []
+    for e in prof.key_averages():
+        t = getattr(e, "device_time_total", 0) if cuda else e.self_cpu_time_total
+        if t > 0:
+            rows.append((e.key[:90], e.count, round(t, 1)))
+    return sorted(rows, key=lambda r: -r[2])[:8]
+
+
 def sweep(ops, where, only=None, min_time=0.3):
     entries = [e.split(":") for e in torch.ops.myops._cuda_variants()]
     arch = 90
@@ -129,6 +153,11 @@ def sweep(ops, where, only=None, min_time=0.3):
                         [mine, theirs], ops.device, min_time=min_time, warmup=1 if where == "emulation" else 3
                     )
                     row.update(myops_s=t_mine, torch_s=t_torch, speedup=t_torch / t_mine)
+                    if op in COMPOSITE:
+                        try:
+                            row["kernels"] = kernel_breakdown(mine, where)
+                        except Exception as e:  # noqa: BLE001 - the timing stands without it
+                            row["kernels"] = [(f"profiler failed: {runner.error_text(e)}", 0, 0)]
                 except Exception as e:  # noqa: BLE001 - an error row, the sweep goes on
                     row["error"] = runner.error_text(e)
                 finally:
@@ -159,6 +188,20 @@ def markdown(rows, meta):
             + " | ".join(cells)
             + f" | {'yes' if r['default'] else ''} |"
         )
+    lines += [
+        "",
+        "## Kernel breakdown of the composite ops",
+        "",
+        "One profiled call (torch.profiler): each kernel or copy, its launches, its time in µs"
+        + (" (the emulation: CPU ops, plumbing only)." if meta["emulation"] else "."),
+        "",
+        "| op | variant | case | kernels |",
+        "|---|---|---|---|",
+    ]
+    for r in rows:
+        if r.get("kernels"):
+            ks = "; ".join(f"{name.replace('|', '/')} x{n}: {t}" for name, n, t in r["kernels"])
+            lines.append(f"| {r['op']} | {r['variant']} | {r['case']} | {ks} |")
     return "\n".join(lines) + "\n"
 
 
