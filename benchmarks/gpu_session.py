@@ -91,7 +91,7 @@ class Session:
     def __init__(self, mode, dry):
         self.mode, self.dry = mode, dry
         self.t0 = time.monotonic()
-        self.budget = env_int("GPU_SESSION_SECONDS", 150 if mode == "rerun" else 520)
+        self.budget = env_int("GPU_SESSION_SECONDS", 520 if mode in ("all", "sweep") else 150)
         self.bench_seconds = env_int("GPU_SESSION_BENCH_SECONDS", 180)
         self.parts = [p for p in (os.environ.get("GPU_SESSION_PARTS", " ".join(PARTS))).split() if p in PARTS]
         self.out = os.path.abspath(os.environ.get("OUT") or os.path.join(ROOT, "gpu-out"))

@@ -129,7 +129,7 @@ __global__ void __launch_bounds__(kThreads)
   MYOPS_SHARED(int, s_warp, kWarps);
   MYOPS_SHARED(uint16_t, s_idx, kTile);
   const int t = threadIdx.x, lane = t & 31, warp = t >> 5;
-  volatile unsigned long long* status = state + 1;
+  volatile unsigned long long* status = state == nullptr ? nullptr : state + 1;
   if (t == 0) s_tile[0] = state == nullptr ? 0 : static_cast<int64_t>(atomicAdd(state, 1ull));
   __syncthreads();
   const int64_t tile = s_tile[0];
