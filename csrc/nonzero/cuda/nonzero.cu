@@ -28,9 +28,8 @@
 //    nonzero_lookback.cu, whose spare blocks also fill the tail).
 //  * nonzero: "cub" or "lookback": the memory policy above either way, the select pass CUB's or
 //    the look-back kernel (which stores the count itself; the count pass stays CUB's reduce).
-//  Expected to win on an H200: "lookback" for both at 10^7 elements and more (why: beside the
-//  kernel, nonzero_lookback.cu); a tie below ~10^5, where launch latency dominates. The tuning
-//  table keeps "cub" on sm_90 until the GPU sweep has measured both.
+//  Expected to win on an H200: "lookback" (why: beside the kernel, nonzero_lookback.cu). The
+//  tuning table keeps "cub" on sm_90 until the GPU sweep has measured both.
 #include <ATen/core/Tensor.h>
 #include <ATen/ops/empty.h>
 #include <c10/cuda/CUDAException.h>

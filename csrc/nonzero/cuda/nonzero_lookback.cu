@@ -27,11 +27,13 @@
 // The status words: [flag: 2 bits | value: 62 bits], one 64-bit store each (A / P published
 // atomically), zero (no status) from the memset.
 //
-// Expected on an H200: this variant over "cub" at 10^7 elements and up, where CUB's three passes
-// (init, select with its own look-back, the tail fill) and the flags re-read as a transform
-// iterator cost more than one streaming pass at ~4.8 TB/s: it reads the input once with 16-byte
-// loads, keeps no per-item ranks in registers, and launches one kernel. Below ~10^5 elements
-// launch latency dominates and both should tie (one launch plus a memset each way).
+// Expected on an H200: this variant, at every size. At 10^7 elements and up both are bound by
+// the input's bytes, and this one reads them with 16-byte loads (CUB's Flagged loads one element
+// per item through the flag iterator) and writes the coordinates once from shared memory; at
+// 10^3 - 10^5 launch latency dominates, and nonzero_static here is one kernel (plus a memset past
+// one tile) against CUB's init and select kernels plus the tail fill. Where it could lose: the
+// serial look-back chain at 1e8 (12,208 tiles; the A statuses let a tile finish without waiting
+// for its predecessor's prefix) - the sweep measures it.
 #include <algorithm>
 #include <cstdint>
 #include <cstring>
