@@ -32,8 +32,8 @@
 // per item through the flag iterator) and writes the coordinates once from shared memory; at
 // 10^3 - 10^5 launch latency dominates, and nonzero_static here is one kernel (plus a memset past
 // one tile) against CUB's init and select kernels plus the tail fill. Where it could lose: the
-// serial look-back chain at 1e8 (12,208 tiles; the A statuses let a tile finish without waiting
-// for its predecessor's prefix) - the sweep measures it.
+// look-back chain at 1e8 (12,208 tiles; a tile waits only for its predecessors' counts, status A,
+// not for their prefixes) - the sweep measures it.
 #include <algorithm>
 #include <cstdint>
 #include <cstring>
