@@ -18,6 +18,10 @@ benchmarks/README.md ("GPU") gives the exact calls.
   GPU_SESSION_BENCH_SECONDS (default 180) before the budget's end, or at half of the time left
   after the build if that is later (a build on the device squeezes the bench first). A part
   stopped by its deadline is CUT.
+`sweep` (issue #54): the build as in `all`, then benchmarks/sweep.py: every CUDA kernel variant
+(csrc/core/variants.h) x its family's headline cases, checked against torch and timed in turn
+with it, into <gpu>-<date>-sweep.md / .json in $OUT (the dry run: through the CUDA emulation, on
+the importable CPU build, at small sizes).
 `rerun` reads the record of the last call (below) and runs, with the same archive, only the tests
 that did not pass or skip, the sanitizer units and the bench families that did not end clean.
 
@@ -87,7 +91,7 @@ class Session:
     def __init__(self, mode, dry):
         self.mode, self.dry = mode, dry
         self.t0 = time.monotonic()
-        self.budget = env_int("GPU_SESSION_SECONDS", 520 if mode == "all" else 150)
+        self.budget = env_int("GPU_SESSION_SECONDS", 520 if mode in ("all", "sweep") else 150)
         self.bench_seconds = env_int("GPU_SESSION_BENCH_SECONDS", 180)
         self.parts = [p for p in (os.environ.get("GPU_SESSION_PARTS", " ".join(PARTS))).split() if p in PARTS]
         self.out = os.path.abspath(os.environ.get("OUT") or os.path.join(ROOT, "gpu-out"))
@@ -674,7 +678,28 @@ class Session:
         )
         return plan
 
+    def main_sweep(self):
+        """`sweep`: the build (as `all`; the dry run takes the importable CPU build), then
+        benchmarks/sweep.py - every kernel variant x its family's headline cases, checked against
+        torch and timed with it - within the budget; its -sweep.md / .json land in $OUT."""
+        env = self.probe()
+        call = {"kind": "sweep", "started": now_iso(), "budget": self.budget, "dry_run": self.dry, "parts": ["sweep"]}
+        self.rec = dict(format=1, session=now_iso(), env=env, calls=[call], units={}, tests={}, changed={}, selected=[])
+        self.log(f"sweep: budget {self.budget} s on {env['device']}; torch {env['torch']}")
+        if not self.dry and not self.prepare_build():
+            return 1
+        cmd = [self.python, os.path.join(HERE, "sweep.py"), "--out", self.out]
+        cmd += ["--emulation", "--min-time", "0.01"] if self.dry else []  # the dry run's times mean nothing
+        log = os.path.join(self.work, "sweep.log")
+        rc, cut, secs = self.run(cmd, self.budget - MARGIN, log)
+        with open(log, errors="replace") as f:
+            print(f.read(), end="")
+        self.log(f"sweep: {'CUT' if cut else f'rc {rc}'} in {secs:.0f} s")
+        return 0 if rc == 0 and not cut else 1
+
     def main(self):
+        if self.mode == "sweep":
+            return self.main_sweep()
         env = self.probe()
         if self.mode == "all":
             shutil.rmtree(os.path.join(self.state, "bench"), ignore_errors=True)  # an earlier session's tables
@@ -749,7 +774,7 @@ class Session:
 def main(argv=None):
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--dry-run", action="store_true", help="on the CPU against the CPU build (CI)")
-    p.add_argument("mode", choices=["all", "rerun"])
+    p.add_argument("mode", choices=["all", "rerun", "sweep"])
     args = p.parse_args(argv)
     s = Session(args.mode, args.dry_run)
     rc = 1

@@ -4,13 +4,15 @@
 #
 #   bash benchmarks/gpu_session.sh all             # build check, CUDA tests + sanitizer, then the bench
 #   bash benchmarks/gpu_session.sh rerun           # only what failed or was cut in the last call
+#   bash benchmarks/gpu_session.sh sweep           # build check, then every kernel variant timed
 #   bash benchmarks/gpu_session.sh --dry-run all   # every part on the CPU against the CPU build (CI)
+#   bash benchmarks/gpu_session.sh --dry-run sweep # the sweep through the CUDA emulation (CI)
 #
 # Everything printed goes to $OUT/session.log too (the tee). At the end it checks what the device
 # tool brings back from $OUT (at most 8 files of 16 MiB): over it, it says so and exits 3.
 set -uo pipefail
 cd "$(dirname "$0")/.."
-case "${*: -1}" in all | rerun) ;; *) echo "usage: gpu_session.sh [--dry-run] all|rerun (got '$*')"; exit 2 ;; esac
+case "${*: -1}" in all | rerun | sweep) ;; *) echo "usage: gpu_session.sh [--dry-run] all|rerun|sweep (got '$*')"; exit 2 ;; esac
 export OUT="${OUT:-gpu-out}"
 mkdir -p "$OUT"
 OUT="$(cd "$OUT" && pwd)"

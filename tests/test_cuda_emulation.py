@@ -20,6 +20,8 @@ as TensorIterator lays them out off the CPU (computed here on the meta device).
 """
 
 import os
+import subprocess
+import sys
 
 import math
 
@@ -36,6 +38,12 @@ from helpers import assert_bits_nan_anywhere, assert_meta, outcome, rand, with_l
 pytestmark = pytest.mark.skipif(cuda_include_dir() is None, reason="no CUDA headers to build the emulation with")
 
 REDUCED = (torch.float16, torch.bfloat16)
+
+# the CUDA kernels' variants (csrc/core/variants.h): op -> names
+VARIANTS = {}
+for _entry in torch.ops.myops._cuda_variants():
+    _op, _name = _entry.split(":")
+    VARIANTS.setdefault(_op, []).append(_name)
 
 
 @pytest.fixture(scope="module")
@@ -553,6 +561,14 @@ POOLS = [
 ]
 
 
+@pytest.fixture(scope="module", params=VARIANTS["max_pool2d_add"])
+def mp_variant(E, request):
+    """Runs the test with max_pool2d_add's variant `request.param`."""
+    old = E._emu_variant(f"max_pool2d_add:{request.param}")
+    yield request.param
+    E._emu_variant(old)
+
+
 def pool_ref(x, other, k, s, p, ceil):
     pooled = F.max_pool2d(x, k, s, p, ceil_mode=ceil)
     return reference(torch.add, pooled, other)
@@ -562,7 +578,7 @@ def pool_ref(x, other, k, s, p, ceil):
 @pytest.mark.parametrize("pool", POOLS, ids=str)
 @pytest.mark.parametrize("channels_last", [False, True])
 @pytest.mark.parametrize("other_shape", ["full", "channel", "plane", "scalar"])
-def test_max_pool2d_add(E, dtype, pool, channels_last, other_shape):
+def test_max_pool2d_add(E, mp_variant, dtype, pool, channels_last, other_shape):
     k, s, p, ceil = pool
     x = rand((2, 5, 13, 11), dtype, "cpu")
     x[0, 1, 2:5, 3:6] = x[0, 1, 2, 3]  # ties
@@ -579,7 +595,7 @@ def test_max_pool2d_add(E, dtype, pool, channels_last, other_shape):
     check(out, exp, exp.stride())
 
 
-def test_max_pool2d_add_grid_stride(E):
+def test_max_pool2d_add_grid_stride(E, mp_variant):
     # 2.23M outputs: past the H100 cap of 132 SMs * 8 blocks * 8 = 8,448 blocks of 256 threads
     x = torch.randn(8, 64, 132, 132)
     o = torch.randn(8, 64, 66, 66)
@@ -587,6 +603,25 @@ def test_max_pool2d_add_grid_stride(E):
     xc = x.contiguous(memory_format=torch.channels_last)
     exp = F.max_pool2d(xc, 3, 2, 1) + o
     check(E.max_pool2d_add(xc, o, [3, 3], [2, 2], [1, 1], False), exp, exp.stride())
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64, torch.float16, torch.bfloat16], ids=str)
+@pytest.mark.parametrize("channels_last", [False, True])
+@pytest.mark.parametrize("shape", [(2, 16, 13, 11), (1, 8, 6, 10), (1, 24, 1, 1)], ids=str)
+def test_max_pool2d_add_packs(E, mp_variant, dtype, channels_last, shape):
+    # channel counts that fill 16-byte packs of every dtype (the wide variant's channels_last
+    # path), odd and even output widths (its NCHW pairs), ties and NaN inside packs; an offset
+    # input (not 16-byte aligned) takes the scalar kernel
+    x = rand(shape, dtype, "cpu")
+    x[0, 1, : min(3, shape[2]), : min(3, shape[3])] = x[0, 1, 0, 0]
+    x[0, 3, shape[2] // 2, shape[3] // 2] = math.nan
+    if channels_last:
+        x = x.contiguous(memory_format=torch.channels_last)
+    for xin in (x, torch.empty(x.numel() + 1, dtype=dtype)[1:].view_as(x).copy_(x)):
+        for other in (rand((1, shape[1], 1, 1), dtype, "cpu"), rand(F.max_pool2d(x, 3, 2, 1).shape, dtype, "cpu")):
+            out = E.max_pool2d_add(xin, other, [3, 3], [2, 2], [1, 1], False)
+            exp = pool_ref(xin, other, (3, 3), (2, 2), (1, 1), False)
+            check(out, exp, exp.stride())
 
 
 def test_max_pool2d_add_huge_window(E):
@@ -722,6 +757,21 @@ def sparse_like(shape, dtype, frac=0.3):
     return x
 
 
+# The nonzero family's kernel variants (csrc/core/variants.h): every nonzero test runs once per
+# variant name, each op of the family set to it where it has one.
+NZ_FAMILY = ("nonzero", "nonzero_static")
+NZ_VARIANTS = sorted({name for op in NZ_FAMILY for name in VARIANTS[op]})
+
+
+@pytest.fixture(scope="module", params=NZ_VARIANTS)
+def nz_variant(E, request):
+    """Runs the test with the nonzero family's variant `request.param` (module-scoped: pytest
+    runs every test of one variant, then of the next)."""
+    old = E._emu_variant(",".join(f"{op}:{request.param}" for op in NZ_FAMILY if request.param in VARIANTS[op]))
+    yield request.param
+    E._emu_variant(old)
+
+
 def check_nonzero(E, x):
     exp = torch.nonzero(x)
     out = E.nonzero(x)
@@ -741,13 +791,14 @@ def check_nonzero(E, x):
 @pytest.mark.parametrize("dtype", NZ_DTYPES, ids=str)
 @pytest.mark.parametrize("shape", [(), (0,), (1,), (37,), (6, 0), (9, 13), (3, 4, 5, 6), (2,) * 7], ids=str)
 @pytest.mark.parametrize("layout", ["contiguous", "transposed", "sliced", "expanded", "channels_last"])
-def test_nonzero(E, dtype, shape, layout):
+def test_nonzero(E, nz_variant, dtype, shape, layout):
     check_nonzero(E, with_layout(sparse_like(shape, dtype), layout))
 
 
-def test_nonzero_paths(E):
-    # past the 16 MiB worst-case cap: the exact two-pass path (count, then select)
-    x = torch.rand(1200, 1800) < 0.01
+def test_nonzero_paths(E, nz_variant):
+    # past the 16 MiB worst-case cap (1030 * 1030 * 2 * 8 bytes): the exact two-pass path (count,
+    # then select)
+    x = torch.rand(1030, 1030) < 0.01
     check_nonzero(E, x)
     check_nonzero(E, x.t())  # read through strides
     # every dim reversed: 18 dims after merging, past the kernels' 16 (a contiguous copy first)
@@ -764,7 +815,7 @@ def test_nonzero_paths(E):
     frac=st.sampled_from([0.0, 0.05, 0.5, 1.0]),
     dtype=st.sampled_from([torch.bool, torch.float32, torch.int8]),
 )
-def test_nonzero_property(E, shape, perm_seed, frac, dtype):
+def test_nonzero_property(E, nz_variant, shape, perm_seed, frac, dtype):
     g = torch.Generator().manual_seed(perm_seed)
     perm = torch.randperm(len(shape), generator=g).tolist()
     base = sparse_like(tuple(shape[p] for p in perm), dtype, frac)
@@ -897,9 +948,100 @@ def test_cub_stand_ins_count_past_2_31(E):
 
 
 def test_nonzero_count_is_read_after_synchronization(E):
-    # the two-pass path reads the count on the host: through the stream's synchronization
-    x = torch.rand(3000, 1000) < 0.001
+    # the two-pass path reads the count on the host: through the stream's synchronization (CUB's
+    # passes; the look-back kernel's is test_nonzero_paths')
+    old = E._emu_variant("nonzero:cub,nonzero_static:cub")
+    try:
+        x = torch.rand(3000, 1000) < 0.001
+        check_nonzero(E, x)
+    finally:
+        E._emu_variant(old)
+
+
+def test_nonzero_many_tiles(E, nz_variant):
+    # past one tile of every pass (the look-back's: 8192 elements; its look-back window: 32
+    # tiles), a tile boundary inside a run of selected elements, a misaligned and a strided read
+    x = torch.rand(37, 8200) < 0.3
+    x[0, 8100:8300] = True
     check_nonzero(E, x)
+    check_nonzero(E, x.view(-1)[1:])  # not 16-byte aligned: the element-by-element loads
+    y = torch.rand(20, 3, 5000).to(torch.float16) * (torch.rand(20, 3, 5000) < 0.5)
+    check_nonzero(E, y.transpose(0, 2))
+
+
+def counted(E, fn):
+    """fn()'s [launches, memsets, syncs, temporary bytes] on the emulated device."""
+    E._emu_counters(True)
+    fn()
+    return E._emu_counters(True)
+
+
+def test_nonzero_static_lookback_costs(E):
+    # the look-back variant: one memset and one kernel, no host sync; its only temporary is the
+    # tile counter and one status word per 8192-element tile
+    old = E._emu_variant("nonzero_static:lookback")
+    try:
+        for shape, size in [((3, 40000), 50000), ((1000,), 3), ((), 1)]:
+            x = torch.rand(shape) < 0.5
+            numel = x.numel()
+            launches, memsets, syncs, temp = counted(E, lambda: E.nonzero_static(x, size=size))
+            assert launches == (x.dim() > 0) and memsets <= 1 and syncs == 0, (launches, memsets, syncs)
+            assert temp <= 8 * (2 + numel // 8192), temp
+            launches, memsets, syncs, _ = counted(E, lambda: E.nonzero_bounded(x, size=size))
+            assert launches == 1 and memsets <= 1 and syncs == 0, (launches, memsets, syncs)
+    finally:
+        E._emu_variant(old)
+
+
+def test_nonzero_costs(E, nz_variant):
+    # every variant of nonzero reads the count once (the only host sync), and of nonzero_static
+    # never; nonzero's temporaries: at most the 8 * ndim bytes per element of its worst-case
+    # buffer (16 MiB at most, csrc/nonzero/cuda/nonzero.cu), plus 1 KiB
+    for shape in [(7, 9), (60, 700), (1030, 1030)]:
+        x = torch.rand(shape) < 0.3
+        launches, _, syncs, temp = counted(E, lambda: E.nonzero(x))
+        assert syncs == 1 and 1 <= launches <= 4, (launches, syncs)
+        assert temp <= min(8 * x.dim() * x.numel(), 16 << 20) + 1024, temp
+        assert counted(E, lambda: E.nonzero_static(x, size=100))[2] == 0
+
+
+def test_variant_names_are_validated(E):
+    with pytest.raises(ValueError, match="unknown variant 'nope' of nonzero_static"):
+        E._emu_variant("nonzero_static:nope")
+    with pytest.raises(ValueError, match="unknown op 'bogus'"):
+        torch.ops.myops._set_cuda_variant("bogus:cub")
+    with pytest.raises(ValueError, match="is not op:variant"):
+        E._emu_variant("nonzero")
+    assert torch.ops.myops._cuda_variant_defaults(90) == [f"{op}:{names[0]}" for op, names in VARIANTS.items()]
+
+
+def test_variant_environment_is_validated(E, tmp_path):
+    # MYOPS_CUDA_VARIANT is read once; a name it does not know fails every tunable op's call
+    code = (
+        "import sys, torch; sys.path.insert(0, 'tests')\n"
+        "from cuda_emulation.loader import build\n"
+        "E = build()\n"
+        "x = torch.rand(50) < 0.5\n"
+        "try:\n"
+        "    E.nonzero(x)\n"
+        "except ValueError as e:\n"
+        "    print('refused:', e)\n"
+        "print(E.nonzero_static(x, size=3).shape)\n"
+    )
+    env = dict(os.environ, MYOPS_CUDA_VARIANT="nonzero:lookback,nonzero:fast")
+    r = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=300)
+    assert "refused: MYOPS_CUDA_VARIANT: unknown variant 'fast' of nonzero" in r.stdout, r.stdout + r.stderr
+    assert r.returncode != 0 and "unknown variant 'fast'" in r.stderr
+
+
+def test_cooperative_launch_needs_atomic_tiles(E):
+    # a chain of blocks, each spin-waiting on the previous tile: correct in any block order when
+    # the tiles come from an atomic counter; from blockIdx, a block may wait on one that has not
+    # started - the emulation, which keeps a few blocks resident, reports the deadlock
+    assert E._emu_spin_order(True, 200) == 200
+    with pytest.raises(RuntimeError, match="deadlock"):
+        E._emu_seed(12345)
+        E._emu_spin_order(False, 200)
 
 
 # ---- the CUDA drop-in (csrc/dropin/cuda/aten_override_cuda.cpp), against the CPU drop-in ----------

@@ -10,6 +10,8 @@ import shutil
 import subprocess
 import sys
 
+import pytest
+
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(ROOT, "benchmarks"))
 
@@ -181,12 +183,12 @@ def test_unknown_mode_is_refused():
 
 
 def test_default_budget_fits_the_call():
-    """`all` must end inside the device call's 540 s: its budget, plus the grace a cut unit gets
+    """`all` and `sweep` must end inside the device call's 540 s: the budget, plus the grace a cut unit gets
     (pytest writes its report) and the start of Python, stays under it."""
     import gpu_session
 
     s = open(os.path.join(ROOT, "benchmarks", "gpu_session.py")).read()
-    budget = int(re.search(r'"GPU_SESSION_SECONDS", (\d+) if mode == "all"', s).group(1))
+    budget = int(re.search(r'"GPU_SESSION_SECONDS", (\d+) if mode in \("all", "sweep"\)', s).group(1))
     assert budget + gpu_session.GRACE + 10 <= 540
     readme = open(os.path.join(ROOT, "benchmarks", "README.md")).read()
     assert "timeout_s=540" in readme and 'carry=["gpu-build"]' in readme
@@ -439,3 +441,36 @@ def test_every_graph_capture_is_marked():
                 if "cuda_graph" not in marks and "pytest.mark.cuda_graph" not in marks:
                     unmarked.append(f"{name}::{fn.name}")
     assert not unmarked, f"capture a CUDA graph without @cuda_graph: {unmarked}"
+
+
+def test_dry_run_sweep_runs_every_variant_through_the_emulation(tmp_path):
+    # `gpu_session.sh --dry-run sweep`: every kernel variant x its family's cases (small sizes),
+    # through the CUDA emulation (built by tests/test_cuda_emulation.py, which runs first), each
+    # checked against torch; the -sweep.md / .json come back in $OUT
+    from cuda_emulation.loader import cuda_include_dir
+
+    if cuda_include_dir() is None:
+        pytest.skip("no CUDA headers to build the emulation with")
+    import torch
+
+    import myops  # noqa: F401
+
+    out = tmp_path / "out"
+    e = dict(os.environ, OUT=str(out), PYTHON=sys.executable, GPU_SESSION_STATE=str(tmp_path / "state"))
+    p = subprocess.run(
+        ["bash", os.path.join(ROOT, "benchmarks", "gpu_session.sh"), "--dry-run", "sweep"],
+        cwd=ROOT,
+        env=e,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert p.returncode == 0, p.stdout[-5000:] + p.stderr[-5000:]
+    [md] = [n for n in os.listdir(out) if n.endswith("-sweep.md")]
+    assert re.fullmatch(r"cpu-dryrun-\d{4}-\d\d-\d\d-sweep\.md", md)
+    rows = json.loads((out / md.replace(".md", ".json")).read_text())["rows"]
+    assert rows and not [r for r in rows if "error" in r]
+    swept = {f"{r['op']}:{r['variant']}" for r in rows}
+    assert swept == set(torch.ops.myops._cuda_variants())
+    text = (out / md).read_text()
+    assert "| op | variant | case |" in text and "| nonzero_static | lookback | [1e+03] bool 50% |" in text, text

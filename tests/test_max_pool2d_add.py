@@ -712,3 +712,26 @@ def test_max_pool2d_add_empty_stride_means_kernel():
     expected = F.max_pool2d(x, 3, padding=1) + o
     assert_same(myops.max_pool2d_add(x, o, [3, 3], []), expected)
     assert_same(torch.ops.myops.max_pool2d_add(x, o, [3, 3], []), expected)
+
+
+@cuda_only
+@pytest.mark.parametrize(
+    "variant", sorted(e.split(":")[1] for e in torch.ops.myops._cuda_variants() if e.startswith("max_pool2d_add:"))
+)
+@pytest.mark.parametrize("dtype", FLOAT_DTYPES, ids=str)
+def test_max_pool2d_add_variants_cuda(variant, dtype):
+    # every variant of the 3x3 / 2 / 1 kernel (csrc/core/variants.h): pack-filling channels,
+    # odd and even output widths, both layouts, an unaligned input, other broadcast or full
+    old = torch.ops.myops._set_cuda_variant(f"max_pool2d_add:{variant}")
+    try:
+        for shape in [(2, 16, 13, 11), (1, 8, 6, 10), (1, 5, 9, 9)]:
+            x = rand(shape, dtype, "cuda")
+            x[0, 1, 3, 3] = float("nan")
+            for xl in (x, x.contiguous(memory_format=torch.channels_last)):
+                buf = torch.empty(xl.numel() + 1, dtype=dtype, device="cuda")[1:]
+                unaligned = buf.as_strided(xl.shape, xl.stride()).copy_(xl)  # the same layout, offset
+                for xin in (xl, unaligned):
+                    check(xin, rand_other(xin, "n1hw"))
+                    check(xin, rand_other(xin, "1c11"))
+    finally:
+        torch.ops.myops._set_cuda_variant(old)

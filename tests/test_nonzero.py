@@ -566,3 +566,37 @@ def test_nonzero_complex(dtype):
     for a, b in zip(myops.where(x), torch.where(x)):
         assert_same(a, b)
     assert_same(myops.nonzero_static(x, size=5), torch.nonzero_static(x, size=5))
+
+
+# ---- every CUDA kernel variant (csrc/core/variants.h; the CPU emulation tests them in depth) ----
+
+
+def _variants(*ops):
+    names = [e.split(":") for e in torch.ops.myops._cuda_variants()]
+    return sorted({v for o, v in names if o in ops})
+
+
+@cuda_only
+@pytest.mark.parametrize("variant", _variants("nonzero", "nonzero_static"))
+def test_nonzero_variants_cuda(variant):
+    # one tile and many (the look-back's tiles: 8192 elements), a misaligned and a strided input,
+    # past the 16 MiB cap, nonzero_static's tail and drop, nonzero_bounded's count
+    old = torch.ops.myops._set_cuda_variant(f"nonzero:{variant},nonzero_static:{variant}")
+    try:
+        big = torch.rand(1100, 1000, device="cuda") < 0.4
+        for x in (
+            torch.rand(37, device="cuda") < 0.5,
+            sparse((9, 13), torch.float16, "cuda", 0.3),
+            big,
+            big.view(-1)[3 : 3 + 999 * 1100].view(999, 1100),
+            big.t(),
+            sparse((5, 4, 3, 700), torch.float32, "cuda", 0.02),
+        ):
+            check_nonzero(x)
+            nnz = int(torch.count_nonzero(x))
+            for size in (0, nnz // 2, nnz, nnz + 4099):
+                check_static(x, size, fill_value=-3)
+            idx, count = myops.nonzero_bounded(x, size=nnz // 2)
+            assert int(count) == nnz and torch.equal(idx, torch.nonzero_static(x, size=nnz // 2))
+    finally:
+        torch.ops.myops._set_cuda_variant(old)

@@ -14,6 +14,15 @@
 //       zeroes it after the read
 //   myops_emu::_emu_cub_items(int num_items, int every) -> int[]
 //       selects every `every`-th of num_items (int64) items: [count, last rank, last item]
+//   myops_emu::_emu_variant(str spec) -> str
+//       sets the kernel variants the emulated ops run (core/variants.h's override, the syntax of
+//       MYOPS_CUDA_VARIANT; "" clears it), returns the previous spec
+//   myops_emu::_emu_counters(bool reset) -> int[]
+//       [kernel launches, memsets, host syncs, temporary bytes] since the last reset
+//   myops_emu::_emu_spin_order(bool atomic_tiles, int blocks) -> int
+//       a look-back chain over `blocks` blocks of 64 threads, each waiting on the previous tile:
+//       tiles from an atomic counter (returns the sum the chain carries), or from blockIdx (which
+//       a device may deadlock on: the emulation reports it)
 #include <ATen/core/Tensor.h>
 #include <ATen/ops/empty.h>
 #include <torch/library.h>
@@ -25,6 +34,7 @@
 #include "core/cuda/cub_emulation.h"
 #include "core/cuda/launch.h"
 #include "core/cuda/work_counter.h"
+#include "core/variants.h"
 
 namespace {
 
@@ -150,6 +160,37 @@ int64_t emu_work_counter(std::string name, bool reset) {
   return reset ? c.exchange(0) : c.load();
 }
 
+std::string emu_variant(std::string spec) { return myops::set_cuda_variant(spec); }
+
+std::vector<int64_t> emu_counters(bool reset) {
+  auto& c = myops::emu::counters();
+  std::vector<int64_t> out = {c.launches, c.memsets, c.syncs, c.temp_bytes};
+  if (reset) c = myops::emu::Counters{};
+  return out;
+}
+
+// state[0]: the tile counter; state[1 + k]: tile k's inclusive value (0: not yet)
+__global__ void spin_chain_kernel(bool atomic_tiles, unsigned long long* state) {
+  MYOPS_SHARED(int64_t, s_tile, 1);
+  if (threadIdx.x == 0) s_tile[0] = atomic_tiles ? static_cast<int64_t>(atomicAdd(state, 1ull)) : blockIdx.x;
+  __syncthreads();
+  const int64_t tile = s_tile[0];
+  volatile unsigned long long* value = state + 1;
+  if (threadIdx.x == 0) {
+    unsigned long long prev = 0;
+    if (tile > 0) {
+      while ((prev = value[tile - 1]) == 0) MYOPS_SPIN_PAUSE();
+    }
+    value[tile] = prev + 1;
+  }
+}
+
+int64_t emu_spin_order(bool atomic_tiles, int64_t blocks) {
+  std::vector<unsigned long long> state(static_cast<size_t>(blocks) + 1, 0);
+  MYOPS_LAUNCH_COOP(dim3(static_cast<unsigned>(blocks)), 64, nullptr, spin_chain_kernel)(atomic_tiles, state.data());
+  return static_cast<int64_t>(state.back());
+}
+
 int64_t emu_seed(int64_t seed) { return static_cast<int64_t>(myops::emu::set_seed(static_cast<uint64_t>(seed))); }
 
 }  // namespace
@@ -160,4 +201,7 @@ TORCH_LIBRARY_FRAGMENT(myops_emu, m) {
   m.def("_emu_cub_misuse(str algorithm, str misuse) -> int", &emu_cub_misuse);
   m.def("_emu_cub_items(int num_items, int every) -> int[]", &emu_cub_items);
   m.def("_emu_work_counter(str name, bool reset) -> int", &emu_work_counter);
+  m.def("_emu_variant(str spec) -> str", &emu_variant);
+  m.def("_emu_counters(bool reset) -> int[]", &emu_counters);
+  m.def("_emu_spin_order(bool atomic_tiles, int blocks) -> int", &emu_spin_order);
 }

@@ -91,6 +91,7 @@ class DeviceAllocator final : public c10::Allocator {
  public:
   static constexpr size_t kAlign = 512;
   c10::DataPtr allocate(size_t n) override {
+    counters().temp_bytes += static_cast<int64_t>(n);
     void* p = n == 0 ? nullptr : std::aligned_alloc(kAlign, (n + kAlign - 1) / kAlign * kAlign);
     if (n != 0 && p == nullptr) throw std::bad_alloc();
     return {p, p, &std::free, c10::Device(c10::DeviceType::CPU)};
@@ -166,7 +167,8 @@ cudaError_t two_phase(void* d_temp, size_t& bytes, NumItems num_items, int64_t& 
     return cudaSuccess;
   }
   if (cudaError_t e = check_temp(d_temp, bytes, n, tile_counts); e != cudaSuccess) return e;
-  myops::emu::synchronize();  // stream order: earlier work is visible
+  myops::emu::counters().launches += 2;  // CUB's two kernels (select: init and sweep; reduce: two passes)
+  myops::emu::synchronize();             // stream order: earlier work is visible
   return cudaSuccess;
 }
 

@@ -16,6 +16,7 @@
 #include <cuda_runtime_api.h>
 #include <torch/library.h>
 
+#include <atomic>
 #include <cstdint>
 
 #if defined(MYOPS_CUDA_EMULATION)
@@ -50,11 +51,42 @@ constexpr c10::DeviceType kCudaDeviceType = c10::DeviceType::CUDA;
 #define MYOPS_TORCH_CUDA_KERNELS at::cuda
 #endif
 
+// The compute capability of `device` as major * 10 + minor (core/variants.h's architectures).
+// Cached per device (the CUDA runtime's answer never changes).
+inline int device_arch(c10::DeviceIndex device) {
+  int dev = device;
+#if defined(MYOPS_CUDA_EMULATION)
+  dev = 0;  // the one emulated device (a CPU tensor's index is -1)
+#else
+  if (dev < 0) dev = c10::cuda::current_device();
+#endif
+  static std::atomic<int> cache[64] = {};
+  if (dev >= 0 && dev < 64) {
+    if (const int a = cache[dev].load(std::memory_order_relaxed); a != 0) return a;
+  }
+  int major = 0, minor = 0;
+  C10_CUDA_CHECK(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev));
+  C10_CUDA_CHECK(cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, dev));
+  const int arch = major * 10 + minor;
+  if (dev >= 0 && dev < 64) cache[dev].store(arch, std::memory_order_relaxed);
+  return arch;
+}
+
+// A temporary device buffer of an op call (the emulation counts its bytes, core/cuda/emulation.h).
+inline at::Tensor temporary(at::IntArrayRef sizes, const at::TensorOptions& opts) {
+  at::Tensor t = at::empty(sizes, opts);
+#if defined(MYOPS_CUDA_EMULATION)
+  emu::counters().temp_bytes += static_cast<int64_t>(t.nbytes());
+#endif
+  return t;
+}
+
 // The value a device pass stored at `p` (e.g. a count), read by the host: an 8-byte copy into
 // pinned memory and a wait for `stream`, the caller's host synchronization.
 inline int64_t read_device_int64(const int64_t* p, cudaStream_t stream) {
 #if defined(MYOPS_CUDA_EMULATION)
   (void)stream;
+  ++emu::counters().syncs;
   emu::synchronize();  // the stream's pending results land
   return *p;
 #else

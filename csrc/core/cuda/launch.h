@@ -11,6 +11,15 @@
 // launched with barrier_block_threads(n) threads per block. The emulation runs a block's threads
 // one after another, so there such a block is one thread and the barrier a no-op.
 //
+// A kernel whose threads cooperate for real - barriers with the block's real size, full-warp
+// collectives (__ballot_sync, __shfl_*_sync), spin-waits on other blocks - launches with
+//
+//   MYOPS_LAUNCH_COOP(grid, block, stream, kernel<...>)(args...);
+//
+// declares its shared memory with MYOPS_SHARED(T, name, N) (T name[N]) and pauses in its spin
+// loops with MYOPS_SPIN_PAUSE(). The emulation runs such a launch with every thread a fiber and
+// several blocks resident at once (core/cuda/emulation.h, "cooperative launches").
+//
 // Device math called unqualified (ceil, floor, isfinite): a kernel says
 // `using namespace myops::device_math;`. On the device it names nothing (CUDA's overloads take
 // the argument's own precision); in the emulation it brings std's float overloads beside the
@@ -19,6 +28,9 @@
 #include "core/cuda/emulation.h"
 #define MYOPS_LAUNCH(grid, block, stream, ...) ::myops::emu::Launch(grid, block, stream, __VA_ARGS__)
 #define MYOPS_BARRIER() ((void)0)
+#define MYOPS_LAUNCH_COOP(grid, block, stream, ...) ::myops::emu::LaunchCoop(grid, block, stream, __VA_ARGS__)
+#define MYOPS_SHARED(T, name, N) T* const name = ::myops::emu::block_shared<T, N>([] {})
+#define MYOPS_SPIN_PAUSE() ::myops::emu::spin_pause()
 #include <cmath>
 namespace myops {
 constexpr int barrier_block_threads(int) { return 1; }
@@ -31,6 +43,11 @@ using std::isfinite;
 #else
 #define MYOPS_LAUNCH(grid, block, stream, ...) __VA_ARGS__<<<grid, block, 0, stream>>>
 #define MYOPS_BARRIER() __syncthreads()
+#define MYOPS_LAUNCH_COOP(grid, block, stream, ...) __VA_ARGS__<<<grid, block, 0, stream>>>
+#define MYOPS_SHARED(T, name, N)  \
+  __shared__ T name##_storage[N]; \
+  T* const name = name##_storage
+#define MYOPS_SPIN_PAUSE() __nanosleep(32)
 namespace myops {
 constexpr int barrier_block_threads(int threads) { return threads; }
 namespace device_math {}

@@ -28,6 +28,7 @@
 #include "max_pool2d_add/max_pool2d_add_shape.h"
 #include "core/cuda/glue.h"
 #include "core/cuda/launch.h"
+#include "core/variants.h"
 
 namespace myops {
 namespace {
@@ -133,6 +134,120 @@ __global__ void __launch_bounds__(kThreads) max_pool2d_add_kernel(const S* __res
   }
 }
 
+// The "wide" variant of the 3x3 / stride 2 / pad 1 same-dtype kernel (core/variants.h), the same
+// arithmetic and NaN rule per output:
+//  * NCHW: two outputs per thread along w. Their windows share a column: 15 loads for 2 outputs
+//    instead of 18, and one index split per pair. Work items (n, c, oh, w pair), pair fastest.
+//  * channels_last: kVec = 16 / sizeof(S) channels per thread, every window position one 16-byte
+//    load, the result one 16-byte store, one index split per pack. Work items (n, oh, ow, channel
+//    pack); only when C % kVec == 0 and self and the result are 16-byte aligned (else "scalar").
+// Expected on an H200: "wide" for channels_last (the scalar kernel issues 4-byte loads strided by
+// C across a warp's window reads and a division chain per output; packs cut both by kVec, the
+// case where myops trails Inductor most), a small gain for NCHW (fewer loads and divisions, the
+// same bytes). The GPU sweep decides; sm_90's default stays "scalar" until it does.
+template <typename S>
+struct alignas(16) Pack16 {
+  S v[16 / sizeof(S)];
+};
+
+template <typename S, typename index_t, bool kCL>
+__global__ void __launch_bounds__(kThreads)
+    max_pool2d_add_wide_kernel(const S* __restrict__ in, const S* __restrict__ oth, S* __restrict__ out, index_t items,
+                               Geom<index_t> g) {
+  using M = at::opmath_type<S>;
+  constexpr int V = kCL ? int(16 / sizeof(S)) : 2;  // outputs per thread
+  const index_t step = index_t(gridDim.x) * blockDim.x;
+  for (index_t lin = index_t(blockIdx.x) * blockDim.x + threadIdx.x; lin < items; lin += step) {
+    index_t t, u, n, c0, oh, ow0;
+    M m[V];
+#pragma unroll
+    for (int v = 0; v < V; ++v) m[v] = -std::numeric_limits<M>::infinity();
+    if constexpr (kCL) {  // lin = ((n * Ho + oh) * Wo + ow) * (C / V) + pack
+      index_t pack;
+      g.d0.divmod(lin, t, pack);
+      g.d1.divmod(t, u, ow0);
+      g.d2.divmod(u, n, oh);
+      c0 = pack * V;
+      const S* base = in + n * index_t(g.H) * g.W * g.C + c0;
+      const int hs = int(oh) * 2 - 1, ws = int(ow0) * 2 - 1;
+#pragma unroll
+      for (int i = 0; i < 3; ++i) {
+        const int ih = hs + i;
+        if (ih < 0 || ih >= g.H) continue;
+#pragma unroll
+        for (int j = 0; j < 3; ++j) {
+          const int iw = ws + j;
+          if (iw < 0 || iw >= g.W) continue;
+          const Pack16<S> p = *reinterpret_cast<const Pack16<S>*>(base + (index_t(ih) * g.W + index_t(iw)) * g.C);
+#pragma unroll
+          for (int v = 0; v < V; ++v) {
+            const M x = static_cast<M>(p.v[v]);
+            if (x > m[v] || x != x) m[v] = x;
+          }
+        }
+      }
+      Pack16<S> r;
+      const S* o = oth + n * g.o0 + c0 * g.o1 + oh * g.o2 + ow0 * g.o3;
+#pragma unroll
+      for (int v = 0; v < V; ++v) {
+        r.v[v] = static_cast<S>(static_cast<M>(static_cast<S>(m[v])) + static_cast<M>(o[index_t(v) * g.o1]));
+      }
+      *reinterpret_cast<Pack16<S>*>(out + lin * V) = r;  // the result's memory order is the work items'
+    } else {                                             // lin = ((n * C + c) * Ho + oh) * ceil(Wo / 2) + pair
+      index_t pair;
+      g.d0.divmod(lin, t, pair);
+      g.d1.divmod(t, u, oh);
+      g.d2.divmod(u, n, c0);
+      ow0 = pair * 2;
+      const bool second = int(ow0) + 1 < g.Wo;
+      const S* base = in + (n * index_t(g.C) + c0) * g.H * g.W;
+      const int hs = int(oh) * 2 - 1, ws = int(ow0) * 2 - 1;
+#pragma unroll
+      for (int i = 0; i < 3; ++i) {  // row-major in each window, as torch scans it
+        const int ih = hs + i;
+        if (ih < 0 || ih >= g.H) continue;
+        const S* row = base + index_t(ih) * g.W;
+#pragma unroll
+        for (int k = 0; k < 5; ++k) {  // columns ws .. ws + 4: output 0 takes 0..2, output 1 takes 2..4
+          const int iw = ws + k;
+          if (iw < 0 || iw >= g.W) continue;
+          const M x = static_cast<M>(row[iw]);
+          if (k <= 2 && (x > m[0] || x != x)) m[0] = x;
+          if (k >= 2 && second && (x > m[1] || x != x)) m[1] = x;
+        }
+      }
+      const index_t o = ((n * index_t(g.C) + c0) * g.Ho + oh) * g.Wo + ow0;
+      const S* ob = oth + n * g.o0 + c0 * g.o1 + oh * g.o2 + ow0 * g.o3;
+      out[o] = static_cast<S>(static_cast<M>(static_cast<S>(m[0])) + static_cast<M>(ob[0]));
+      if (second) out[o + 1] = static_cast<S>(static_cast<M>(static_cast<S>(m[1])) + static_cast<M>(ob[g.o3]));
+    }
+  }
+}
+
+// Launches the wide kernel when the call qualifies (see above); false: it does not.
+template <typename S, typename index_t, bool kCL>
+bool launch_wide(const Pool2d& p, Geom<index_t> g, const S* in, const S* oth, S* out, int device, cudaStream_t stream) {
+  constexpr int64_t V = kCL ? int64_t(16 / sizeof(S)) : 2;
+  int64_t items;
+  if constexpr (kCL) {
+    const auto aligned = [](const void* q) { return reinterpret_cast<uintptr_t>(q) % 16 == 0; };
+    if (p.C % V != 0 || !aligned(in) || !aligned(out)) return false;
+    items = p.N * p.Ho * p.Wo * (p.C / V);
+    g.d0 = FastDivmod<index_t>(index_t(p.C / V));
+    g.d1 = FastDivmod<index_t>(index_t(p.Wo));
+    g.d2 = FastDivmod<index_t>(index_t(p.Ho));
+  } else {
+    items = p.N * p.C * p.Ho * ((p.Wo + 1) / 2);
+    g.d0 = FastDivmod<index_t>(index_t((p.Wo + 1) / 2));
+    g.d1 = FastDivmod<index_t>(index_t(p.Ho));
+    g.d2 = FastDivmod<index_t>(index_t(p.C));
+  }
+  const unsigned blocks = unsigned(grid_for(items, device));
+  MYOPS_LAUNCH(blocks, kThreads, stream, max_pool2d_add_wide_kernel<S, index_t, kCL>)(in, oth, out, index_t(items), g);
+  C10_CUDA_KERNEL_LAUNCH_CHECK();
+  return true;
+}
+
 template <typename index_t>
 Geom<index_t> make_geom(const Pool2d& p, const std::array<int64_t, 4>& st) {
   // the kernels hold plane sizes and window parameters in int
@@ -177,6 +292,10 @@ void launch_forward(const Forward& f, int device, cudaStream_t stream) {
   // The unrolled 3x3 / stride 2 / pad 1 kernel serves the same-dtype calls; mixed dtypes
   // (rare) share the generic kernel to keep the number of instantiations down.
   if constexpr (std::is_same_v<S, R>) {
+    if (p.is_fast_3x3s2p1() && cuda_variant("max_pool2d_add", device_arch(c10::DeviceIndex(device))) == "wide" &&
+        launch_wide<S, index_t, kCL>(p, g, in, oth, out, device, stream)) {
+      return;
+    }
     if (p.is_fast_3x3s2p1()) {
       MYOPS_LAUNCH(blocks, kThreads, stream, max_pool2d_add_kernel<S, R, index_t, kCL, 3, 3, 2, 2, 1, 1>)(in, oth, out,
                                                                                                           total, g);

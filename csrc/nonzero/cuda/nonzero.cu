@@ -21,6 +21,15 @@
 //  microseconds, below it the saved launch and pass win, above it a dense input would lose.
 // nonzero_static never synchronizes: the count stays on the device, the output iterator drops
 // rows >= size, and a kernel that reads the device count fills the remaining rows.
+//
+// Variants (core/variants.h; docs/design.md, "Kernel variants"), chosen per call:
+//  * nonzero_static (also nonzero_bounded): "cub" (CUB's DeviceSelect::Flagged - its init and
+//    select kernels - then fill_tail: 3 launches) or "lookback" (a memset and ONE kernel,
+//    nonzero_lookback.cu, whose spare blocks also fill the tail).
+//  * nonzero: "cub" or "lookback": the memory policy above either way, the select pass CUB's or
+//    the look-back kernel (which stores the count itself; the count pass stays CUB's reduce).
+//  Expected to win on an H200: "lookback" (why: beside the kernel, nonzero_lookback.cu). The
+//  tuning table keeps "cub" on sm_90 until the GPU sweep has measured both.
 #include <ATen/core/Tensor.h>
 #include <ATen/ops/empty.h>
 #include <c10/cuda/CUDAException.h>
@@ -37,6 +46,7 @@
 #include "core/strided.h"
 #include "core/cuda/glue.h"
 #include "core/cuda/launch.h"
+#include "core/variants.h"
 #include "nonzero/cuda/nonzero.h"
 
 namespace myops {
@@ -145,6 +155,11 @@ int64_t read_count(const at::Tensor& d_count, cudaStream_t stream) {
   return read_device_int64(d_count.const_data_ptr<int64_t>(), stream);
 }
 
+// Is the look-back variant selected for `op` on self's device?
+bool lookback(const char* op, const at::Tensor& self) {
+  return cuda_variant(op, device_arch(self.device().index())) == "lookback";
+}
+
 at::Tensor nonzero_on_cuda(const at::Tensor& in) {
   const at::Tensor self = nonzero_rules::real_input(in);
   nonzero_rules::check_input(self, "nonzero", /*cuda=*/true);
@@ -154,16 +169,24 @@ at::Tensor nonzero_on_cuda(const at::Tensor& in) {
   const int64_t ndim = self.dim();
   const int64_t numel = self.numel();
   if (numel == 0) return column_major(ndim, 0, opts);
+  const bool use_lookback = lookback("nonzero", self);
 
   at::Tensor keep;
   const FlagSource flags = make_flags(self, keep);
-  at::Tensor d_count = at::empty({1}, opts);
+  at::Tensor d_count = temporary({1}, opts);
   int64_t* count = d_count.data_ptr<int64_t>();
+  auto select = [&](const CoordSpec& spec) {
+    if (use_lookback) {
+      nonzero_cuda::select_lookback(flags, spec, numel, count, /*fill=*/false, 0, stream);
+    } else {
+      nonzero_cuda::select_coords(flags, spec, numel, count, stream);
+    }
+  };
 
   const bool one_pass = ndim == 0 || numel <= kWorstCaseCapBytes / (8 * ndim);
   if (one_pass) {
-    at::Tensor buf = at::empty({ndim, numel}, opts);  // worst case: every element selected
-    nonzero_cuda::select_coords(flags, make_spec(self, buf.data_ptr<int64_t>(), numel, numel), numel, count, stream);
+    at::Tensor buf = temporary({ndim, numel}, opts);  // worst case: every element selected
+    select(make_spec(self, buf.data_ptr<int64_t>(), numel, numel));
     const int64_t nnz = read_count(d_count, stream);
     TORCH_CHECK(nnz >= 0 && nnz <= numel, "myops.nonzero: internal error, count ", nnz);
     if (nnz == numel) return buf.t();  // already exact
@@ -182,9 +205,7 @@ at::Tensor nonzero_on_cuda(const at::Tensor& in) {
   const int64_t nnz = read_count(d_count, stream);
   TORCH_CHECK(nnz >= 0 && nnz <= numel, "myops.nonzero: internal error, count ", nnz);
   at::Tensor out = column_major(ndim, nnz, opts);
-  if (nnz > 0) {
-    nonzero_cuda::select_coords(flags, make_spec(self, out.data_ptr<int64_t>(), nnz, nnz), numel, count, stream);
-  }
+  if (nnz > 0) select(make_spec(self, out.data_ptr<int64_t>(), nnz, nnz));
   return out;
 }
 
@@ -208,12 +229,18 @@ at::Tensor select_static(const at::Tensor& in, int64_t size, int64_t fill_value,
     nonzero_cuda::fill_tail(out.data_ptr<int64_t>(), size, static_cast<int>(ndim), size, nullptr, fill_value, stream);
     return out;
   }
-  const at::Tensor count_t = d_count.defined() ? d_count : at::empty({}, opts);
-  int64_t* count = count_t.data_ptr<int64_t>();
   at::Tensor keep;
   const FlagSource flags = make_flags(self, keep);
   // a 0-d self has ndim == 0: the pass only counts (limit 0 writes no coordinates)
   const int64_t limit = ndim == 0 ? 0 : size;
+  if (lookback("nonzero_static", self)) {  // the count only when wanted, the tail in the same kernel
+    int64_t* count = d_count.defined() ? d_count.data_ptr<int64_t>() : nullptr;
+    nonzero_cuda::select_lookback(flags, make_spec(self, out.data_ptr<int64_t>(), size, limit), numel, count,
+                                  /*fill=*/true, fill_value, stream);
+    return out;
+  }
+  const at::Tensor count_t = d_count.defined() ? d_count : temporary({}, opts);
+  int64_t* count = count_t.data_ptr<int64_t>();
   nonzero_cuda::select_coords(flags, make_spec(self, out.data_ptr<int64_t>(), size, limit), numel, count, stream);
   nonzero_cuda::fill_tail(out.data_ptr<int64_t>(), size, static_cast<int>(ndim), size, count, fill_value, stream);
   return out;

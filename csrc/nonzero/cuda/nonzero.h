@@ -53,6 +53,14 @@ void count_nonzero(const FlagSource& flags, int64_t numel, int64_t* d_count, cud
 void fill_tail(int64_t* out, int64_t pitch, int ndim, int64_t size, const int64_t* d_count, int64_t fill_value,
                cudaStream_t stream);
 
+// The "lookback" variant's select pass (nonzero_lookback.cu; core/variants.h): one memset and ONE
+// kernel that writes the coordinates of the first spec.limit selected elements and stores the
+// count at *d_count (when not null); with `fill`, the same kernel also writes fill_value to rows
+// [min(count, spec.limit), spec.limit) (nonzero_static's tail). numel > 0. Asynchronous on
+// `stream`; never synchronizes with the host.
+void select_lookback(const FlagSource& flags, const CoordSpec& spec, int64_t numel, int64_t* d_count, bool fill,
+                     int64_t fill_value, cudaStream_t stream);
+
 // The per-layout halves of select_coords / count_nonzero (split over two .cu files so that they
 // compile in parallel); select_coords / count_nonzero / fill_tail are defined in nonzero.cu.
 void select_coords_contiguous(const FlagSource&, const CoordSpec&, int64_t, int64_t*, cudaStream_t);
