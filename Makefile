@@ -28,7 +28,8 @@
 #                            archive the GPU session carries: gpu-build/ (benchmarks/README.md, "GPU")
 # make sanitize              the CPU kernels built with AddressSanitizer + UBSan into
 #                            build/sanitize (the normal build is untouched), then the whole
-#                            test suite run against that build. make sanitize-ci: CI's slice.
+#                            test suite run against that build. make sanitize-ci: CI's slice,
+#                            the kernels' tests; make test-plain: the rest, on the plain build
 
 SHELL := /bin/bash
 VENV ?= .venv
@@ -49,7 +50,7 @@ export MAX_JOBS ?= $(shell nproc 2>/dev/null || echo 2)
 SOURCES := setup.py $(shell find csrc cmake -type f 2>/dev/null)
 STAMP := build/.myops-built
 
-.PHONY: test demo bench docs build deps clean package-check sanitize sanitize-ci deploy-check wheel gpu-prebuilt speed-guard \
+.PHONY: test test-plain demo bench docs build deps clean package-check sanitize sanitize-ci deploy-check wheel gpu-prebuilt speed-guard \
 	release-check
 
 test: $(STAMP)
@@ -170,15 +171,22 @@ SAN_ENV := LD_PRELOAD="$$(gcc -print-file-name=libasan.so) $$(gcc -print-file-na
 	ASAN_OPTIONS=detect_leaks=0:abort_on_error=1:detect_odr_violation=0 \
 	UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
 
-# CI's slice (`make sanitize-ci`): the suite less the files that call no kernel of their own
-# (packaging, docs, the GPU session's scripts, the deploy benchmark), whole models
-# (test_dropin_models) and the hypothesis properties, whose kernels the family files run
-# sanitized too. `make sanitize` runs everything: run it before calling a kernel change done.
-SAN_CI_SKIP := test_package test_docs test_doctests test_gpu_session test_bench_deploy test_check_spills \
-	test_dropin_models test_properties
+# CI runs every test once (.ci/run): the files of PLAIN_TESTS on the plain build (`make
+# test-plain`), every other file on the sanitizer build (`make sanitize-ci`), so the kernels'
+# tests run sanitized and nothing runs twice. PLAIN_TESTS: SAN_NEVER, and the files that call no
+# kernel of their own (packaging, docs, the GPU session's scripts, the deploy benchmark), whole
+# models (test_dropin_models) and the hypothesis properties, whose kernels the family files run
+# sanitized. `make test` runs the whole suite on the plain build, `make sanitize` the whole suite
+# less SAN_NEVER on the sanitizer build: run it before calling a kernel change done.
+SAN_NEVER := test_cpp test_detection
+PLAIN_TESTS := $(SAN_NEVER) test_package test_docs test_doctests test_gpu_session test_bench_deploy \
+	test_check_spills test_dropin_models test_properties
+
+test-plain: $(STAMP)
+	$(PY) -m pytest -q $(foreach t,$(PLAIN_TESTS),tests/$(t).py)
 
 sanitize-ci:
-	$(MAKE) sanitize SAN_PYTEST_ARGS="$(foreach t,$(SAN_CI_SKIP),--ignore=tests/$(t).py)"
+	$(MAKE) sanitize SAN_PYTEST_ARGS="$(foreach t,$(PLAIN_TESTS),--ignore=tests/$(t).py)"
 
 sanitize: $(DEPS)
 	mkdir -p $(SAN_DIR)
@@ -189,4 +197,4 @@ sanitize: $(DEPS)
 	if [ -f $(SAN_DIR)/_build_config.saved ]; then cp $(SAN_DIR)/_build_config.saved python/myops/_build_config.py; fi
 	$(SAN_ENV) MYOPS_EMU_CFLAGS="$(SAN_FLAGS)" MYOPS_EMU_BUILD_DIR=$(SAN_DIR)/cuda_emulation \
 	  PYTHONPATH=$(SAN_DIR) $(PY) -m pytest tests -q -p no:cacheprovider \
-	  --ignore=tests/test_cpp.py --ignore=tests/test_detection.py $(SAN_PYTEST_ARGS)
+	  $(foreach t,$(SAN_NEVER),--ignore=tests/$(t).py) $(SAN_PYTEST_ARGS)
