@@ -288,6 +288,28 @@ def test_clamp_scalar_overload_errors():
     same_error(lambda: myops.clamp(b, True, False), lambda: torch.clamp(b, True, False), match="bool")
 
 
+def test_errors_name_the_op_called():
+    # a number beside a tensor bound becomes a 0-d bound of the promoted dtype; where that dtype is
+    # refused the error is clamp's, naming the argument at fault, as with two tensor bounds (#56)
+    x = torch.randn(3, dtype=torch.complex64)
+    m = torch.tensor([1, 2, 3], dtype=torch.int8)
+    for call in (lambda: myops.clamp(x, min=m, max=1), lambda: myops.clamp(x, 0, m), lambda: myops.clamp(m, x, 1)):
+        with pytest.raises(NotImplementedError) as info:
+            call()
+        assert str(info.value).startswith("myops.clamp:") and "where" not in str(info.value), info.value
+    with pytest.raises(NotImplementedError, match="^myops.clamp: argument 'self'"):
+        myops.clamp(x, min=m, max=m)
+    # an error clamp's checks do not raise is the number's own: its overflow
+    with pytest.raises(RuntimeError, match="without overflow"):
+        myops.clamp(torch.arange(3, dtype=torch.int8), m, 1000)
+    # maximum / minimum beside a number run as clamp, and their errors name them, as beside a tensor
+    for op, call in (("maximum", lambda: myops.maximum(x, 1)), ("minimum", lambda: myops.minimum(1, x))):
+        with pytest.raises(RuntimeError, match=f"^myops.{op}: not implemented for complex"):
+            call()
+    with pytest.raises(RuntimeError, match="without overflow"):
+        myops.maximum(torch.arange(3, dtype=torch.int8), 1000)
+
+
 @pytest.mark.parametrize("device", DEVICES)
 def test_clamp_scalar_overload_gradgradcheck_and_opcheck(device):
     x = torch.randn(3, 4, dtype=torch.float64, device=device) * 2

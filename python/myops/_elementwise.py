@@ -3,7 +3,7 @@
 form. A Python number operand takes the op's Scalar overloads, whose result dtype and range
 checks are computed in C++ (``at::result_type(tensor, number)``), never here."""
 
-from typing import Optional, Union, cast
+from typing import Any, Callable, Optional, Union, cast
 
 import torch
 from torch import Tensor
@@ -203,6 +203,20 @@ def div(self: Union[Tensor, Number], other: Union[Tensor, Number]) -> Tensor:
     return _ew_number("div", self, other)
 
 
+def _with_number(
+    op: Any, self: Union[Tensor, Number], other: Union[Tensor, Number], run: Callable[[], Tensor]
+) -> Tensor:
+    """maximum / minimum beside a number: `run`, its clamp. An error clamp raises is reported by
+    the op's own checks where they object (they name the op and its argument, #56); one they do
+    not raise (the number's overflow) as it came."""
+    try:
+        return run()
+    except (RuntimeError, NotImplementedError) as e:
+        refused = e
+    op(*(v if isinstance(v, Tensor) else torch.tensor(v) for v in (self, other)))
+    raise refused
+
+
 def maximum(self: Union[Tensor, Number], other: Union[Tensor, Number]) -> Tensor:
     """:func:`torch.maximum`: the elementwise max, NaN in either operand gives NaN.
     Differentiable (ties split the gradient, as torch).
@@ -229,9 +243,9 @@ def maximum(self: Union[Tensor, Number], other: Union[Tensor, Number]) -> Tensor
     if r is not NotImplemented:
         return r
     if isinstance(self, Tensor) and isinstance(other, _REAL):
-        return clamp(self, min=other)
+        return _with_number(_ops.maximum.default, self, other, lambda: clamp(self, min=other))
     if isinstance(other, Tensor) and isinstance(self, _REAL):
-        return clamp(other, min=self)
+        return _with_number(_ops.maximum.default, self, other, lambda: clamp(other, min=self))
     return _ops.maximum.default(self, other)
 
 
@@ -261,9 +275,9 @@ def minimum(self: Union[Tensor, Number], other: Union[Tensor, Number]) -> Tensor
     if r is not NotImplemented:
         return r
     if isinstance(self, Tensor) and isinstance(other, _REAL):
-        return clamp(self, max=other)
+        return _with_number(_ops.minimum.default, self, other, lambda: clamp(self, max=other))
     if isinstance(other, Tensor) and isinstance(self, _REAL):
-        return clamp(other, max=self)
+        return _with_number(_ops.minimum.default, self, other, lambda: clamp(other, max=self))
     return _ops.minimum.default(self, other)
 
 
@@ -398,8 +412,18 @@ def clamp(
     # (aten's promotion for a number beside the 0-d result type, its checked conversion)
     bound = cast(Tensor, min if isinstance(min, Tensor) else max)  # the other is a number
     like = torch.empty((), dtype=torch.result_type(self, bound))
-    lo, hi = (v if isinstance(v, Tensor) else _ops.where.ScalarOther(torch.tensor(False), like, v) for v in (min, max))
-    return _ops.clamp.default(self, lo, hi)
+    try:
+        lo, hi = (
+            v if isinstance(v, Tensor) else _ops.where.ScalarOther(torch.tensor(False), like, v) for v in (min, max)
+        )
+    except (RuntimeError, NotImplementedError) as e:
+        refused = e
+    else:
+        return _ops.clamp.default(self, lo, hi)
+    # the number's conversion was refused (a complex dtype, say): clamp's own checks name clamp and
+    # the argument at fault; an error they do not raise (the number's overflow) is raised as it came
+    _ops.clamp.default(self, bound, bound)
+    raise refused
 
 
 def pow(self: Tensor, exponent: Union[Tensor, Number]) -> Tensor:

@@ -220,6 +220,8 @@ inline bool vall_in(const VFloat& x, float lo, float hi) {
   return (_mm512_cmp_ps_mask(x, _mm512_set1_ps(lo), _CMP_GE_OQ) &
           _mm512_cmp_ps_mask(x, _mm512_set1_ps(hi), _CMP_LE_OQ)) == 0xFFFF;
 }
+// some lane below c (false for a NaN lane)
+inline bool vany_lt(const VFloat& x, float c) { return _mm512_cmp_ps_mask(x, _mm512_set1_ps(c), _CMP_LT_OQ) != 0; }
 // log's reduction, for a normal positive x: x = M 2^e with M in [sqrt(1/2), sqrt(2)), returns
 // f = M - 1 (exact). Cephes' split (m in [0.5, 1) from frexp, doubled below sqrt(1/2)) taken on
 // the bits: e = (bits(x) - bits(sqrt(1/2))) >> 23 (arithmetic), bits(M) = bits(x) - (e << 23):
@@ -275,6 +277,9 @@ inline VFloat v_zero_from(const VFloat& p, const VFloat& t, float c) {
 inline bool vall_in(const VFloat& x, float lo, float hi) {
   return _mm256_movemask_ps(_mm256_and_ps(_mm256_cmp_ps(x, _mm256_set1_ps(lo), _CMP_GE_OQ),
                                           _mm256_cmp_ps(x, _mm256_set1_ps(hi), _CMP_LE_OQ))) == 0xFF;
+}
+inline bool vany_lt(const VFloat& x, float c) {
+  return _mm256_movemask_ps(_mm256_cmp_ps(x, _mm256_set1_ps(c), _CMP_LT_OQ)) != 0;
 }
 inline bool vall_pos_normal(const VFloat& x) { return vall_in(x, 1.17549435e-38f, 3.40282347e+38f); }
 inline VFloat vlog_reduce(const VFloat& x, VFloat& e) {
@@ -572,7 +577,7 @@ C10_ALWAYS_INLINE V v_silu(const V& x) {
 }
 
 #ifdef MYOPS_EW_FAST_MATH
-// Large negative x: torch's formulas give -0 there (NaN at -inf: -inf * 0); ours may give a
+// Large negative x: torch's gelu gives -0 there (NaN at -inf: -inf * 0); ours may give a
 // denormal factor instead of 0 (rcp14 of a huge 1 + exp(-x), or a tiny erfc), so those lanes
 // take x * 0 (v_neg_tail).
 template <>
@@ -584,13 +589,20 @@ C10_ALWAYS_INLINE VFloat v_gelu(const VFloat& x, bool tanh_approx) {
   }
   return x * v_phi(x);  // Phi is 0 from x = -6 on: -0 (NaN at -inf), as torch's
 }
+// sigmoid and silu far out on the left (issue #56): exp(-x) overflows float below x = -88.72,
+// and torch's 1 / (1 + exp(-x)) is a denormal from about x = -87.3 on, where the fast form's
+// clamped exp and reciprocal estimate give neither torch's denormal nor its 0. A vector with a
+// lane below the edge (-87 for sigmoid; -80 for silu, whose tiny x / (1 + exp(-x)) the estimate
+// loses earlier) takes torch's own vector formula (at::vec's exp, a division): its bits there.
 template <>
 C10_ALWAYS_INLINE VFloat v_sigmoid(const VFloat& x) {
+  if (vany_lt(x, -87.f)) return VFloat(1.f) / (VFloat(1.f) + (VFloat(0.f) - x).exp());
   return vrcp(VFloat(1.f) + vexp(VFloat(0.f) - x));
 }
 template <>
 C10_ALWAYS_INLINE VFloat v_silu(const VFloat& x) {
-  return v_neg_tail(x * vrcp(VFloat(1.f) + vexp(VFloat(0.f) - x)), x, -80.f);
+  if (vany_lt(x, -80.f)) return x / (VFloat(1.f) + x.neg().exp());
+  return x * vrcp(VFloat(1.f) + vexp(VFloat(0.f) - x));
 }
 #endif
 

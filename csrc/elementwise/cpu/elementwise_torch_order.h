@@ -351,8 +351,8 @@ struct VecOf<BindRight<F, C>> {
 // bfloat16 by vcvtne2ps2bf16 (one instruction per 32 values) instead of at::vec's integer rounding sequence; widening
 // is a shift. Same round-to-nearest-even bits for every normal result, NaN written as 0xffff like the software path;
 // the instruction flushes float denormal results (|r| < 1.2e-38) to zero where the software rounding keeps a bfloat16
-// denormal: inside the ops' tolerance, which is why the exact ops (add, relu, ...) never take this path. The function
-// carries its own target attribute, so the rest of the build runs on AVX-512 CPUs without BF16.
+// denormal, so 32 results holding a denormal take at::vec's rounding (sigmoid(-88.5) is one). The function carries
+// its own target attribute, so the rest of the build runs on AVX-512 CPUs without BF16.
 #if defined(CPU_CAPABILITY_AVX512) && defined(MYOPS_EW_HW_BF16) && defined(__GNUC__)
 #define MYOPS_EW_HAVE_HW_BF16 1
 inline bool hw_bf16() {
@@ -374,6 +374,12 @@ bf16_unary_hw(const c10::BFloat16* in, c10::BFloat16* out, int64_t n, const VF& 
         _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32(_mm512_extracti64x4_epi64(raw, 1)), 16));
     const __m512 rlo = vf(Vectorized<float>(lo));
     const __m512 rhi = vf(Vectorized<float>(hi));
+    if ((_mm512_fpclass_ps_mask(rlo, 0x20) | _mm512_fpclass_ps_mask(rhi, 0x20)) != 0) {
+      // a denormal result, which the instruction flushes: at::vec's rounding keeps it (issue #56)
+      const auto rounded = convert_float_bfloat16(Vectorized<float>(rlo), Vectorized<float>(rhi));
+      rounded.store(out + i);
+      continue;
+    }
     __m512i r = (__m512i)_mm512_cvtne2ps_pbh(rhi, rlo);  // rlo in the low half
     const __mmask32 nan = static_cast<__mmask32>(_mm512_cmp_ps_mask(rlo, rlo, _CMP_UNORD_Q)) |
                           (static_cast<__mmask32>(_mm512_cmp_ps_mask(rhi, rhi, _CMP_UNORD_Q)) << 16);
