@@ -123,7 +123,7 @@ for dt, bounds in BOUNDS.items():
 # is a denormal, then 0 (sigmoid) or -0 (silu), and so is ours, within the ulp bounds above with
 # no absolute allowance, through the vector loop (a lane of the tail in a vector of ordinary
 # inputs too) and the scalar one; bfloat16 within 1 ulp (its denormals, which the AVX512-BF16
-# conversion flushes); sigmoid's gradient from that result
+# conversion flushes); sigmoid's gradient, from that result, within the same bound
 tail = torch.cat([torch.linspace(-120, -60, 60_001), torch.tensor([-1e30, -float("inf")])])
 for dt, ulp in ((torch.float32, 4), (torch.bfloat16, 1)):
     t = tail.to(dt)
@@ -140,7 +140,7 @@ for dt, ulp in ((torch.float32, 4), (torch.bfloat16, 1)):
     xt = t.clone().requires_grad_()
     myops.sigmoid(xg).backward(torch.ones_like(t))
     torch.sigmoid(xt).backward(torch.ones_like(t))
-    assert torch.equal(xg.grad, xt.grad), dt
+    assert ((ordered(xg.grad) - ordered(xt.grad)).abs() <= ulp).all(), dt
 # gelu (erf), float32: in the negative tail (x < -3) within 5e-7 of the exact value (float64)
 g = torch.linspace(-12, 12, 2_000_001)
 exact = g.double() * 0.5 * torch.special.erfc(-g.double() / 2 ** 0.5)

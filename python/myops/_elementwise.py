@@ -213,7 +213,11 @@ def _with_number(
         return run()
     except (RuntimeError, NotImplementedError) as e:
         refused = e
-    op(*(v if isinstance(v, Tensor) else torch.tensor(v) for v in (self, other)))
+    try:
+        args = [v if isinstance(v, Tensor) else torch.tensor(v) for v in (self, other)]
+    except (RuntimeError, ValueError, OverflowError):
+        raise refused from None  # a number no tensor holds (past int64): the conversion's error
+    op(*args)
     raise refused
 
 
