@@ -78,7 +78,7 @@ format: $(DEPS)
 	$(PY) tools/cpp_format.py
 
 # the speed-regression guard: torch / myops instruction counts per call under callgrind (not
-# time: it holds still on a loaded machine), each within 15 % of its committed baseline; ~4.5 min of CPU
+# time: it holds still on a loaded machine), each within 15 % of its committed baseline
 speed-guard: $(STAMP)
 	$(PY) tools/speed_guard.py
 
