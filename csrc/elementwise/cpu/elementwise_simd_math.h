@@ -295,6 +295,9 @@ inline VFloat vlog_reduce(const VFloat& x, VFloat& e) {
 // vroundscaleps took three uops), then exp(r) = 1 + r + r^2 Q(r), Q of degree 4 fitted to within
 // 4e-9 relative on |r| <= ln2 / 2 (tools/fit_exp_log.py; Cephes' degree 5 took one FMA more), in
 // Horner form down to the constant 1.
+// K: the result scaled by 2^K (exact), which extends the range of x down by K ln 2 (the tails of
+// sigmoid and silu take K = 24 for x down to -104)
+template <int K = 0>
 C10_ALWAYS_INLINE VFloat vexp_in(const VFloat& x) {
   const VFloat shift(12582912.f);  // 1.5 * 2^23
   const VFloat n = vfmadd(x, VFloat(1.44269504088896341f), shift) - shift;
@@ -306,6 +309,7 @@ C10_ALWAYS_INLINE VFloat vexp_in(const VFloat& x) {
   p = vfmadd(p, r, VFloat(4.9999994040e-1f));
   p = vfmadd(p, r, VFloat(1.f));
   p = vfmadd(p, r, VFloat(1.f));
+  if constexpr (K != 0) return vldexp(p, n + VFloat(float(K)));
   return vldexp(p, n);
 }
 C10_ALWAYS_INLINE VFloat vexp(const VFloat& x) { return vexp_in(vmax_c(vmin_c(x, 88.0f), -87.33654f)); }
@@ -589,20 +593,32 @@ C10_ALWAYS_INLINE VFloat v_gelu(const VFloat& x, bool tanh_approx) {
   }
   return x * v_phi(x);  // Phi is 0 from x = -6 on: -0 (NaN at -inf), as torch's
 }
-// sigmoid and silu far out on the left (issue #56): exp(-x) overflows float below x = -88.72,
-// and torch's 1 / (1 + exp(-x)) is a denormal from about x = -87.3 on, where the fast form's
-// clamped exp and reciprocal estimate give neither torch's denormal nor its 0. A vector with a
-// lane below the edge (-87 for sigmoid; -80 for silu, whose tiny x / (1 + exp(-x)) the estimate
-// loses earlier) takes torch's own vector formula (at::vec's exp, a division): its bits there.
+// sigmoid and silu far out on the left (issue #56): torch computes 1 / (1 + exp(-x)) (silu: x / (1 +
+// exp(-x))), whose exp overflows from x = -88.72283935546875 down (the result 0, silu's -0), and
+// whose result is a denormal from about x = -87.3 on, where the fast form's clamped exp and its
+// reciprocal estimate would give neither. Lanes below -87 take e^x there instead (1 + e^x is 1 in
+// float): vexp_in scaled by 2^24 (its reduction stays exact), then 2^-24, one rounding of the
+// denormal. The check is one compare a vector; the blend, only for a vector that holds such a
+// lane, makes no call (a call in the loop costs the registers of the fast form's constants).
+C10_ALWAYS_INLINE VFloat v_left_tail(const VFloat& x, const VFloat& fast, bool silu) {
+  const VFloat e24 = vexp_in<24>(vmax_c(x, -103.f));  // e^x 2^24, normal for x down to -103
+  VFloat tail = (silu ? x * e24 : e24) * VFloat(0x1p-24f);
+  // exp(-x) overflows in torch: 0 (silu: x * 0, NaN at -inf)
+  const VFloat zero = silu ? x * VFloat(0.f) : VFloat(0.f);
+  tail = VFloat::blendv(tail, zero, x <= VFloat(-88.72283935546875f));
+  return VFloat::blendv(fast, tail, x < VFloat(-87.f));
+}
 template <>
 C10_ALWAYS_INLINE VFloat v_sigmoid(const VFloat& x) {
-  if (vany_lt(x, -87.f)) return VFloat(1.f) / (VFloat(1.f) + (VFloat(0.f) - x).exp());
-  return vrcp(VFloat(1.f) + vexp(VFloat(0.f) - x));
+  const VFloat fast = vrcp(VFloat(1.f) + vexp(VFloat(0.f) - x));
+  if (C10_LIKELY(!vany_lt(x, -87.f))) return fast;
+  return v_left_tail(x, fast, /*silu=*/false);
 }
 template <>
 C10_ALWAYS_INLINE VFloat v_silu(const VFloat& x) {
-  if (vany_lt(x, -80.f)) return x / (VFloat(1.f) + x.neg().exp());
-  return x * vrcp(VFloat(1.f) + vexp(VFloat(0.f) - x));
+  const VFloat fast = x * vrcp(VFloat(1.f) + vexp(VFloat(0.f) - x));
+  if (C10_LIKELY(!vany_lt(x, -87.f))) return fast;
+  return v_left_tail(x, fast, /*silu=*/true);
 }
 #endif
 
