@@ -257,6 +257,16 @@ inline cudaError_t memset_async(void* p, int value, size_t bytes, cudaStream_t /
   return cudaSuccess;
 }
 
+// What every launch does first (Launch, LaunchCoop): CUDA's limits checked, the launch counted,
+// the stream's earlier work done, the grid and block dimensions set for the kernel to read.
+inline void begin_launch(dim3 grid, dim3 block) {
+  check_launch(grid, block);
+  ++counters().launches;
+  synchronize();
+  grid_dim = grid;
+  block_dim = block;
+}
+
 // Runs one launch (core/cuda/launch.h's MYOPS_LAUNCH): checks the configuration, then calls the
 // kernel once per (block, thread), in the shuffled order, with its own copy of the arguments.
 template <class... P>
@@ -266,11 +276,7 @@ struct Launch {
   Launch(dim3 g, dim3 b, cudaStream_t /*stream*/, void (*k)(P...)) : grid(g), block(b), kernel(k) {}
   template <class... A>
   void operator()(A&&... a) const {
-    check_launch(grid, block);
-    ++counters().launches;
-    synchronize();
-    grid_dim = grid;
-    block_dim = block;
+    begin_launch(grid, block);
     const uint64_t threads = uint64_t(block.x) * block.y * block.z;
     const uint64_t total = uint64_t(grid.x) * grid.y * grid.z * threads;
     const Shuffle order(total, order_key({grid.x, grid.y, grid.z, block.x, block.y, block.z}));
@@ -590,11 +596,7 @@ struct LaunchCoop {
   LaunchCoop(dim3 g, dim3 b, cudaStream_t /*stream*/, void (*k)(P...)) : grid(g), block(b), kernel(k) {}
   template <class... A>
   void operator()(A&&... a) const {
-    check_launch(grid, block);
-    ++counters().launches;
-    synchronize();
-    grid_dim = grid;
-    block_dim = block;
+    begin_launch(grid, block);
     struct Call {
       void (*kernel)(P...);
       std::tuple<std::decay_t<A>...> args;
