@@ -1,6 +1,7 @@
 """Every float32 input of a unary op: myops against the correctly rounded result (the float64 op
-rounded to float32) and against torch, as ulp histograms [0, 1, 2, >=3], plus the count of
-special / denormal results whose bits differ from torch's. Chunks of 2^24 bit patterns, [lo, hi)
+rounded to float32) and against torch, as ulp histograms [0, 1, 2, >=3], the largest distance
+from torch (with its input) and the count of special / denormal results whose bits differ from
+torch's (NaN payloads included). Chunks of 2^24 bit patterns, [lo, hi)
 of 256 (default all: about 15 min on one core).
 
     PYTHONPATH=python python tools/check_unary_f32.py exp [lo hi]
@@ -39,6 +40,7 @@ def ulps(a, b):
 hist_cr = torch.zeros(4, dtype=torch.int64)
 hist_t = torch.zeros(4, dtype=torch.int64)
 worst = None
+worst_t = (0, None)  # the largest distance from torch and its (input, myops, torch)
 spec_bad = 0
 t0 = time.time()
 C = 1 << 24
@@ -54,6 +56,9 @@ for c in range(lo, hi):
         worst = (x[k].item(), got[k].item(), cr[k].item(), int(d[k]))
     dt = ulps(got, tt)
     hist_t += torch.bincount(dt.clamp(max=3), minlength=4)
+    k = int(dt.argmax())
+    if int(dt[k]) > worst_t[0]:
+        worst_t = (int(dt[k]), (x[k].item(), got[k].item(), tt[k].item()))
     sp = ~torch.isfinite(tt) | (tt.abs() < 1.1754944e-38)
     spec_bad += int((got[sp].view(torch.int32) != tt[sp].view(torch.int32)).sum())
 print(
@@ -63,6 +68,8 @@ print(
     hist_cr.tolist(),
     "vs torch:",
     hist_t.tolist(),
+    "max vs torch",
+    worst_t,
     "special/denormal bits differing from torch:",
     spec_bad,
     "worst",
