@@ -32,7 +32,6 @@ import re
 import shutil
 import subprocess
 import sys
-from concurrent.futures import ThreadPoolExecutor
 
 
 def _find_cuda_home():
@@ -336,12 +335,9 @@ class BuildMyops(BuildExtension):
             # _C links the libmyops.so just built (in build_lib, before any in-place copy).
             ext.library_dirs = ext.library_dirs + [os.path.dirname(self.get_ext_fullpath(LIB_NAME))]
         # The ISA builds (ISA_BUILDS): compiled here with their own flags, one group per
-        # instruction set, then linked after the other objects. Each group compiles in a thread of
-        # its own, beside the other objects (one ninja each, in a folder of its own: torch's
-        # wrapper writes build.ninja into its output folder), and the link waits for them: the
-        # long ISA files no longer run one group after another on a 2-core machine.
+        # instruction set, then linked after the other objects.
         sources, extra_objects = ext.sources, ext.extra_objects
-        groups = []
+        isa_objects = []
         for suffix, flags in ISA_BUILDS.items():
             group = [s for s in sources if isa_suffix(s) == suffix]
             if not group:
@@ -352,40 +348,22 @@ class BuildMyops(BuildExtension):
                 else {"cxx": list(ext.extra_compile_args)}
             )
             args["cxx"] = list(args["cxx"]) + flags
-            groups.append((group, os.path.abspath(os.path.join(self.build_temp, "isa" + suffix[: -len(".cpp")])), args))
-        isa_objects = [o for group, out, _ in groups for o in self.compiler.object_filenames(group, output_dir=out)]
-        pool = ThreadPoolExecutor(max_workers=max(1, len(groups)))
-        futures = [
-            pool.submit(
-                self.compiler.compile,
+            isa_objects += self.compiler.compile(
                 group,
-                output_dir=out,
+                output_dir=self.build_temp,
                 macros=ext.define_macros + [(m,) for m in ext.undef_macros],
                 include_dirs=ext.include_dirs,
                 debug=self.debug,
                 extra_postargs=args,
                 depends=ext.depends,
             )
-            for group, out, args in groups
-        ]
-        link = self.compiler.link
-
-        def link_after_isa(*a, **k):
-            built = [o for f in futures for o in f.result()]
-            if sorted(map(os.path.abspath, built)) != sorted(map(os.path.abspath, isa_objects)):
-                raise RuntimeError("ISA objects not where expected: %s vs %s" % (built, isa_objects))
-            return link(*a, **k)
-
         try:
             ext.sources = [s for s in sources if isa_suffix(s) is None]
             ext.extra_objects = list(extra_objects) + isa_objects
-            self.compiler.link = link_after_isa
             super().build_extension(ext)
             if isa_objects:
                 self.check_isa_link(ext, isa_objects)
         finally:
-            self.compiler.link = link
-            pool.shutdown(wait=True)
             ext.sources, ext.extra_objects = sources, extra_objects
 
     def check_isa_link(self, ext, isa_objects):

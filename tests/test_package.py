@@ -192,14 +192,13 @@ def test_libmyops_baseline_code_runs_no_isa_copy():
     lib = os.path.join(here, "lib", "libmyops.so")
     import glob
 
-    # the build directory (build/temp.*, build/editable-temp; the ISA builds' objects in its isa_*
-    # folders) whose objects were linked last before the library: one build's objects only
-    # (another build inlines differently)
+    # the build directory (build/temp.*, build/editable-temp) whose objects were linked last
+    # before the library: one build's objects only (another build inlines differently)
     built = {}
     for d in glob.glob(os.path.join(ROOT, "build", "*temp*")):
         objs = [
             o
-            for o in glob.glob(os.path.join(d, "**", "csrc", "**", "*.o"), recursive=True)
+            for o in glob.glob(os.path.join(d, "csrc", "**", "*.o"), recursive=True)
             if os.path.getmtime(o) <= os.path.getmtime(lib)
         ]
         if any(re.search(r"_avx(2|512)\.o$", o) for o in objs):
