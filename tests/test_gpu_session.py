@@ -445,8 +445,9 @@ def test_every_graph_capture_is_marked():
 
 def test_dry_run_sweep_runs_every_variant_through_the_emulation(tmp_path):
     # `gpu_session.sh --dry-run sweep`: every kernel variant x its family's cases (small sizes),
-    # through the CUDA emulation (built by tests/test_cuda_emulation.py, which runs first), each
-    # checked against torch; the -sweep.md / .json come back in $OUT
+    # through the CUDA emulation (tests/cuda_emulation/loader.py builds it on first use: in CI this
+    # file runs on the plain build, apart from test_cuda_emulation.py), each checked against torch;
+    # the -sweep.md / .json come back in $OUT
     from cuda_emulation.loader import cuda_include_dir
 
     if cuda_include_dir() is None:

@@ -110,19 +110,16 @@ struct KeyOf<double> {
   using type = uint64_t;
 };
 
-// A key that sorts ascending as the score descending; -0.0 and +0.0 are one key.
-__device__ __forceinline__ uint32_t desc_key(float v) {
-  if (v == 0.0f) v = 0.0f;
-  uint32_t u;
+// A key that sorts ascending as the score (float or double) descending; -0.0 and +0.0 are one key.
+template <typename Acc>
+__device__ __forceinline__ typename KeyOf<Acc>::type desc_key(Acc v) {
+  using U = typename KeyOf<Acc>::type;
+  static_assert(sizeof(U) == sizeof(Acc), "a key of the score's width");
+  constexpr U kSign = U(1) << (8 * sizeof(U) - 1);
+  if (v == Acc(0)) v = Acc(0);
+  U u;
   memcpy(&u, &v, sizeof(u));
-  u = (u & 0x80000000u) ? ~u : (u | 0x80000000u);
-  return ~u;
-}
-__device__ __forceinline__ uint64_t desc_key(double v) {
-  if (v == 0.0) v = 0.0;
-  uint64_t u;
-  memcpy(&u, &v, sizeof(u));
-  u = (u & 0x8000000000000000ull) ? ~u : (u | 0x8000000000000000ull);
+  u = (u & kSign) ? ~u : (u | kSign);
   return ~u;
 }
 
