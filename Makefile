@@ -50,7 +50,7 @@ export MAX_JOBS ?= $(shell nproc 2>/dev/null || echo 2)
 SOURCES := setup.py $(shell find csrc cmake -type f 2>/dev/null)
 STAMP := build/.myops-built
 
-.PHONY: test test-plain demo bench docs build deps clean package-check sanitize sanitize-ci deploy-check wheel gpu-prebuilt speed-guard \
+.PHONY: test test-plain demo bench docs build deps clean package-check sanitize sanitize-build sanitize-ci deploy-check wheel gpu-prebuilt speed-guard \
 	release-check
 
 test: $(STAMP)
@@ -188,13 +188,20 @@ test-plain: $(STAMP)
 sanitize-ci:
 	$(MAKE) sanitize SAN_PYTEST_ARGS="$(foreach t,$(PLAIN_TESTS),--ignore=tests/$(t).py)"
 
-sanitize: $(DEPS)
+# the sanitizer build alone (CI starts it beside the plain build: .ci/run); rebuilt when a source
+# changes, as the plain build is. Its own _build_config.py (CPU-only) is written into $(SAN_DIR).
+SAN_STAMP := $(SAN_DIR)/.myops-built
+
+sanitize-build: $(SAN_STAMP)
+
+$(SAN_STAMP): $(DEPS) $(SOURCES)
 	mkdir -p $(SAN_DIR)
-	cp python/myops/_build_config.py $(SAN_DIR)/_build_config.saved 2>/dev/null || true
 	FORCE_CPU=1 CFLAGS="$(SAN_FLAGS)" CXXFLAGS="$(SAN_FLAGS)" LDFLAGS="-fsanitize=address,undefined" \
 	  $(PY) setup.py build_ext --build-lib $(SAN_DIR) --build-temp $(SAN_DIR)/temp
-	cp python/myops/*.py $(SAN_DIR)/myops/
-	if [ -f $(SAN_DIR)/_build_config.saved ]; then cp $(SAN_DIR)/_build_config.saved python/myops/_build_config.py; fi
+	touch $@
+
+sanitize: $(SAN_STAMP)
+	for f in python/myops/*.py; do [ "$${f##*/}" = _build_config.py ] || cp "$$f" $(SAN_DIR)/myops/; done
 	$(SAN_ENV) MYOPS_EMU_CFLAGS="$(SAN_FLAGS)" MYOPS_EMU_BUILD_DIR=$(SAN_DIR)/cuda_emulation \
 	  PYTHONPATH=$(SAN_DIR) $(PY) -m pytest tests -q -p no:cacheprovider \
 	  $(foreach t,$(SAN_NEVER),--ignore=tests/$(t).py) $(SAN_PYTEST_ARGS)
