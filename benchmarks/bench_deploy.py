@@ -42,7 +42,7 @@ import tempfile
 
 import torch
 
-from runner import Case, measure
+from runner import Case, measure, measure_interleaved
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
@@ -479,6 +479,177 @@ def table_header(forms):
     return "| " + " | ".join(cols) + " |\n|" + "---|" * len(cols)
 
 
+# ---- the whole static detector in one CUDA graph (issue #59) ----------------------------------
+#
+# `--graph`: per model and batch, on one CUDA device, in one process, timed in turn
+# (runner.measure_interleaved): eager torchvision, the static module eager, the static module
+# captured whole in one CUDA graph and replayed on new images (`capture`), and
+# torch.compile(static, mode="reduce-overhead"), Inductor's own CUDA-graph form. Each form's
+# detections are checked against eager's (tests/test_detection.py's assert_matches, not exact: on
+# CUDA the heads' cuBLAS calls over padded rows round float32 differently, see
+# test_cuda_graph_whole_forward) and, with `--check64`, in float64 once per model. The target:
+# graph >= GRAPH_TARGET x eager at batch 1 (docs/performance.md, Targets, says it once).
+#
+#     python benchmarks/bench_deploy.py --graph --out $OUT                      # the lease's call
+#     python benchmarks/bench_deploy.py --graph --device cpu --forms eager static --sizes 320x416
+#                                                        # the same code on the CPU (no graph)
+
+GRAPH_MODELS = ("fasterrcnn_resnet50_fpn", "maskrcnn_resnet50_fpn", "retinanet_resnet50_fpn")
+GRAPH_FORMS = ("eager", "static", "graph", "compile")
+GRAPH_TARGET = 1.5
+
+
+def capture(static, x):
+    """`static` captured whole in one CUDA graph for inputs shaped like `x`, after two warm-up
+    calls on a side stream (torch's recipe: they allocate, pick kernels and move the anchor
+    generator's cached anchors to the device). Returns run(images): copies `images` into the
+    captured input, replays the graph and returns the captured outputs (overwritten by the next
+    replay)."""
+    if x.device.type != "cuda":
+        raise RuntimeError("a CUDA graph needs a CUDA device")
+    inp = x.clone()
+    side = torch.cuda.Stream()
+    side.wait_stream(torch.cuda.current_stream())
+    with torch.no_grad(), torch.cuda.stream(side):
+        for _ in range(2):
+            static(inp)
+    torch.cuda.current_stream().wait_stream(side)
+    graph = torch.cuda.CUDAGraph()
+    with torch.no_grad(), torch.cuda.graph(graph):
+        out = static(inp)
+
+    def run(images):
+        inp.copy_(images)
+        graph.replay()
+        return out
+
+    return run
+
+
+def graph_forms(model, x, forms):
+    """{form: a function of the images} for the forms asked (see GRAPH_FORMS)."""
+    from myops import detection
+
+    static = detection.make_static(model)
+    made = {}
+    for form in forms:
+        if form == "eager":
+            made[form] = lambda images: eager(model, images)
+        elif form == "static":
+            made[form] = static
+        elif form == "graph":
+            try:
+                made[form] = capture(static, x)
+            except RuntimeError as e:
+                made[form] = e
+        elif form == "compile":
+            torch._dynamo.reset()
+            made[form] = torch.compile(static, mode="reduce-overhead", fullgraph=True, dynamic=False)
+        else:
+            raise ValueError(form)
+    return made
+
+
+def graph_row(name, h, w, batch, device, forms, check64=False, log=print):
+    """One model and batch: {'model', 'size', 'batch', 'seconds': {form: median s or None},
+    'check': {form: verdict}} with every form timed in turn and checked against eager on a second
+    batch of images (not the one a graph was captured with)."""
+    td, _ = tests()
+    model = cost_model(name, h, w).to(device)
+    gen = torch.Generator().manual_seed(1)
+    x, y = (torch.rand(batch, 3, h, w, generator=gen).to(device) for _ in range(2))
+    made = graph_forms(model, x, forms)
+    row = {"model": name, "size": f"{h}x{w}", "batch": batch, "seconds": {}, "check": {}}
+    with torch.no_grad():
+        ref = eager(model, y)
+        runs = {}
+        for form, fn in made.items():
+            if isinstance(fn, Exception):
+                row["check"][form] = "ERROR " + str(fn).splitlines()[0]
+                continue
+            try:
+                out = fn(y)
+                if form != "eager":
+                    out = {k: v.clone() for k, v in out.items()}
+                    row["check"][form] = verdict(lambda r, o: td.assert_matches(r, o, exact=False), ref, out)
+                runs[form] = lambda fn=fn: fn(y)
+            except Exception as e:  # a compile that fails leaves an ERROR cell, the row stands
+                row["check"][form] = "ERROR " + (str(e).splitlines() or [type(e).__name__])[0][:120]
+        medians = measure_interleaved(list(runs.values()), device) if runs else []
+    row["seconds"] = {f: (dict(zip(runs, medians)).get(f)) for f in forms}
+    if check64 and "graph" in runs:
+        row["check"]["graph float64"] = graph_check64(model, y)
+    log(graph_format_row(row, forms))
+    return row
+
+
+def graph_check64(model, y):
+    """The graph form against eager in float64 on `y` (where cuBLAS's rounding stays far below
+    the comparison's tolerance): the verdict."""
+    td, _ = tests()
+    from myops import detection
+
+    m64 = copy.deepcopy(model).double()
+    y64 = y.double()
+    run = capture(detection.make_static(m64), y64)
+    with torch.no_grad():
+        ref = eager(m64, y64)
+        out = {k: v.clone() for k, v in run(y64).items()}
+    return verdict(lambda r, o: td.assert_matches(r, o, exact=False), ref, out)
+
+
+def graph_header(forms):
+    cols = ["model", "image", "batch"] + [f"{f}" for f in forms]
+    cols += [f"eager ÷ {f}" for f in forms if f != "eager"] + ["checks against eager"]
+    return "| " + " | ".join(cols) + " |\n|" + "---|" * len(cols)
+
+
+def graph_format_row(row, forms):
+    sec = row["seconds"]
+    parts = [row["model"], row["size"], str(row["batch"])]
+    parts += [f"{sec[f] * 1e3:.2f} ms" if sec.get(f) else "—" for f in forms]
+    for f in forms:
+        if f == "eager":
+            continue
+        ratio = sec.get("eager") / sec[f] if sec.get("eager") and sec.get(f) else None
+        mark = "" if ratio is None or f != "graph" or row["batch"] != 1 or ratio >= GRAPH_TARGET else " **miss**"
+        parts.append("—" if ratio is None else f"{ratio:.2f}x{mark}")
+    parts.append("; ".join(f"{f}: {v}" for f, v in row["check"].items()) or "—")
+    return "| " + " | ".join(parts) + " |"
+
+
+def graph_table(models, sizes, batches, forms, device, check64=False, out=None, log=print):
+    """Every (model, size, batch) row; with `out`, the table goes to <device>-<date>-graph.md
+    there. Returns the rows."""
+    import datetime
+
+    from runner import device_name, git_commit
+
+    dev = device_name(device)
+    head = (
+        f"whole static detector, one CUDA graph: {datetime.date.today()}, commit {git_commit()}, {dev}, "
+        f"torch {torch.__version__}; float32, median of runs timed in turn (runner.measure_interleaved); "
+        f"target: eager ÷ graph >= {GRAPH_TARGET} at batch 1"
+    )
+    log(head)
+    log(graph_header(forms))
+    rows = [
+        graph_row(name, h, w, batch, device, forms, check64=check64 and batch == batches[0], log=log)
+        for name in models
+        for h, w in sizes
+        for batch in batches
+    ]
+    if out:
+        os.makedirs(out, exist_ok=True)
+        stem = re.sub(r"[^A-Za-z0-9._-]+", "-", dev)
+        path = os.path.join(out, f"{stem}-{datetime.date.today()}-graph.md")
+        with open(path, "a") as f:
+            f.write(head + "\n\n" + graph_header(forms) + "\n")
+            f.write("\n".join(graph_format_row(r, forms) for r in rows) + "\n\n")
+        log(f"-> {path}")
+    return rows
+
+
 # ---- where the static form spends its time -----------------------------------------------------
 
 
@@ -521,22 +692,29 @@ if __name__ == "__main__":
     p = argparse.ArgumentParser(description="the deploy family's profile (the family runs from runner.py)")
     p.add_argument("--profile", action="store_true", help="where the static form's time goes, against eager")
     p.add_argument("--batch", type=int, default=1)
-    p.add_argument("--device", default="cpu")
+    p.add_argument("--device", default=None, help="--profile: default cpu; --graph: default cuda")
     p.add_argument("--cost", action="store_true", help="every model's time and peak RSS per form (processes)")
     p.add_argument("--cost-one", nargs=4, metavar=("MODEL", "HxW", "BATCH", "FORM"), help=argparse.SUPPRESS)
     p.add_argument("--cost-pair", nargs=4, metavar=("MODEL", "HxW", "BATCH", "FORM"), help=argparse.SUPPRESS)
     p.add_argument("--models", nargs="*", default=None, help="default: the seven of tests/test_detection.py")
-    p.add_argument("--sizes", nargs="*", default=["320x416", "800x1088"])
+    p.add_argument("--sizes", nargs="*", default=None, help="--cost: default 320x416 800x1088; --graph: 800x1088")
     p.add_argument("--batches", nargs="*", type=int, default=[1, 4])
     p.add_argument("--forms", nargs="*", default=["eager", "static", "compile", "aoti"], choices=FORMS)
     p.add_argument("--rounds", type=int, default=2)
     p.add_argument("--threads", type=int, default=2)
     p.add_argument("--out", default=None, help="a folder: the table goes to cpu-<date>-deploy-cost.md there")
+    p.add_argument("--graph", action="store_true", help="the static detector in one CUDA graph against eager")
+    p.add_argument("--graph-forms", nargs="*", default=list(GRAPH_FORMS), choices=GRAPH_FORMS)
+    p.add_argument("--check64", action="store_true", help="--graph: also check the graph in float64")
     args = p.parse_args()
     import myops  # noqa: F401
 
     if args.profile:
-        profile(args.batch, args.device)
+        profile(args.batch, args.device or "cpu")
+    elif args.graph:
+        sizes = [tuple(map(int, s.split("x"))) for s in args.sizes or ["800x1088"]]
+        models = args.models or list(GRAPH_MODELS)
+        graph_table(models, sizes, args.batches, args.graph_forms, args.device or "cuda", args.check64, args.out)
     elif args.cost_one:
         import json
 
@@ -554,7 +732,7 @@ if __name__ == "__main__":
 
         td, _ = tests()
         models = args.models or list(td.MODELS)
-        sizes = [tuple(map(int, s.split("x"))) for s in args.sizes]
+        sizes = [tuple(map(int, s.split("x"))) for s in args.sizes or ["320x416", "800x1088"]]
         commit = subprocess.run(
             ["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True, text=True
         ).stdout.strip()

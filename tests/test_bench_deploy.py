@@ -93,3 +93,35 @@ def test_cost_table_takes_each_forms_time_from_its_own_runs(monkeypatch):
     assert calls == [("--cost-one", f) for f in ("eager", "aoti")] * 2
     assert row["cells"]["eager"]["seconds"] == [9.0, 9.0] and row["cells"]["aoti"]["seconds"] == [2.0, 2.0]
     assert "ERROR" not in bench_deploy.format_row(row, ["eager", "aoti"])
+
+
+def test_graph_table_rows():
+    """The `--graph` table (the static detector in one CUDA graph, issue #59): ratios against
+    eager, the batch-1 graph target marked where missed, the checks listed; a graph on the CPU is
+    an error cell, not a crash."""
+    forms = ["eager", "static", "graph"]
+    row = {
+        "model": "m",
+        "size": "800x1088",
+        "batch": 1,
+        "seconds": {"eager": 0.030, "static": 0.031, "graph": 0.025},
+        "check": {"static": "ok", "graph": "ok"},
+    }
+    line = bench_deploy.graph_format_row(row, forms)
+    assert (
+        line == "| m | 800x1088 | 1 | 30.00 ms | 31.00 ms | 25.00 ms | 0.97x | 1.20x **miss** | static: ok; graph: ok |"
+    )
+    row["seconds"]["graph"] = 0.015
+    assert "| 2.00x |" in bench_deploy.graph_format_row(row, forms)
+    row["batch"], row["seconds"]["graph"] = 4, 0.025
+    assert "| 1.20x |" in bench_deploy.graph_format_row(row, forms)  # the target is batch 1's
+    row["seconds"]["graph"] = None
+    assert bench_deploy.graph_format_row(row, forms).count("—") == 2
+    header = bench_deploy.graph_header(forms).splitlines()
+    assert header[0].count("|") - 1 == line.count("|") - 1 == header[1].count("|") - 1
+    try:
+        bench_deploy.capture(lambda x: {"x": x}, torch.zeros(1))
+    except RuntimeError as e:
+        assert "CUDA" in str(e)
+    else:
+        raise AssertionError("capture on the CPU did not raise")
