@@ -19,6 +19,7 @@
 
 #include "core/cuda_rules.h"
 #include "core/macros.h"
+#include "core/op_math.h"
 #include "myops/op_table.h"
 
 namespace myops {
@@ -26,21 +27,7 @@ namespace ew {
 
 // EwKind (every kernel) and the ops: myops/op_table.h. The functor of kind K is the struct K.
 
-// Compute type for a storage type (PyTorch's at::opmath_type).
-template <typename T>
-struct OpMath {
-  using type = T;
-};
-template <>
-struct OpMath<c10::Half> {
-  using type = float;
-};
-template <>
-struct OpMath<c10::BFloat16> {
-  using type = float;
-};
-template <typename T>
-using opmath_t = typename OpMath<T>::type;
+// OpMath / opmath_t, the compute type: core/op_math.h.
 
 // max / min of two non-NaN values as PyTorch computes them: on CUDA its kernels call
 // ::max / ::min (fmaxf / fminf: ties between -0.0 and +0.0 are the hardware's), on CPU

@@ -1,7 +1,7 @@
 #pragma once
 // torchvision's devIoU on CUDA, shared by the nms kernels (nms.cu) and multiclass_nms_static's
 // pipeline (multiclass_nms.cu).
-#include "elementwise/elementwise_functors.h"  // OpMath: torchvision's accumulate type on CUDA
+#include "core/op_math.h"  // OpMath: torchvision's accumulate type on CUDA
 
 namespace myops {
 namespace nms_iou {
@@ -10,12 +10,12 @@ namespace nms_iou {
 // half goes through float (the result is one of the operands, so exact).
 template <typename T>
 __device__ __forceinline__ T dmax(T a, T b) {
-  using Acc = typename ew::OpMath<T>::type;
+  using Acc = typename OpMath<T>::type;
   return static_cast<T>(::fmax(static_cast<Acc>(a), static_cast<Acc>(b)));
 }
 template <typename T>
 __device__ __forceinline__ T dmin(T a, T b) {
-  using Acc = typename ew::OpMath<T>::type;
+  using Acc = typename OpMath<T>::type;
   return static_cast<T>(::fmin(static_cast<Acc>(a), static_cast<Acc>(b)));
 }
 
@@ -23,7 +23,7 @@ __device__ __forceinline__ T dmin(T a, T b) {
 // corners in T (rounded to half for half), the products and the ratio in the accumulate type.
 template <typename T>
 __device__ __forceinline__ bool iou_above(const T* a, const T* b, float threshold) {
-  using Acc = typename ew::OpMath<T>::type;
+  using Acc = typename OpMath<T>::type;
   const T left = dmax(a[0], b[0]), right = dmin(a[2], b[2]);
   const T top = dmax(a[1], b[1]), bottom = dmin(a[3], b[3]);
   const T width = dmax(static_cast<T>(right - left), static_cast<T>(0));

@@ -499,7 +499,7 @@ __global__ void gather_kernel(const T* boxes, const T* scores, Dims d, const int
 
 template <typename T>
 void run(const at::Tensor& boxes, const at::Tensor& scores, const Dims& d, const Result& out) {
-  using Acc = typename ew::OpMath<T>::type;
+  using Acc = typename OpMath<T>::type;
   using Key = typename KeyOf<T>::type;
   const cudaStream_t stream = current_stream();
   const int64_t NP = d.N * d.P;

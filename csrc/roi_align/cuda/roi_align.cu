@@ -21,7 +21,7 @@
 #include <vector>
 
 #include "core/checks.h"
-#include "elementwise/elementwise_functors.h"  // OpMath: float for half, as torchvision's kernel computes max / ceil
+#include "core/op_math.h"  // OpMath: float for half, as torchvision's kernel computes max / ceil
 #include "roi_align/roi_align_common.h"
 #include "core/cuda/glue.h"
 #include "core/cuda/launch.h"
@@ -49,7 +49,7 @@ template <typename T>
 __global__ void __launch_bounds__(kThreads)
     roi_align_levels_kernel(int64_t total, Levels<T> lv, const T* rois, const int64_t* levels, int pooled_height,
                             int pooled_width, int sampling_ratio, bool aligned, T* out) {
-  using Acc = typename ew::OpMath<T>::type;
+  using Acc = typename OpMath<T>::type;
   const int64_t step = int64_t(gridDim.x) * blockDim.x;
   for (int64_t index = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; index < total; index += step) {
     const int pw = static_cast<int>(index % pooled_width);
