@@ -315,7 +315,7 @@ def test_binary16_double_rounding_is_innocuous(dtype):
     # the 16-bit format). Exact in float64; the single rounding is computed here. Random pairs
     # of all magnitudes, and products landing among the subnormals.
     mant, min_exp = (10, -14) if dtype == torch.float16 else (7, -126)
-    n = 1 << 18
+    n = 1 << 16
     bits = torch.randint(-(1 << 15), 1 << 15, (2, n), dtype=torch.int16)
     a, b = bits.view(dtype)
     ea = torch.randint(-8, 8, (n,))  # pairs whose product is near or below the smallest normal
