@@ -708,7 +708,7 @@ def test_max_pool2d_add_packs(E, mp_variant, dtype, channels_last, shape):
             check(out, exp, exp.stride())
 
 
-@pytest.mark.parametrize("dtype", [torch.float32, torch.float64, torch.float16, torch.bfloat16], ids=str)
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16], ids=str)  # all four: test_max_pool2d_add
 @pytest.mark.parametrize("channels_last", [False, True])
 @pytest.mark.parametrize("shape", [(1, 3, 37, 71), (2, 37, 9, 17), (1, 2, 1, 1), (3, 1, 2, 5)], ids=str)
 def test_max_pool2d_add_tiles(E, mp_variant, dtype, channels_last, shape):
