@@ -824,22 +824,25 @@ class Session:
 
 def families_of(paths):
     """The test families (tests/test_<family>*.py stems) a change of `paths` needs run on a GPU:
-    csrc/<family>/..., python/myops/<family>.py and tests/test_<family>*.py map to that family's
-    test files; a change elsewhere under csrc/, python/ or setup.py (core code, the build) to
-    every test file; anything else (docs, benchmarks) to none."""
+    csrc/<family>/..., python/myops/[_]<family>.py and tests/test_<family>*.py map to that family's
+    test files; a change elsewhere under csrc/, python/, tests/ (helpers, conftest) or setup.py
+    (shared code, the build) to every test file; the CPU emulation and anything else (docs,
+    benchmarks) to none."""
     tests = sorted(os.path.basename(p)[5:-3] for p in glob.glob(os.path.join(ROOT, "tests", "test_*.py")))
     tests = [t for t in tests if t != "cuda_emulation"]
     fams = set()
     for path in paths:
         parts = path.split("/")
+        if parts[0] == "tests" and (parts[1:2] == ["cuda_emulation"] or path == "tests/test_cuda_emulation.py"):
+            continue
         if parts[0] == "tests" and len(parts) == 2 and parts[1][5:-3] in tests:
             fams.add(parts[1][5:-3])
             continue
         if parts[0] == "csrc" and len(parts) > 2:
             fam = parts[1]
         elif parts[0] == "python" and len(parts) == 3 and parts[1] == "myops" and parts[2].endswith(".py"):
-            fam = parts[2][:-3]
-        elif parts[0] in ("csrc", "python") or path in ("setup.py", "pyproject.toml"):
+            fam = parts[2][:-3].lstrip("_")
+        elif parts[0] in ("csrc", "python", "tests") or path in ("setup.py", "pyproject.toml"):
             return tests
         else:
             continue

@@ -513,10 +513,11 @@ def test_families_of_changed_paths():
     assert f(["csrc/elementwise/cuda/elementwise_binary.cu"]) == [
         t for t in f(["setup.py"]) if t.startswith("elementwise")
     ]
-    assert f(["python/myops/nonzero.py", "tests/test_nms.py", "benchmarks/sweep.py"]) == ["nms", "nonzero"]
+    assert f(["python/myops/_nonzero.py", "tests/test_nms.py", "benchmarks/sweep.py"]) == ["nms", "nonzero"]
     everything = f(["csrc/core/variants.h"])
     assert "roi_align" in everything and "cuda_emulation" not in everything and everything == f(["setup.py"])
-    assert f(["README.md"]) == []
+    assert f(["tests/helpers.py"]) == everything
+    assert f(["README.md", "tests/cuda_emulation/loader.py", "tests/test_cuda_emulation.py"]) == []
 
 
 def test_sweep_table_has_inductor_columns():
