@@ -21,7 +21,7 @@ import os
 import re
 import sys
 
-PARTS = ("tests", "sanitize", "bench")
+PARTS = ("tests", "sanitize", "sweep", "bench")
 OUTCOMES = ("passed", "failed", "skipped", "error")
 
 
@@ -97,7 +97,7 @@ def part_outcomes(rec, out_dir):
         else:
             word = "done"
         res["tests"] = (word, ", ".join(f"{v} {k}" for k, v in totals.items()))
-    for part in ("sanitize", "bench"):
+    for part in ("sanitize", "sweep", "bench"):
         us = {k: v for k, v in units.items() if v.get("part") == part}
         if not us:
             continue

@@ -22,6 +22,14 @@ benchmarks/README.md ("GPU") gives the exact calls.
 (csrc/core/variants.h) x its family's headline cases, checked against torch and timed in turn
 with it, into <gpu>-<date>-sweep.md / .json in $OUT (the dry run: through the CUDA emulation, on
 the importable CPU build, at small sizes).
+`tune` (issue #54), for a tree whose sources already passed `all` on a GPU: the build as in
+`all`, then the CUDA tests of the changed families only (GPU_SESSION_FAMILIES, required: the
+test files' stems; `gpu_session.py --families-since COMMIT` prints them from git on the host, as
+the device's copy of .git may be stale), then the sweep, then the headline bench (part 3), in one
+call: the tests until GPU_SESSION_TUNE_TESTS_SECONDS (default 120) after the build, the sweep
+until GPU_SESSION_BENCH_SECONDS before the budget's end, the bench the rest. The dry run takes
+the importable CPU build, as `sweep` does, and its sweep runs the variants through the emulation
+(GPU_SESSION_SWEEP_OPS: only those tunable ops).
 `rerun` reads the record of the last call (below) and runs, with the same archive, only the tests
 that did not pass or skip, the sanitizer units and the bench families that did not end clean.
 
@@ -91,7 +99,7 @@ class Session:
     def __init__(self, mode, dry):
         self.mode, self.dry = mode, dry
         self.t0 = time.monotonic()
-        self.budget = env_int("GPU_SESSION_SECONDS", 520 if mode in ("all", "sweep") else 150)
+        self.budget = env_int("GPU_SESSION_SECONDS", 520 if mode in ("all", "sweep", "tune") else 150)
         self.bench_seconds = env_int("GPU_SESSION_BENCH_SECONDS", 180)
         self.parts = [p for p in (os.environ.get("GPU_SESSION_PARTS", " ".join(PARTS))).split() if p in PARTS]
         self.out = os.path.abspath(os.environ.get("OUT") or os.path.join(ROOT, "gpu-out"))
@@ -678,28 +686,71 @@ class Session:
         )
         return plan
 
+    def run_sweep(self, deadline):
+        """benchmarks/sweep.py until `deadline`; its -sweep.md / .json land in $OUT (rewritten after
+        each row, so a cut sweep returns its rows). True when it ended clean."""
+        cmd = [self.python, os.path.join(HERE, "sweep.py"), "--out", self.out]
+        # the dry run's times mean nothing, and Inductor on the CPU compiles C++ for minutes
+        cmd += ["--emulation", "--min-time", "0.01", "--no-inductor"] if self.dry else []
+        if os.environ.get("GPU_SESSION_SWEEP_OPS"):
+            cmd += ["--ops"] + os.environ["GPU_SESSION_SWEEP_OPS"].split()
+        log = os.path.join(self.work, "sweep.log")
+        self.set_unit("sweep", part="sweep", status="running")
+        rc, cut, secs = self.run(cmd, deadline, log)
+        with open(log, errors="replace") as f:
+            text = f.read()
+        print(text, end="")
+        m = re.search(r"sweep: (\d+) rows, (\d+) error rows", text)
+        rows, errs = (int(m.group(1)), int(m.group(2))) if m else (0, 0)
+        status = "cut" if cut else ("errors" if rc == 1 and m else {0: "done"}.get(rc, "failed"))
+        self.set_unit("sweep", part="sweep", status=status, rc=rc, seconds=round(secs), rows=rows, error_rows=errs)
+        self.log(f"sweep: {'CUT' if cut else f'rc {rc}'} in {secs:.0f} s")
+        return rc == 0 and not cut
+
     def main_sweep(self):
         """`sweep`: the build (as `all`; the dry run takes the importable CPU build), then
         benchmarks/sweep.py - every kernel variant x its family's headline cases, checked against
-        torch and timed with it - within the budget; its -sweep.md / .json land in $OUT."""
+        torch and timed with it - within the budget."""
         env = self.probe()
         call = {"kind": "sweep", "started": now_iso(), "budget": self.budget, "dry_run": self.dry, "parts": ["sweep"]}
         self.rec = dict(format=1, session=now_iso(), env=env, calls=[call], units={}, tests={}, changed={}, selected=[])
         self.log(f"sweep: budget {self.budget} s on {env['device']}; torch {env['torch']}")
         if not self.dry and not self.prepare_build():
             return 1
-        cmd = [self.python, os.path.join(HERE, "sweep.py"), "--out", self.out]
-        cmd += ["--emulation", "--min-time", "0.01"] if self.dry else []  # the dry run's times mean nothing
-        log = os.path.join(self.work, "sweep.log")
-        rc, cut, secs = self.run(cmd, self.budget - MARGIN, log)
-        with open(log, errors="replace") as f:
-            print(f.read(), end="")
-        self.log(f"sweep: {'CUT' if cut else f'rc {rc}'} in {secs:.0f} s")
-        return 0 if rc == 0 and not cut else 1
+        return 0 if self.run_sweep(self.budget - MARGIN) else 1
+
+    def main_tune(self):
+        """`tune`: the changed families' tests, the sweep, then the headline bench (module docstring)."""
+        if not os.environ.get("GPU_SESSION_FAMILIES", "").split():
+            self.log(
+                "tune: GPU_SESSION_FAMILIES is not set (the changed families' test files; on the host: "
+                "python benchmarks/gpu_session.py --families-since COMMIT)"
+            )
+            return 2
+        env = self.probe()
+        parts = ["tests", "sweep", "bench"]
+        call = {"kind": "tune", "started": now_iso(), "budget": self.budget, "dry_run": self.dry, "parts": parts}
+        self.rec = dict(format=1, session=now_iso(), env=env, calls=[call], units={}, tests={}, changed={}, selected=[])
+        self.log(f"tune: budget {self.budget} s on {env['device']}; torch {env['torch']}; tests: {self.test_files()}")
+        self.flush()
+        if not self.dry and not self.prepare_build():
+            call["outcome"] = "no usable build: nothing ran"
+            self.flush()
+            return 1
+        self.guarded(self.part_tests, self.elapsed() + env_int("GPU_SESSION_TUNE_TESTS_SECONDS", 120))
+        self.flush()
+        self.guarded(self.run_sweep, max(self.budget - MARGIN - self.bench_seconds, self.elapsed() + 10))
+        self.flush()
+        self.guarded(self.part_bench, self.bench_families())
+        call["outcome"] = "ended"
+        self.flush()
+        return 0
 
     def main(self):
         if self.mode == "sweep":
             return self.main_sweep()
+        if self.mode == "tune":
+            return self.main_tune()
         env = self.probe()
         if self.mode == "all":
             shutil.rmtree(os.path.join(self.state, "bench"), ignore_errors=True)  # an earlier session's tables
@@ -771,11 +822,54 @@ class Session:
         return 0
 
 
+def families_of(paths):
+    """The test families (tests/test_<family>*.py stems) a change of `paths` needs run on a GPU:
+    csrc/<family>/..., python/myops/[_]<family>.py and tests/test_<family>*.py map to that family's
+    test files; a change elsewhere under csrc/, python/, tests/ (helpers, conftest) or setup.py
+    (shared code, the build) to every test file; the CPU emulation and anything else (docs,
+    benchmarks) to none."""
+    tests = sorted(os.path.basename(p)[5:-3] for p in glob.glob(os.path.join(ROOT, "tests", "test_*.py")))
+    tests = [t for t in tests if t != "cuda_emulation"]
+    fams = set()
+    for path in paths:
+        parts = path.split("/")
+        if parts[0] == "tests" and (parts[1:2] == ["cuda_emulation"] or path == "tests/test_cuda_emulation.py"):
+            continue
+        if parts[0] == "tests" and len(parts) == 2 and parts[1][5:-3] in tests:
+            fams.add(parts[1][5:-3])
+            continue
+        if parts[0] == "csrc" and len(parts) > 2:
+            fam = parts[1]
+        elif parts[0] == "python" and len(parts) == 3 and parts[1] == "myops" and parts[2].endswith(".py"):
+            fam = parts[2][:-3].lstrip("_")
+        elif parts[0] in ("csrc", "python", "tests") or path in ("setup.py", "pyproject.toml"):
+            return tests
+        else:
+            continue
+        mine = [t for t in tests if t == fam or t.startswith(fam + "_")]
+        if not mine:
+            return tests  # a shared folder (csrc/core, csrc/include) or a module no family owns
+        fams.update(mine)
+    return sorted(fams)
+
+
+def changed_families(since):
+    """families_of the files that differ between commit `since` and the working tree (git)."""
+    out = subprocess.check_output(["git", "diff", "--name-only", since, "--"], cwd=ROOT, text=True)
+    return families_of(out.split())
+
+
 def main(argv=None):
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--dry-run", action="store_true", help="on the CPU against the CPU build (CI)")
-    p.add_argument("mode", choices=["all", "rerun", "sweep"])
+    p.add_argument("mode", nargs="?", choices=["all", "rerun", "sweep", "tune"])
+    p.add_argument("--families-since", metavar="COMMIT", help="print the test families changed since COMMIT, then exit")
     args = p.parse_args(argv)
+    if args.families_since:
+        print(" ".join(changed_families(args.families_since)))
+        return 0
+    if args.mode is None:
+        p.error("a mode is required")
     s = Session(args.mode, args.dry_run)
     rc = 1
     try:

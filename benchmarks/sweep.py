@@ -1,6 +1,8 @@
 """The variant sweep (issue #54): every CUDA kernel variant (csrc/core/variants.h) x its family's
-headline cases, each result checked against torch, then timed in turn with torch (samples
-interleaved, runner.measure_interleaved). Writes <gpu>-<date>-sweep.md / .json into --out: one
+headline cases, each result checked against torch, then timed in turn with torch and Inductor
+(torch.compile of the same torch call, compiled once per case outside the timing; not for
+`nonzero`, whose data-dependent shape Inductor hands back to eager; samples interleaved,
+runner.measure_interleaved). Writes <gpu>-<date>-sweep.md / .json into --out: one
 row per op, variant and case; a check that fails makes the row an error row (no time). The
 composite ops' rows also list the time of each kernel they launch (torch.profiler).
 
@@ -34,6 +36,10 @@ NONZERO_SIZES = {"cuda": (10**3, 10**5, 10**7, 10**8), "emulation": (10**3, 10**
 DENSITIES = (0.01, 0.5, 0.99)
 # max_pool2d_add: (self, other) shapes
 MAX_POOL_SHAPES = {"cuda": ((32, 64, 112, 112), (32, 1, 56, 56)), "emulation": ((2, 16, 14, 14), (2, 1, 7, 7))}
+# binary16: the broadcast headline of benchmarks/bench_elementwise.py, [N,C,H,W] op [1,C,1,1]
+BINARY16_SHAPES = {"cuda": ((32, 64, 56, 56), (1, 64, 1, 1)), "emulation": ((2, 16, 6, 6), (1, 16, 1, 1))}
+# no Inductor peer: a data-dependent output shape (Inductor runs it eagerly)
+NO_INDUCTOR = ("nonzero",)
 
 
 def nonzero_cases(where):
@@ -101,6 +107,18 @@ def family_rows(op, ops, where):
                     (lambda x=xl, o=o: ops.lib.max_pool2d_add(x, o, [3, 3], [2, 2], [1, 1], False)),
                     (lambda x=xl, o=o: torch.nn.functional.max_pool2d(x, 3, 2, 1) + o),
                 )
+    elif op == "binary16":
+        shape, bshape = BINARY16_SHAPES[where]
+        g = torch.Generator().manual_seed(16)
+        for dtype in (torch.float16, torch.bfloat16):
+            x = torch.randn(shape, generator=g).to(dtype).to(ops.device)
+            b = torch.randn(bshape, generator=g).to(dtype).to(ops.device)
+            for layout in ("NCHW", "channels_last"):
+                xl = x.contiguous(memory_format=torch.channels_last) if layout != "NCHW" else x
+                for name in ("mul", "add"):
+                    label = f"{name} {list(shape)}*{list(bshape)} {str(dtype)[6:]} {layout}"
+                    mine, theirs = getattr(ops.lib, name), getattr(torch, name)
+                    yield label, (lambda x=xl, b=b, f=mine: f(x, b)), (lambda x=xl, b=b, f=theirs: f(x, b))
     else:
         raise SystemExit(f"sweep.py: no cases for the tunable op {op}")
 
@@ -128,12 +146,17 @@ def kernel_breakdown(fn, where):
     return sorted(rows, key=lambda r: -r[2])[:8]
 
 
-def sweep(ops, where, only=None, min_time=0.3):
+def device_arch(where):
+    """The tuning table's architecture: the GPU's, the emulated H100's (90) in the emulation."""
+    if where != "cuda":
+        return 90
+    major, minor = torch.cuda.get_device_capability()
+    return major * 10 + minor
+
+
+def sweep(ops, where, only=None, min_time=0.3, inductor=True, on_row=None):
     entries = [e.split(":") for e in torch.ops.myops._cuda_variants()]
-    arch = 90
-    if where == "cuda":
-        major, minor = torch.cuda.get_device_capability()
-        arch = major * 10 + minor
+    arch = device_arch(where)
     defaults = set(torch.ops.myops._cuda_variant_defaults(arch))
     rows = []
     for op in dict.fromkeys(op for op, _ in entries):
@@ -142,6 +165,9 @@ def sweep(ops, where, only=None, min_time=0.3):
         variants = [v for o, v in entries if o == op]
         for label, mine, theirs in family_rows(op, ops, where):
             expected = theirs()
+            compiled, inductor_error = None, None
+            if inductor and op not in NO_INDUCTOR:
+                compiled, inductor_error = runner.compile_peer(theirs)
             for v in variants:
                 row = {"op": op, "variant": v, "case": label, "default": f"{op}:{v}" in defaults}
                 old = ops.set_variant(f"{op}:{v}")
@@ -149,10 +175,15 @@ def sweep(ops, where, only=None, min_time=0.3):
                     got = mine()
                     if not (got.shape == expected.shape and torch.equal(got.cpu(), expected.cpu())):  # every bit
                         raise AssertionError(f"differs from torch: {tuple(got.shape)} vs {tuple(expected.shape)}")
-                    t_mine, t_torch = runner.measure_interleaved(
-                        [mine, theirs], ops.device, min_time=min_time, warmup=1 if where == "emulation" else 3
+                    fns = [mine, theirs] + ([compiled] if compiled else [])
+                    times = runner.measure_interleaved(
+                        fns, ops.device, min_time=min_time, warmup=1 if where == "emulation" else 3
                     )
-                    row.update(myops_s=t_mine, torch_s=t_torch, speedup=t_torch / t_mine)
+                    row.update(myops_s=times[0], torch_s=times[1], speedup=times[1] / times[0])
+                    if compiled:
+                        row.update(inductor_s=times[2], vs_inductor=times[2] / times[0])
+                    elif inductor_error:
+                        row["inductor_error"] = inductor_error
                     if op in COMPOSITE:
                         try:
                             row["kernels"] = kernel_breakdown(mine, where)
@@ -163,6 +194,8 @@ def sweep(ops, where, only=None, min_time=0.3):
                 finally:
                     ops.set_variant(old)
                 rows.append(row)
+                if on_row:
+                    on_row(rows)
                 print(f"{op:16s} {v:10s} {label:22s} " + (row.get("error") or f"{row['speedup']:.2f}x"), flush=True)
     return rows, arch
 
@@ -175,14 +208,22 @@ def markdown(rows, meta):
         + (" (the CUDA emulation on the CPU: times mean nothing)" if meta["emulation"] else "")
         + ". Default: the tuning table's choice (csrc/core/variants.h).",
         "",
-        "| op | variant | case | myops | torch | speedup | default |",
-        "|---|---|---|---|---|---|---|",
+        "Inductor: torch.compile of the torch call (- where not timed: "
+        + ", ".join(f"`{op}`, a data-dependent shape" for op in NO_INDUCTOR)
+        + ", or a sweep run with --no-inductor; an error names why). Speedups: the other's time / myops'.",
+        "",
+        "| op | variant | case | myops | torch | inductor | vs torch | vs inductor | default |",
+        "|---|---|---|---|---|---|---|---|---|",
     ]
     for r in rows:
         if "error" in r:
-            cells = ["ERROR", "", r["error"].replace("|", "/")]
+            cells = ["ERROR", "", "", r["error"].replace("|", "/"), ""]
         else:
-            cells = [runner.fmt_time(r["myops_s"]), runner.fmt_time(r["torch_s"]), f"{r['speedup']:.2f}x"]
+            cells = [runner.fmt_time(r["myops_s"]), runner.fmt_time(r["torch_s"]), "-", f"{r['speedup']:.2f}x", ""]
+            if "inductor_s" in r:
+                cells[2], cells[4] = runner.fmt_time(r["inductor_s"]), f"{r['vs_inductor']:.2f}x"
+            elif "inductor_error" in r:
+                cells[2] = "error: " + r["inductor_error"].replace("|", "/")[:120]
         lines.append(
             f"| {r['op']} | {r['variant']} | {r['case']} | "
             + " | ".join(cells)
@@ -211,25 +252,30 @@ def main(argv=None):
     p.add_argument("--emulation", action="store_true", help="the variants through the CUDA emulation (CPU)")
     p.add_argument("--ops", nargs="*", help="only these tunable ops")
     p.add_argument("--min-time", type=float, default=0.3, help="seconds of samples per row")
+    p.add_argument("--no-inductor", action="store_true", help="leave out the Inductor column (it compiles each case)")
     args = p.parse_args(argv)
     where = "emulation" if args.emulation else "cuda"
     ops = Ops(args.emulation)
-    rows, arch = sweep(ops, where, args.ops, args.min_time)
     device = "cpu-dryrun" if args.emulation else torch.cuda.get_device_name()
     meta = dict(
         device=device,
         date=datetime.date.today().isoformat(),
         torch=torch.__version__,
         commit=runner.git_commit(),
-        arch=arch,
+        arch=device_arch(where),
         emulation=args.emulation,
     )
     stem = os.path.join(args.out, f"{re.sub(r'[^A-Za-z0-9._-]+', '-', device)}-{meta['date']}-sweep")
     os.makedirs(args.out, exist_ok=True)
-    with open(stem + ".json", "w") as f:
-        json.dump({"meta": meta, "rows": rows}, f, indent=1)
-    with open(stem + ".md", "w") as f:
-        f.write(markdown(rows, meta))
+
+    def write(rows):  # after every row: a sweep cut by its deadline keeps what it measured
+        with open(stem + ".json", "w") as f:
+            json.dump({"meta": meta, "rows": rows}, f, indent=1)
+        with open(stem + ".md", "w") as f:
+            f.write(markdown(rows, meta))
+
+    rows, _ = sweep(ops, where, args.ops, args.min_time, inductor=not args.no_inductor, on_row=write)
+    write(rows)
     errors = sum(1 for r in rows if "error" in r)
     print(f"sweep: {len(rows)} rows, {errors} error rows -> {stem}.md / .json")
     return 1 if errors else 0

@@ -254,6 +254,84 @@ def test_grid_stride_loops(E):
     check(E.mul(x.t(), x[:, 0]), x.t() * x[:, 0], meta_strides(torch.mul, x.t(), x[:, 0]))
 
 
+# 16-bit add / sub / mul (csrc/core/variants.h, "binary16"): every variant against torch's float-
+# then-round rule, bit for bit: broadcasts as in a network ([N,C,H,W] op [1,C,1,1], both layouts),
+# odd sizes (pack tails, rows not a pack long), offset views, special values and subnormals
+B16_CASES = [
+    ((2, 16, 5, 8), (1, 16, 1, 1), "contiguous"),
+    ((2, 16, 5, 8), (1, 16, 1, 1), "channels_last"),
+    ((3, 5, 7, 3), (1, 5, 1, 1), "channels_last"),
+    ((3, 5, 7, 3), (3, 5, 7, 3), "contiguous"),
+    ((2, 8, 4, 4), (2, 1, 4, 4), "misaligned"),
+    ((1037,), (1037,), "sliced"),
+]
+
+
+@pytest.fixture(scope="module", params=VARIANTS["binary16"])
+def b16_variant(E, request):
+    old = E._emu_variant(f"binary16:{request.param}")
+    yield request.param
+    E._emu_variant(old)
+
+
+def special16(shape, dtype):
+    """Random values with zeros of both signs, infinities, NaNs, subnormals and the largest
+    finite values mixed in (a quarter of the elements)."""
+    fi = torch.finfo(dtype)
+    vals = torch.tensor(
+        [0.0, -0.0, math.inf, -math.inf, math.nan, fi.tiny / 8, -fi.tiny / 4, fi.tiny, fi.max, -fi.max, 1.0]
+    ).to(dtype)
+    x = rand(shape, dtype, "cpu")
+    pick = torch.randint(0, len(vals), shape)
+    return torch.where(torch.rand(shape) < 0.25, vals[pick], x)
+
+
+@pytest.mark.parametrize("op", ["add", "sub", "mul"])
+@pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16], ids=str)
+@pytest.mark.parametrize("case", B16_CASES, ids=str)
+def test_binary16_variants(E, b16_variant, op, dtype, case):
+    shape, bshape, layout = case
+    a = with_layout(special16(shape, dtype), layout)
+    b = special16(bshape, dtype)
+    fe, ft = BINARY[op]
+    for x, y in ((a, b), (b, a)) if bshape != shape else ((a, b),):
+        check(fe(E)(x, y), reference(ft, x, y), meta_strides(ft, x, y))
+    if op != "mul":  # alpha -1 (sub's own) is paired too; other alphas are one fused rounding
+        check(getattr(E, op)(a, b, alpha=-1), reference(lambda x, y: getattr(torch, op)(x, y, alpha=-1), a, b))
+
+
+def round_to_bits(x64, mant, min_exp):
+    """float64 values rounded once, to nearest even, to a binary format of `mant` fraction bits
+    whose smallest normal is 2**min_exp (float64 with enough range to hold every result)."""
+    _, e = torch.frexp(x64)
+    ulp = torch.ldexp(torch.ones_like(x64), torch.clamp(e - 1, min=min_exp) - mant)
+    return torch.round(x64 / ulp) * ulp  # torch.round: half to even
+
+
+@pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16], ids=str)
+def test_binary16_double_rounding_is_innocuous(dtype):
+    # the premise of "binary16:paired" (elementwise_binary.cu): the exact sum / difference /
+    # product of two 16-bit values rounded ONCE equals torch's rule (rounded to float, then to
+    # the 16-bit format). Exact in float64; the single rounding is computed here. Random pairs
+    # of all magnitudes, and products landing among the subnormals.
+    mant, min_exp = (10, -14) if dtype == torch.float16 else (7, -126)
+    n = 1 << 16
+    bits = torch.randint(-(1 << 15), 1 << 15, (2, n), dtype=torch.int16)
+    a, b = bits.view(dtype)
+    ea = torch.randint(-8, 8, (n,))  # pairs whose product is near or below the smallest normal
+    eb = torch.randint(min_exp - mant - 2, min_exp + 2, (n,)) - ea
+    a = torch.cat([a, torch.ldexp(torch.rand(n) + 0.5, ea).to(dtype)])
+    b = torch.cat([b, torch.ldexp(torch.rand(n) + 0.5, eb).to(dtype)])
+    ok = a.isfinite() & b.isfinite()
+    a, b = a[ok], b[ok]
+    for f in (torch.add, torch.sub, torch.mul):
+        once = round_to_bits(f(a.double(), b.double()), mant, min_exp)
+        twice = f(a.float(), b.float()).to(dtype)
+        fin = once.abs() <= torch.finfo(dtype).max  # beyond: both round to infinity (checked in the kernel tests)
+        assert fin.float().mean() > 0.9
+        assert torch.equal(twice[fin].double(), once[fin]), f"{f.__name__}: double rounding differs"
+
+
 # ---- unary ops ----------------------------------------------------------------------------------
 
 
@@ -596,9 +674,15 @@ def test_max_pool2d_add(E, mp_variant, dtype, pool, channels_last, other_shape):
 
 
 def test_max_pool2d_add_grid_stride(E, mp_variant):
-    # 2.23M outputs: past the H100 cap of 132 SMs * 8 blocks * 8 = 8,448 blocks of 256 threads
-    x = torch.randn(8, 64, 132, 132)
-    o = torch.randn(8, 64, 66, 66)
+    # 2.23M outputs: past the H100 cap of 132 SMs * 8 blocks * 8 = 8,448 blocks of 256 threads;
+    # the tile variant (one wave, 1,056 blocks of 256 fibers here) past its cap with 1,088 / 1,122
+    # one-tile planes or images, each block's second tile restaging its shared memory
+    x = torch.randn(8, 64, 132, 132) if mp_variant != "tile" else torch.randn(1, 1088, 3, 3)
+    o = torch.randn(F.max_pool2d(x, 3, 2, 1).shape)
+    if mp_variant == "tile":  # channels_last: one tile per image of 32 channels
+        xc = torch.randn(1122, 5, 3, 3).contiguous(memory_format=torch.channels_last)
+        exp = F.max_pool2d(xc, 3, 2, 1) + 1.5
+        check(E.max_pool2d_add(xc, torch.tensor(1.5), [3, 3], [2, 2], [1, 1], False), exp, exp.stride())
     check(E.max_pool2d_add(x, o, [3, 3], [2, 2], [1, 1], False), F.max_pool2d(x, 3, 2, 1) + o)
     xc = x.contiguous(memory_format=torch.channels_last)
     exp = F.max_pool2d(xc, 3, 2, 1) + o
@@ -622,6 +706,32 @@ def test_max_pool2d_add_packs(E, mp_variant, dtype, channels_last, shape):
             out = E.max_pool2d_add(xin, other, [3, 3], [2, 2], [1, 1], False)
             exp = pool_ref(xin, other, (3, 3), (2, 2), (1, 1), False)
             check(out, exp, exp.stride())
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16], ids=str)  # all four: test_max_pool2d_add
+@pytest.mark.parametrize("channels_last", [False, True])
+@pytest.mark.parametrize("shape", [(1, 3, 37, 71), (2, 37, 9, 17), (1, 2, 1, 1), (3, 1, 2, 5)], ids=str)
+def test_max_pool2d_add_tiles(E, mp_variant, dtype, channels_last, shape):
+    # the 3x3 / 2 / 1 forward on sizes that leave partial tiles of the tile variant (NCHW: 8 x 32
+    # outputs, input rows 16 and column 64 shared by two tiles; channels_last: 4 x 8 positions x
+    # 32 channels), 1 x 1 and 2 x 5 images, windows of -inf only, NaN and -inf scattered (on the
+    # tiles' shared rows too), every broadcast form of `other`
+    n, c, h, w = shape
+    x = rand(shape, dtype, "cpu")
+    x[0, 0, : min(h, 4), : min(w, 5)] = -math.inf
+    if h > 16:
+        x[0, -1, 16, ::3] = math.nan
+    if w > 64:
+        x[0, 1, ::2, 64] = -math.inf
+    pick = torch.rand(shape) < 0.03
+    x = torch.where(pick, torch.where(torch.rand(shape) < 0.5, math.nan, -math.inf), x.double()).to(dtype)
+    if channels_last:
+        x = x.contiguous(memory_format=torch.channels_last)
+    ho, wo = F.max_pool2d(x, 3, 2, 1).shape[2:]
+    for oshape in [(n, c, ho, wo), (1, c, 1, 1), (n, 1, ho, wo), (), (wo,), (c, 1, 1)]:
+        other = rand(oshape, dtype, "cpu")
+        exp = pool_ref(x, other, (3, 3), (2, 2), (1, 1), False)
+        check(E.max_pool2d_add(x, other, [3, 3], [2, 2], [1, 1], False), exp, exp.stride())
 
 
 def test_max_pool2d_add_huge_window(E):

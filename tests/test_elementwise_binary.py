@@ -10,6 +10,7 @@ from helpers import (
     FLOAT_DTYPES,
     LAYOUTS,
     assert_same,
+    cuda_only,
     outcome,
     rand,
     same_error,
@@ -61,6 +62,33 @@ def test_binary_large(name, dtype, device):
     compare(exact, fn(a, b), ref(a, b))
     compare(exact, fn(a[1:], b[:-1]), ref(a[1:], b[:-1]))  # one operand misaligned
     compare(exact, fn(a[1:], b[1:]), ref(a[1:], b[1:]))  # both misaligned the same way
+
+
+@cuda_only
+@pytest.mark.parametrize("variant", sorted(e.split(":")[1] for e in ops._cuda_variants() if e.startswith("binary16:")))
+@pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16], ids=str)
+def test_binary16_variants_cuda(variant, dtype):
+    # every variant of 16-bit add / sub / mul (csrc/core/variants.h), every bit equal to torch's on
+    # the device, NaNs included: [N,C,H,W] op [1,C,1,1] in both layouts, odd sizes (pack tails),
+    # zeros, infinities, NaN, subnormals and the largest values
+    fi = torch.finfo(dtype)
+    specials = [0.0, -0.0, float("inf"), float("-inf"), float("nan"), fi.tiny / 8, -fi.tiny, fi.max, -fi.max]
+    old = ops._set_cuda_variant(f"binary16:{variant}")
+    try:
+        for shape, bshape in [((2, 16, 5, 8), (1, 16, 1, 1)), ((3, 5, 7, 3), (1, 5, 1, 1)), ((1037,), (1037,))]:
+            x, b = rand(shape, dtype, "cuda"), rand(bshape, dtype, "cuda")
+            x.view(-1)[: len(specials)] = torch.tensor(specials, dtype=dtype)
+            b.view(-1)[-len(specials) :] = torch.tensor(specials[::-1], dtype=dtype)[-b.numel() :]
+            layouts = (x, x.contiguous(memory_format=torch.channels_last)) if x.dim() == 4 else (x, x[1:])
+            for xl in layouts:
+                bb = b[: xl.shape[0]] if b.shape == x.shape else b
+                for mine, theirs in ((ops.add, torch.add), (ops.sub, torch.sub), (ops.mul, torch.mul)):
+                    for args in ((xl, bb), (bb, xl)):
+                        got, want = mine(*args), theirs(*args)
+                        assert got.stride() == want.stride()
+                        assert torch.equal(got.view(torch.int16), want.view(torch.int16)), (mine, args[0].shape)
+    finally:
+        ops._set_cuda_variant(old)
 
 
 @pytest.mark.parametrize("device", DEVICES)

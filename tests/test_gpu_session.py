@@ -183,12 +183,12 @@ def test_unknown_mode_is_refused():
 
 
 def test_default_budget_fits_the_call():
-    """`all` and `sweep` must end inside the device call's 540 s: the budget, plus the grace a cut unit gets
+    """`all`, `sweep` and `tune` must end inside the device call's 540 s: the budget, plus the grace a cut unit gets
     (pytest writes its report) and the start of Python, stays under it."""
     import gpu_session
 
     s = open(os.path.join(ROOT, "benchmarks", "gpu_session.py")).read()
-    budget = int(re.search(r'"GPU_SESSION_SECONDS", (\d+) if mode in \("all", "sweep"\)', s).group(1))
+    budget = int(re.search(r'"GPU_SESSION_SECONDS", (\d+) if mode in \("all", "sweep", "tune"\)', s).group(1))
     assert budget + gpu_session.GRACE + 10 <= 540
     readme = open(os.path.join(ROOT, "benchmarks", "README.md")).read()
     assert "timeout_s=540" in readme and 'carry=["gpu-build"]' in readme
@@ -475,3 +475,86 @@ def test_dry_run_sweep_runs_every_variant_through_the_emulation(tmp_path):
     assert swept == set(torch.ops.myops._cuda_variants())
     text = (out / md).read_text()
     assert "| op | variant | case |" in text and "| nonzero_static | lookback | [1e+03] bool 50% |" in text, text
+
+
+def test_dry_run_tune_runs_tests_sweep_and_bench(tmp_path):
+    # `gpu_session.sh --dry-run tune` (a tree that passed `all`): the changed families' tests, the
+    # sweep (one tunable op, through the emulation), then the headline bench, in one call whose
+    # -tests.md lists the three parts; without GPU_SESSION_FAMILIES it refuses
+    from cuda_emulation.loader import cuda_include_dir
+
+    if cuda_include_dir() is None:
+        pytest.skip("no CUDA headers to build the emulation with")
+    out, md = session(tmp_path, "tune", tmp_path / "o", GPU_SESSION_SWEEP_OPS="binary16")
+    assert part_row(md, "tests") == ("done", "0 passed, 0 failed, 17 skipped, 0 error, 0 not run"), md
+    word, detail = part_row(md, "sweep")
+    assert word == "done" and re.search(r"; [1-9]\d* rows, 0 error rows", detail), md
+    assert part_row(md, "bench")[0] == "done" and "| sanitize | not run in this session |" in md, md
+    assert "call 1: `tune` (dry run)" in md
+    [sw] = (tmp_path / "o").glob("*-sweep.json")
+    assert {r["op"] for r in json.loads(sw.read_text())["rows"]} == {"binary16"}
+    e = dict(os.environ, OUT=str(tmp_path / "o2"), PYTHON=sys.executable, GPU_SESSION_FAMILIES="")
+    p = subprocess.run(
+        ["bash", os.path.join(ROOT, "benchmarks", "gpu_session.sh"), "--dry-run", "tune"],
+        cwd=ROOT,
+        env=e,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert p.returncode == 2 and "GPU_SESSION_FAMILIES is not set" in p.stdout, p.stdout + p.stderr
+
+
+def test_families_of_changed_paths():
+    import gpu_session
+
+    f = gpu_session.families_of
+    assert f(["csrc/max_pool2d_add/cuda/max_pool2d_add.cu", "docs/design.md"]) == ["max_pool2d_add"]
+    assert f(["csrc/elementwise/cuda/elementwise_binary.cu"]) == [
+        t for t in f(["setup.py"]) if t.startswith("elementwise")
+    ]
+    assert f(["python/myops/_nonzero.py", "tests/test_nms.py", "benchmarks/sweep.py"]) == ["nms", "nonzero"]
+    everything = f(["csrc/core/variants.h"])
+    assert "roi_align" in everything and "cuda_emulation" not in everything and everything == f(["setup.py"])
+    assert f(["tests/helpers.py"]) == everything
+    assert f(["README.md", "tests/cuda_emulation/loader.py", "tests/test_cuda_emulation.py"]) == []
+
+
+def test_sweep_table_has_inductor_columns():
+    # the Inductor cells: a time and its ratio, an error named, or a dash where not timed
+    import sweep
+
+    rows = [
+        dict(
+            op="binary16",
+            variant="paired",
+            case="c",
+            default=False,
+            myops_s=1e-5,
+            torch_s=2e-5,
+            speedup=2.0,
+            inductor_s=1.5e-5,
+            vs_inductor=1.5,
+        ),
+        dict(
+            op="max_pool2d_add",
+            variant="tile",
+            case="c",
+            default=True,
+            myops_s=1e-5,
+            torch_s=1e-5,
+            speedup=1.0,
+            inductor_error="BackendCompilerFailed: x | y",
+        ),
+        dict(op="nonzero", variant="cub", case="c", default=True, myops_s=1e-5, torch_s=1e-5, speedup=1.0),
+        dict(op="nonzero", variant="lookback", case="c", default=False, error="differs"),
+    ]
+    meta = dict(device="d", date="2026-01-01", torch="t", commit="c", arch=90, emulation=False)
+    md = sweep.markdown(rows, meta)
+    assert "| op | variant | case | myops | torch | inductor | vs torch | vs inductor | default |" in md
+    assert "| binary16 | paired | c | 10.0 us | 20.0 us | 15.0 us | 2.00x | 1.50x |  |" in md, md
+    assert (
+        "| max_pool2d_add | tile | c | 10.0 us | 10.0 us | error: BackendCompilerFailed: x / y | 1.00x |  | yes |" in md
+    )
+    assert "| nonzero | cub | c | 10.0 us | 10.0 us | - | 1.00x |  | yes |" in md
+    assert "| nonzero | lookback | c | ERROR |  |  | differs |  |  |" in md

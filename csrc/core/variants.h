@@ -36,7 +36,7 @@ struct TunableOp {
 
 // Every tunable kernel and its variants. Which one should win on an H200, and why, is written
 // beside each kernel's variants (nonzero: csrc/nonzero/cuda/nonzero.cu; max_pool2d_add:
-// csrc/max_pool2d_add/cuda/max_pool2d_add.cu).
+// csrc/max_pool2d_add/cuda/max_pool2d_add.cu; binary16: csrc/elementwise/cuda/elementwise_binary.cu).
 inline const std::vector<TunableOp>& tunable_ops() {
   static const std::vector<TunableOp> kTunable = {
       // nonzero_static and nonzero_bounded (one kernel): "cub": CUB's DeviceSelect::Flagged then
@@ -46,8 +46,13 @@ inline const std::vector<TunableOp>& tunable_ops() {
       // "lookback": the same policy with the look-back select pass
       {"nonzero", {"cub", "lookback"}},
       // max_pool2d_add's 3x3 / stride 2 / pad 1 forward: "scalar": one output per thread; "wide":
-      // two outputs per thread (NCHW) or a 16-byte pack of channels (channels_last)
-      {"max_pool2d_add", {"scalar", "wide"}},
+      // two outputs per thread (NCHW) or a 16-byte pack of channels (channels_last); "tile": a block
+      // stages its outputs' input rows in shared memory, every window read from there
+      {"max_pool2d_add", {"scalar", "wide", "tile"}},
+      // add / sub / mul of two float16 or bfloat16 tensors (any layout, broadcast included):
+      // "float": each element in float, rounded once (torch's opmath); "paired": two elements per
+      // __half2 / __nv_bfloat162 instruction (elementwise_binary.cu: why the bits are the same)
+      {"binary16", {"float", "paired"}},
   };
   return kTunable;
 }
@@ -64,6 +69,7 @@ inline const std::vector<TuningEntry>& tuning_table() {
       {90, "nonzero_static", "cub"},
       {90, "nonzero", "cub"},
       {90, "max_pool2d_add", "scalar"},
+      {90, "binary16", "float"},
   };
   return kTuning;
 }

@@ -22,6 +22,7 @@
 #include <atomic>
 #include <cstdint>
 #include <limits>
+#include <string>
 #include <type_traits>
 
 #include "core/fast_divmod.h"
@@ -248,6 +249,103 @@ bool launch_wide(const Pool2d& p, Geom<index_t> g, const S* in, const S* oth, S*
   return true;
 }
 
+// The "tile" variant of the 3x3 / stride 2 / pad 1 same-dtype kernel (core/variants.h): a block
+// takes a tile of outputs, stages the input rows its windows cover in shared memory (coalesced
+// loads, -inf outside the input: as never taking a clipped position, since -inf > m is never
+// true and no 3x3 / pad 1 window is all padding), then every thread reads its windows from there
+// in torch's row-major order with torch's rule. Each input element is loaded about once per tile
+// (the scalar kernel: up to 9 window reads per element through L1). One wave of resident blocks
+// (8 of 256 threads per SM) takes the tiles in grid-stride order.
+//  * NCHW: 8 x 32 outputs of one plane; shared: 17 x 65 input elements.
+//  * channels_last: 4 x 8 output positions x 32 channels of one image; shared: 9 x 17 x 32.
+// Expected on an H200: "tile" for NCHW (its stride-2 window reads stay in shared memory, one
+// global read per element instead of overlapping cached ones); for channels_last "wide" (its
+// 16-byte channel packs move more per instruction than 32 single channels). The sweep decides.
+template <bool kCL>
+struct TileShape {
+  static constexpr int kH = kCL ? 4 : 8, kW = kCL ? 8 : 32, kC = kCL ? 32 : 1;  // outputs per tile
+  static constexpr int kInH = 2 * kH + 1, kInW = 2 * kW + 1;                    // input rows / columns
+  static constexpr int kIn = kInH * kInW * kC;
+  static constexpr int kOut = kH * kW * kC;
+};
+
+template <typename S, typename index_t, bool kCL>
+__global__ void __launch_bounds__(kThreads)
+    max_pool2d_add_tile_kernel(const S* __restrict__ in, const S* __restrict__ oth, S* __restrict__ out, index_t tiles,
+                               Geom<index_t> g) {
+  using M = at::opmath_type<S>;
+  using T = TileShape<kCL>;
+  MYOPS_SHARED(S, s_in, T::kIn);
+  const S pad = static_cast<S>(-std::numeric_limits<M>::infinity());
+  for (index_t tile = blockIdx.x; tile < tiles; tile += gridDim.x) {
+    index_t t, u, n, c0, ty, tx;
+    if constexpr (kCL) {  // tile = ((n * tilesY + ty) * tilesX + tx) * chunks + chunk
+      index_t chunk;
+      g.d0.divmod(tile, t, chunk);
+      g.d1.divmod(t, u, tx);
+      g.d2.divmod(u, n, ty);
+      c0 = chunk * T::kC;
+    } else {  // tile = ((n * C + c) * tilesY + ty) * tilesX + tx
+      g.d0.divmod(tile, t, tx);
+      g.d1.divmod(t, u, ty);
+      g.d2.divmod(u, n, c0);
+    }
+    const int oh0 = int(ty) * T::kH, ow0 = int(tx) * T::kW;
+    const int hs = 2 * oh0 - 1, ws = 2 * ow0 - 1;
+    const S* base = kCL ? in + n * index_t(g.H) * g.W * g.C + c0 : in + (n * index_t(g.C) + c0) * g.H * g.W;
+    __syncthreads();  // the previous tile's windows are read
+    for (int i = threadIdx.x; i < T::kIn; i += blockDim.x) {
+      const int k = i % T::kC, pos = i / T::kC;  // channel fastest (channels_last), then column, row
+      const int ih = hs + pos / T::kInW, iw = ws + pos % T::kInW;
+      const bool inside = ih >= 0 && ih < g.H && iw >= 0 && iw < g.W && int(c0) + k < g.C;
+      s_in[i] = inside ? base[(index_t(ih) * g.W + iw) * (kCL ? index_t(g.C) : index_t(1)) + k] : pad;
+    }
+    __syncthreads();
+    for (int i = threadIdx.x; i < T::kOut; i += blockDim.x) {
+      const int k = i % T::kC, pos = i / T::kC;
+      const int y = pos / T::kW, x = pos % T::kW;
+      const index_t oh = oh0 + y, ow = ow0 + x, c = c0 + k;
+      if (int(oh) >= g.Ho || int(ow) >= g.Wo || int(c) >= g.C) continue;
+      M m = -std::numeric_limits<M>::infinity();
+#pragma unroll
+      for (int r = 0; r < 3; ++r) {
+#pragma unroll
+        for (int j = 0; j < 3; ++j) {
+          const M v = static_cast<M>(s_in[((2 * y + r) * T::kInW + 2 * x + j) * T::kC + k]);
+          if (v > m || v != v) m = v;
+        }
+      }
+      const S o = oth[n * g.o0 + c * g.o1 + oh * g.o2 + ow * g.o3];
+      const index_t at = kCL ? ((n * g.Ho + oh) * g.Wo + ow) * g.C + c : ((n * g.C + c) * g.Ho + oh) * g.Wo + ow;
+      out[at] = static_cast<S>(static_cast<M>(static_cast<S>(m)) + static_cast<M>(o));
+    }
+  }
+}
+
+template <typename S, typename index_t, bool kCL>
+void launch_tile(const Pool2d& p, Geom<index_t> g, const S* in, const S* oth, S* out, int device, cudaStream_t stream) {
+  using T = TileShape<kCL>;
+  const int64_t ty = (p.Ho + T::kH - 1) / T::kH, tx = (p.Wo + T::kW - 1) / T::kW;
+  int64_t tiles;
+  if constexpr (kCL) {
+    const int64_t chunks = (p.C + T::kC - 1) / T::kC;
+    tiles = p.N * ty * tx * chunks;
+    g.d0 = FastDivmod<index_t>(index_t(chunks));
+    g.d1 = FastDivmod<index_t>(index_t(tx));
+    g.d2 = FastDivmod<index_t>(index_t(ty));
+  } else {
+    tiles = p.N * p.C * ty * tx;
+    g.d0 = FastDivmod<index_t>(index_t(tx));
+    g.d1 = FastDivmod<index_t>(index_t(ty));
+    g.d2 = FastDivmod<index_t>(index_t(p.C));
+  }
+  const int64_t cap = int64_t(sm_count(device)) * (2048 / kThreads);  // one wave of resident blocks
+  const unsigned blocks = unsigned(tiles < cap ? tiles : cap);
+  MYOPS_LAUNCH_COOP(blocks, kThreads, stream, max_pool2d_add_tile_kernel<S, index_t, kCL>)(in, oth, out, index_t(tiles),
+                                                                                           g);
+  C10_CUDA_KERNEL_LAUNCH_CHECK();
+}
+
 template <typename index_t>
 Geom<index_t> make_geom(const Pool2d& p, const std::array<int64_t, 4>& st) {
   // the kernels hold plane sizes and window parameters in int
@@ -292,11 +390,10 @@ void launch_forward(const Forward& f, int device, cudaStream_t stream) {
   // The unrolled 3x3 / stride 2 / pad 1 kernel serves the same-dtype calls; mixed dtypes
   // (rare) share the generic kernel to keep the number of instantiations down.
   if constexpr (std::is_same_v<S, R>) {
-    if (p.is_fast_3x3s2p1() && cuda_variant("max_pool2d_add", device_arch(c10::DeviceIndex(device))) == "wide" &&
-        launch_wide<S, index_t, kCL>(p, g, in, oth, out, device, stream)) {
-      return;
-    }
     if (p.is_fast_3x3s2p1()) {
+      const std::string variant = cuda_variant("max_pool2d_add", device_arch(c10::DeviceIndex(device)));
+      if (variant == "wide" && launch_wide<S, index_t, kCL>(p, g, in, oth, out, device, stream)) return;
+      if (variant == "tile") return launch_tile<S, index_t, kCL>(p, g, in, oth, out, device, stream);
       MYOPS_LAUNCH(blocks, kThreads, stream, max_pool2d_add_kernel<S, R, index_t, kCL, 3, 3, 2, 2, 1, 1>)(in, oth, out,
                                                                                                           total, g);
       C10_CUDA_KERNEL_LAUNCH_CHECK();
