@@ -550,7 +550,7 @@ def graph_forms(model, x, forms):
     return made
 
 
-def graph_row(name, h, w, batch, device, forms, check64=False, log=print):
+def graph_row(name, h, w, batch, device, forms, check64=False, log=print, reps=5):
     """One model and batch: {'model', 'size', 'batch', 'seconds': {form: median s or None},
     'check': {form: verdict}} with every form timed in turn and checked against eager on a second
     batch of images (not the one a graph was captured with)."""
@@ -575,7 +575,7 @@ def graph_row(name, h, w, batch, device, forms, check64=False, log=print):
                 runs[form] = lambda fn=fn: fn(y)
             except Exception as e:  # a compile that fails leaves an ERROR cell, the row stands
                 row["check"][form] = "ERROR " + (str(e).splitlines() or [type(e).__name__])[0][:120]
-        medians = measure_interleaved(list(runs.values()), device) if runs else []
+        medians = measure_interleaved(list(runs.values()), device, warmup=min(3, reps), min_reps=reps) if runs else []
     row["seconds"] = {f: (dict(zip(runs, medians)).get(f)) for f in forms}
     if check64 and "graph" in runs:
         row["check"]["graph float64"] = graph_check64(model, y)
@@ -618,7 +618,7 @@ def graph_format_row(row, forms):
     return "| " + " | ".join(parts) + " |"
 
 
-def graph_table(models, sizes, batches, forms, device, check64=False, out=None, log=print):
+def graph_table(models, sizes, batches, forms, device, check64=False, out=None, log=print, reps=5):
     """Every (model, size, batch) row; with `out`, the table goes to <device>-<date>-graph.md
     there. Returns the rows."""
     import datetime
@@ -634,7 +634,7 @@ def graph_table(models, sizes, batches, forms, device, check64=False, out=None, 
     log(head)
     log(graph_header(forms))
     rows = [
-        graph_row(name, h, w, batch, device, forms, check64=check64 and batch == batches[0], log=log)
+        graph_row(name, h, w, batch, device, forms, check64=check64 and batch == batches[0], log=log, reps=reps)
         for name in models
         for h, w in sizes
         for batch in batches
@@ -706,6 +706,9 @@ if __name__ == "__main__":
     p.add_argument("--graph", action="store_true", help="the static detector in one CUDA graph against eager")
     p.add_argument("--graph-forms", nargs="*", default=list(GRAPH_FORMS), choices=GRAPH_FORMS)
     p.add_argument("--check64", action="store_true", help="--graph: also check the graph in float64")
+    p.add_argument(
+        "--reps", type=int, default=5, help="--graph: at least this many timed rounds (and warm-up calls, up to 3)"
+    )
     args = p.parse_args()
     import myops  # noqa: F401
 
@@ -714,7 +717,9 @@ if __name__ == "__main__":
     elif args.graph:
         sizes = [tuple(map(int, s.split("x"))) for s in args.sizes or ["800x1088"]]
         models = args.models or list(GRAPH_MODELS)
-        graph_table(models, sizes, args.batches, args.graph_forms, args.device or "cuda", args.check64, args.out)
+        graph_table(
+            models, sizes, args.batches, args.graph_forms, args.device or "cuda", args.check64, args.out, reps=args.reps
+        )
     elif args.cost_one:
         import json
 

@@ -21,7 +21,7 @@ import os
 import re
 import sys
 
-PARTS = ("tests", "sanitize", "sweep", "bench")
+PARTS = ("tests", "sanitize", "sweep", "graph", "bench")
 OUTCOMES = ("passed", "failed", "skipped", "error")
 
 
@@ -97,7 +97,7 @@ def part_outcomes(rec, out_dir):
         else:
             word = "done"
         res["tests"] = (word, ", ".join(f"{v} {k}" for k, v in totals.items()))
-    for part in ("sanitize", "sweep", "bench"):
+    for part in ("sanitize", "sweep", "graph", "bench"):
         us = {k: v for k, v in units.items() if v.get("part") == part}
         if not us:
             continue

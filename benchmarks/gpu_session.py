@@ -30,6 +30,12 @@ call: the tests until GPU_SESSION_TUNE_TESTS_SECONDS (default 120) after the bui
 until GPU_SESSION_BENCH_SECONDS before the budget's end, the bench the rest. The dry run takes
 the importable CPU build, as `sweep` does, and its sweep runs the variants through the emulation
 (GPU_SESSION_SWEEP_OPS: only those tunable ops).
+`graph` (issue #59): the build as in `all`, then benchmarks/bench_deploy.py --graph --check64:
+the static detector (Faster / Mask R-CNN, RetinaNet at 800x1088, batch 1 and 4) captured whole in
+one CUDA graph, against eager torchvision, the static module eager and
+torch.compile(mode="reduce-overhead"), into <gpu>-<date>-graph.md in $OUT (GPU_SESSION_GRAPH_ARGS:
+more bench_deploy.py arguments, e.g. "--graph-forms eager static graph" to leave out the
+compile). The dry run: Faster R-CNN at 320x416, batch 1, on the CPU (the graph an error cell).
 `rerun` reads the record of the last call (below) and runs, with the same archive, only the tests
 that did not pass or skip, the sanitizer units and the bench families that did not end clean.
 
@@ -99,7 +105,7 @@ class Session:
     def __init__(self, mode, dry):
         self.mode, self.dry = mode, dry
         self.t0 = time.monotonic()
-        self.budget = env_int("GPU_SESSION_SECONDS", 520 if mode in ("all", "sweep", "tune") else 150)
+        self.budget = env_int("GPU_SESSION_SECONDS", 520 if mode in ("all", "sweep", "tune", "graph") else 150)
         self.bench_seconds = env_int("GPU_SESSION_BENCH_SECONDS", 180)
         self.parts = [p for p in (os.environ.get("GPU_SESSION_PARTS", " ".join(PARTS))).split() if p in PARTS]
         self.out = os.path.abspath(os.environ.get("OUT") or os.path.join(ROOT, "gpu-out"))
@@ -719,6 +725,43 @@ class Session:
             return 1
         return 0 if self.run_sweep(self.budget - MARGIN) else 1
 
+    def run_graph(self, deadline):
+        """benchmarks/bench_deploy.py --graph until `deadline`; its -graph.md lands in $OUT (the
+        table is written when every row is done). True when it ended clean."""
+        cmd = [self.python, os.path.join(HERE, "bench_deploy.py"), "--graph", "--out", self.out]
+        if self.dry:  # one small row on the CPU: the code path, not a measurement
+            cmd += ["--device", "cpu", "--models", "fasterrcnn_resnet50_fpn", "--sizes", "320x416", "--batches", "1"]
+            cmd += ["--graph-forms", "eager", "static", "graph", "--reps", "1"]
+        else:
+            cmd += ["--check64"]
+        cmd += os.environ.get("GPU_SESSION_GRAPH_ARGS", "").split()
+        log = os.path.join(self.work, "graph.log")
+        self.set_unit("graph", part="graph", status="running")
+        rc, cut, secs = self.run(cmd, deadline, log)
+        with open(log, errors="replace") as f:
+            text = f.read()
+        print(text, end="")
+        rows = len(re.findall(r"^\| \w+ \| \d+x\d+ \| \d+ \|", text, re.M))
+        errs = len(re.findall(r"^\| .*ERROR", text, re.M))
+        status = "cut" if cut else {0: "done"}.get(rc, "failed")
+        self.set_unit("graph", part="graph", status=status, rc=rc, seconds=round(secs), rows=rows, error_rows=errs)
+        self.log(f"graph: {'CUT' if cut else f'rc {rc}'} in {secs:.0f} s")
+        return rc == 0 and not cut
+
+    def main_graph(self):
+        """`graph`: the build (as `all`; the dry run takes the importable CPU build), then the
+        whole static detector in one CUDA graph against eager (bench_deploy.py --graph)."""
+        env = self.probe()
+        call = {"kind": "graph", "started": now_iso(), "budget": self.budget, "dry_run": self.dry, "parts": ["graph"]}
+        self.rec = dict(format=1, session=now_iso(), env=env, calls=[call], units={}, tests={}, changed={}, selected=[])
+        self.log(f"graph: budget {self.budget} s on {env['device']}; torch {env['torch']}")
+        if not self.dry and not self.prepare_build():
+            return 1
+        ok = self.run_graph(self.budget - MARGIN)
+        call["outcome"] = "ended"
+        self.flush()
+        return 0 if ok else 1
+
     def main_tune(self):
         """`tune`: the changed families' tests, the sweep, then the headline bench (module docstring)."""
         if not os.environ.get("GPU_SESSION_FAMILIES", "").split():
@@ -751,6 +794,8 @@ class Session:
             return self.main_sweep()
         if self.mode == "tune":
             return self.main_tune()
+        if self.mode == "graph":
+            return self.main_graph()
         env = self.probe()
         if self.mode == "all":
             shutil.rmtree(os.path.join(self.state, "bench"), ignore_errors=True)  # an earlier session's tables
@@ -862,7 +907,7 @@ def changed_families(since):
 def main(argv=None):
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--dry-run", action="store_true", help="on the CPU against the CPU build (CI)")
-    p.add_argument("mode", nargs="?", choices=["all", "rerun", "sweep", "tune"])
+    p.add_argument("mode", nargs="?", choices=["all", "rerun", "sweep", "tune", "graph"])
     p.add_argument("--families-since", metavar="COMMIT", help="print the test families changed since COMMIT, then exit")
     args = p.parse_args(argv)
     if args.families_since:

@@ -9,12 +9,13 @@
 #   bash benchmarks/gpu_session.sh --dry-run sweep # the sweep through the CUDA emulation (CI)
 #   GPU_SESSION_FAMILIES="..." bash benchmarks/gpu_session.sh tune  # sources that passed `all`:
 #                                                  # the changed families' tests, sweep, bench
+#   bash benchmarks/gpu_session.sh graph           # build check, the static detector in one CUDA graph
 #
 # Everything printed goes to $OUT/session.log too (the tee). At the end it checks what the device
 # tool brings back from $OUT (at most 8 files of 16 MiB): over it, it says so and exits 3.
 set -uo pipefail
 cd "$(dirname "$0")/.."
-case "${*: -1}" in all | rerun | sweep | tune) ;; *) echo "usage: gpu_session.sh [--dry-run] all|rerun|sweep|tune (got '$*')"; exit 2 ;; esac
+case "${*: -1}" in all | rerun | sweep | tune | graph) ;; *) echo "usage: gpu_session.sh [--dry-run] all|rerun|sweep|tune|graph (got '$*')"; exit 2 ;; esac
 export OUT="${OUT:-gpu-out}"
 mkdir -p "$OUT"
 OUT="$(cd "$OUT" && pwd)"

@@ -114,7 +114,7 @@ def measure(fn, device, min_time=0.2, max_reps=200, warmup=3):
     return measure_interleaved([fn], device, min_time=min_time, max_reps=max_reps, warmup=warmup)[0]
 
 
-def measure_interleaved(fns, device, min_time=0.3, max_reps=200, warmup=3):
+def measure_interleaved(fns, device, min_time=0.3, max_reps=200, warmup=3, min_reps=5):
     """Median seconds per call of each of `fns`, their samples taken in turn (myops, torch,
     myops, torch, ...) so that a drift of the machine (frequency, a neighbour on a shared
     host) lands on every function alike rather than on whichever ran first."""
@@ -129,7 +129,7 @@ def measure_interleaved(fns, device, min_time=0.3, max_reps=200, warmup=3):
         one = max(time.perf_counter() - t0, 1e-7)
         batches.append((one, max(1, min(1000, int(1e-3 / one)))))
     per_round = sum(one * batch for one, batch in batches)
-    reps = max(5, min(max_reps, int(min_time / per_round)))
+    reps = max(min_reps, min(max_reps, int(min_time / per_round)))
     samples = [[] for _ in fns]
     for _ in range(reps):
         for k, fn in enumerate(fns):

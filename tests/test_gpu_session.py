@@ -520,6 +520,19 @@ def test_families_of_changed_paths():
     assert f(["README.md", "tests/cuda_emulation/loader.py", "tests/test_cuda_emulation.py"]) == []
 
 
+def test_dry_run_graph_runs_the_detector_table(tmp_path):
+    # `gpu_session.sh --dry-run graph` (issue #59): bench_deploy.py --graph on one small row on
+    # the CPU: eager and the static module timed and checked, the CUDA graph an error cell; the
+    # -graph.md comes back in $OUT and the -tests.md has the graph part
+    out, md = session(tmp_path, "graph", tmp_path / "o")
+    word, detail = part_row(md, "graph")
+    assert word == "done" and detail.endswith("; 1 rows, 1 error rows"), md
+    [table] = (tmp_path / "o").glob("*-graph.md")
+    text = table.read_text()
+    assert "| fasterrcnn_resnet50_fpn | 320x416 | 1 |" in text, text
+    assert "static: ok" in text and "graph: ERROR a CUDA graph needs a CUDA device" in text, text
+
+
 def test_sweep_table_has_inductor_columns():
     # the Inductor cells: a time and its ratio, an error named, or a dash where not timed
     import sweep
