@@ -125,7 +125,7 @@ $(STAMP): $(DEPS) $(SOURCES)
 # ---- the GPU session's build, made ahead ------------------------------------------------------
 # The stack of the device tool's GPU machines (KINDS.md of the device tool: Python 3.12, torch
 # 2.11.0+cu130, an H100 / H200, sm_90). The venv is this build's own; the archive's manifest
-# records the stack and the sources' hash, and benchmarks/gpu_session.sh uses the archive only
+# records the stack and the sources' hash, and gpu/gpu_session.sh uses the archive only
 # when both match what it finds there (else it builds on the device and returns a new archive).
 GPU_VENV ?= .venv-gpu
 GPU_TORCH ?= torch==2.11.0
@@ -145,7 +145,7 @@ gpu-prebuilt: $(GPU_VENV)/.deps-installed
 	  --build-lib $(GPU_BUILD_DIR)/lib --build-temp $(GPU_BUILD_DIR)/temp > $(GPU_BUILD_DIR)/build.log 2>&1 \
 	  || { tail -n 60 $(GPU_BUILD_DIR)/build.log; echo "build failed: $(GPU_BUILD_DIR)/build.log"; exit 1; }
 	$(GPU_VENV)/bin/python tools/check_spills.py $(GPU_BUILD_DIR)/build.log
-	$(GPU_VENV)/bin/python benchmarks/gpu_build.py pack $(GPU_BUILD_DIR)/lib gpu-build
+	$(GPU_VENV)/bin/python gpu/gpu_build.py pack $(GPU_BUILD_DIR)/lib gpu-build
 
 clean:
 	rm -rf build dist python/myops/*.so python/myops/lib python/myops/include python/myops/share \

@@ -8,9 +8,9 @@ Each block sits between ``<!-- results:NAME begin -->`` and ``<!-- results:NAME 
 not edited by hand: a new results file changes it here, and tests/test_docs.py fails until the
 rendered text is committed. What is read:
 
-- a GPU's newest session record (``<gpu>-<date>-session.json``, benchmarks/gpu_session.py):
+- a GPU's newest session record (``<gpu>-<date>-session.json``, gpu/gpu_session.py):
   device, torch, commit, the CUDA tests passed / failed / skipped, the compute-sanitizer units
-  and their ERROR SUMMARY total (the counting of benchmarks/gpu_results.py);
+  and their ERROR SUMMARY total (the counting of gpu/gpu_results.py);
 - the runner's tables (``<device>-<date>[-what].json``, benchmarks/runner.py): for each device
   (the CPU, each GPU by name) and family, the newest table that ran the family (the latest date;
   on the same date the one with more rows of it, then the later name). A CPU table made with a
@@ -35,6 +35,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
 RESULTS = os.path.join(HERE, "results")
 sys.path.insert(0, HERE)
+sys.path.insert(0, os.path.join(ROOT, "gpu"))
 
 from gpu_results import test_table  # noqa: E402
 from runner import INDUCTOR, meets, reference  # noqa: E402

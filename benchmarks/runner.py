@@ -71,7 +71,7 @@ class Case:
     # seconds per run; called once each after the interleaved samples, reported after `torch`'s
     timed: Dict[str, Callable[[], float]] = dataclasses.field(default_factory=dict)
     # one of the family's headline cases (the cases its speed targets are read from): --headline runs only these
-    # (the GPU session's bench part, benchmarks/gpu_session.py)
+    # (the GPU session's bench part, gpu/gpu_session.py)
     headline: bool = False
 
 

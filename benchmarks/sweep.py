@@ -9,7 +9,7 @@ composite ops' rows also list the time of each kernel they launch (torch.profile
     python benchmarks/sweep.py --out gpu-out                 # on the GPU
     python benchmarks/sweep.py --emulation --out /tmp/sweep   # on the CPU, through the emulation
 
-Run through benchmarks/gpu_session.sh [--dry-run] sweep (benchmarks/README.md, "GPU"). With
+Run through gpu/gpu_session.sh [--dry-run] sweep (benchmarks/README.md, "GPU"). With
 --emulation the variants run through the CUDA emulation (tests/cuda_emulation/loader.py) at small
 sizes: the plumbing and every variant's result are checked, the times mean nothing.
 The ops are called through the dispatcher (torch.ops.myops.<op>), the variant set per row with

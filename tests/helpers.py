@@ -10,7 +10,7 @@ from myops._table import DTYPES
 HAS_CUDA = torch.cuda.is_available()
 
 # The one rule for "this test runs on a CUDA device": the `cuda` marker (skipped without a
-# device). benchmarks/gpu_session.sh selects exactly these tests with `-m cuda`, so a new test
+# device). gpu/gpu_session.sh selects exactly these tests with `-m cuda`, so a new test
 # file that uses DEVICES or cuda_only is in the GPU session without being listed anywhere.
 CUDA_MARKS = [pytest.mark.cuda, pytest.mark.skipif(not HAS_CUDA, reason="no CUDA device visible")]
 

@@ -1,4 +1,4 @@
-"""The GPU session proven on the CPU (issues #25, #39): benchmarks/gpu_session.sh --dry-run runs
+"""The GPU session proven on the CPU (issues #25, #39): gpu/gpu_session.sh --dry-run runs
 every part against the CPU build, so that a lent GPU finds no plumbing bug: the archive check
 (missing, match, mismatch), a call cut in each part, `rerun` of what was cut, the -tests.md each
 call writes; and the readers of the runner's and the session's output survive error rows."""
@@ -14,6 +14,7 @@ import pytest
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(ROOT, "benchmarks"))
+sys.path.insert(0, os.path.join(ROOT, "gpu"))
 
 import gpu_build  # noqa: E402
 import gpu_pytest_plugin  # noqa: E402
@@ -44,7 +45,7 @@ def session(tmp_path, mode, out, **env):
     )
     e.update(env)
     p = subprocess.run(
-        ["bash", os.path.join(ROOT, "benchmarks", "gpu_session.sh"), "--dry-run", mode],
+        ["bash", os.path.join(ROOT, "gpu", "gpu_session.sh"), "--dry-run", mode],
         cwd=ROOT,
         env=e,
         capture_output=True,
@@ -160,7 +161,7 @@ def test_rerun_without_a_record_and_out_over_the_device_tools_limit(tmp_path):
         GPU_SESSION_RESULTS=str(tmp_path / "r"),
     )
     p = subprocess.run(
-        ["bash", os.path.join(ROOT, "benchmarks", "gpu_session.sh"), "--dry-run", "rerun"],
+        ["bash", os.path.join(ROOT, "gpu", "gpu_session.sh"), "--dry-run", "rerun"],
         cwd=ROOT,
         env=e,
         capture_output=True,
@@ -173,7 +174,7 @@ def test_rerun_without_a_record_and_out_over_the_device_tools_limit(tmp_path):
 
 def test_unknown_mode_is_refused():
     p = subprocess.run(
-        ["bash", os.path.join(ROOT, "benchmarks", "gpu_session.sh"), "cuda"],
+        ["bash", os.path.join(ROOT, "gpu", "gpu_session.sh"), "cuda"],
         cwd=ROOT,
         capture_output=True,
         text=True,
@@ -183,12 +184,12 @@ def test_unknown_mode_is_refused():
 
 
 def test_default_budget_fits_the_call():
-    """`all`, `sweep` and `tune` must end inside the device call's 540 s: the budget, plus the grace a cut unit gets
+    """`all`, `sweep`, `tune` and `graph` must end inside the device call's 540 s: the budget, plus the grace a cut unit gets
     (pytest writes its report) and the start of Python, stays under it."""
     import gpu_session
 
-    s = open(os.path.join(ROOT, "benchmarks", "gpu_session.py")).read()
-    budget = int(re.search(r'"GPU_SESSION_SECONDS", (\d+) if mode in \("all", "sweep", "tune"\)', s).group(1))
+    s = open(os.path.join(ROOT, "gpu", "gpu_session.py")).read()
+    budget = int(re.search(r'"GPU_SESSION_SECONDS", (\d+) if mode in \("all", "sweep", "tune", "graph"\)', s).group(1))
     assert budget + gpu_session.GRACE + 10 <= 540
     readme = open(os.path.join(ROOT, "benchmarks", "README.md")).read()
     assert "timeout_s=540" in readme and 'carry=["gpu-build"]' in readme
@@ -223,7 +224,7 @@ def test_source_hash_follows_the_sources(tmp_path):
 
 
 def test_sanitize_set_matches_cuda_tests():
-    """Every line of benchmarks/gpu_sanitize_set.txt selects a CUDA test (a renamed test cannot
+    """Every line of gpu/gpu_sanitize_set.txt selects a CUDA test (a renamed test cannot
     silently leave the set), and every test file with CUDA tests has a line or a `# not here:`
     line with its reason."""
     p = subprocess.run(
@@ -247,7 +248,7 @@ def test_sanitize_set_matches_cuda_tests():
     )
     ids = [x for x in p.stdout.splitlines() if "::" in x]
     assert len(ids) > 100, p.stdout[-3000:]
-    path = os.path.join(ROOT, "benchmarks", "gpu_sanitize_set.txt")
+    path = os.path.join(ROOT, "gpu", "gpu_sanitize_set.txt")
     patterns = gpu_pytest_plugin.read_patterns(path)
     for pat in patterns:
         r = gpu_pytest_plugin.pattern_regex(pat)
@@ -293,7 +294,7 @@ def test_plugin_records_each_failures_error_bounded(tmp_path):
     p = subprocess.run(
         [sys.executable, "-m", "pytest", "-q", *plugin, "--gpu-errors", str(errors), "test_x.py"],
         cwd=tmp_path,
-        env=dict(os.environ, PYTHONPATH=os.path.join(ROOT, "benchmarks")),
+        env=dict(os.environ, PYTHONPATH=os.path.join(ROOT, "gpu")),
         capture_output=True,
         text=True,
         timeout=300,
@@ -459,7 +460,7 @@ def test_dry_run_sweep_runs_every_variant_through_the_emulation(tmp_path):
     out = tmp_path / "out"
     e = dict(os.environ, OUT=str(out), PYTHON=sys.executable, GPU_SESSION_STATE=str(tmp_path / "state"))
     p = subprocess.run(
-        ["bash", os.path.join(ROOT, "benchmarks", "gpu_session.sh"), "--dry-run", "sweep"],
+        ["bash", os.path.join(ROOT, "gpu", "gpu_session.sh"), "--dry-run", "sweep"],
         cwd=ROOT,
         env=e,
         capture_output=True,
@@ -495,7 +496,7 @@ def test_dry_run_tune_runs_tests_sweep_and_bench(tmp_path):
     assert {r["op"] for r in json.loads(sw.read_text())["rows"]} == {"binary16"}
     e = dict(os.environ, OUT=str(tmp_path / "o2"), PYTHON=sys.executable, GPU_SESSION_FAMILIES="")
     p = subprocess.run(
-        ["bash", os.path.join(ROOT, "benchmarks", "gpu_session.sh"), "--dry-run", "tune"],
+        ["bash", os.path.join(ROOT, "gpu", "gpu_session.sh"), "--dry-run", "tune"],
         cwd=ROOT,
         env=e,
         capture_output=True,

@@ -58,7 +58,7 @@ inline const std::vector<TunableOp>& tunable_ops() {
 }
 
 // The tuning table: (architecture, op, variant). sm_90 (H100 / H200): today's kernels, until a
-// GPU sweep (benchmarks/gpu_session.py sweep) says otherwise.
+// GPU sweep (gpu/gpu_session.py sweep) says otherwise.
 struct TuningEntry {
   int arch;
   const char* op;

@@ -78,7 +78,7 @@ def documented_api() -> Set[str]:
 # A path in the tree, as the docs write it: starts with one of the repository's top folders
 # (after "../" for a page's relative link) and has no spaces. A path after "<commit>:" (git show's form)
 # names a file in git history, not in the tree, and is not checked.
-_TOP = ("csrc", "python", "tests", "benchmarks", "examples", "tools", "cmake", "docs", ".ci")
+_TOP = ("csrc", "python", "tests", "benchmarks", "gpu", "examples", "tools", "cmake", "docs", ".ci")
 PATH = re.compile(r"(?<![\w./:-])((?:\.\./)*(?:" + "|".join(re.escape(t) for t in _TOP) + r")/[\w./*<>{}-]*[\w*>}/])")
 
 

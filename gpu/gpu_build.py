@@ -1,10 +1,10 @@
 """The GPU session's build archive: myops built ahead for the GPU machine's stack, and the check
 that it fits the stack the session finds there.
 
-    python benchmarks/gpu_build.py fingerprint             # this interpreter's stack, as JSON
-    python benchmarks/gpu_build.py pack BUILD_LIB OUT_DIR  # archive a built package (make gpu-prebuilt)
-    python benchmarks/gpu_build.py show [DIR]              # the manifest of DIR's archive
-    python benchmarks/gpu_build.py check [DIR] [--install PKG_ROOT]
+    python gpu/gpu_build.py fingerprint             # this interpreter's stack, as JSON
+    python gpu/gpu_build.py pack BUILD_LIB OUT_DIR  # archive a built package (make gpu-prebuilt)
+    python gpu/gpu_build.py show [DIR]              # the manifest of DIR's archive
+    python gpu/gpu_build.py check [DIR] [--install PKG_ROOT]
 
 The archive is `myops-gpu.tar.xz` (split into `myops-gpu.tar.xz.partNN` files when over 15 MiB:
 the device tool brings back files of at most 16 MiB) holding `manifest.json` and the built files

@@ -1,7 +1,7 @@
 """The GPU session's summary: <gpu>-<date>-tests.md, the committed format, rendered from the
-session's record (<gpu>-<date>-session.json, written by benchmarks/gpu_session.py).
+session's record (<gpu>-<date>-session.json, written by gpu/gpu_session.py).
 
-    python benchmarks/gpu_results.py RECORD.json [--out DIR]   # render the .md again
+    python gpu/gpu_results.py RECORD.json [--out DIR]   # render the .md again
 
 The file has a header (device, driver, torch, CUDA, Python, commit, the build used, the calls),
 a table with each part's outcome, then one section per part:
@@ -133,7 +133,7 @@ def render(rec, out_dir):
         f"{env.get('driver')}, {env.get('cores')} cores",
         f"- torch {env['torch']} (CUDA {env['torch_cuda']}, git {str(env.get('torch_git'))[:12]}, wheel "
         f"{env.get('torch_dist')}), Python {env['python']}; myops commit {env.get('commit')}, sources "
-        f"{env.get('source_hash')} (`benchmarks/gpu_build.py`'s hash)",
+        f"{env.get('source_hash')} (`gpu/gpu_build.py`'s hash)",
         f"- pytest-xdist: {'yes' if env.get('xdist') else 'no (tests ran serially)'}; pytest-timeout: "
         f"{'yes' if env.get('pytest_timeout') else 'no'}; compute-sanitizer: {env.get('sanitizer')}",
     ]
@@ -192,7 +192,7 @@ def render(rec, out_dir):
             "",
             "## sanitize",
             "",
-            "compute-sanitizer over benchmarks/gpu_sanitize_set.txt, one process per "
+            "compute-sanitizer over gpu/gpu_sanitize_set.txt, one process per "
             "tool and test file, the caching allocator off (`graphs`: the `cuda_graph` tests, allocator on):",
             "",
             "| tool | tests | ERROR SUMMARY | passed | failed | skipped | errors | seconds | status | call |",

@@ -1,15 +1,15 @@
 #!/usr/bin/env bash
-# The GPU session in one call of the device tool (benchmarks/gpu_session.py says what it runs;
+# The GPU session in one call of the device tool (gpu/gpu_session.py says what it runs;
 # benchmarks/README.md, "GPU", gives the exact calls):
 #
-#   bash benchmarks/gpu_session.sh all             # build check, CUDA tests + sanitizer, then the bench
-#   bash benchmarks/gpu_session.sh rerun           # only what failed or was cut in the last call
-#   bash benchmarks/gpu_session.sh sweep           # build check, then every kernel variant timed
-#   bash benchmarks/gpu_session.sh --dry-run all   # every part on the CPU against the CPU build (CI)
-#   bash benchmarks/gpu_session.sh --dry-run sweep # the sweep through the CUDA emulation (CI)
-#   GPU_SESSION_FAMILIES="..." bash benchmarks/gpu_session.sh tune  # sources that passed `all`:
+#   bash gpu/gpu_session.sh all             # build check, CUDA tests + sanitizer, then the bench
+#   bash gpu/gpu_session.sh rerun           # only what failed or was cut in the last call
+#   bash gpu/gpu_session.sh sweep           # build check, then every kernel variant timed
+#   bash gpu/gpu_session.sh --dry-run all   # every part on the CPU against the CPU build (CI)
+#   bash gpu/gpu_session.sh --dry-run sweep # the sweep through the CUDA emulation (CI)
+#   GPU_SESSION_FAMILIES="..." bash gpu/gpu_session.sh tune  # sources that passed `all`:
 #                                                  # the changed families' tests, sweep, bench
-#   bash benchmarks/gpu_session.sh graph           # build check, the static detector in one CUDA graph
+#   bash gpu/gpu_session.sh graph           # build check, the static detector in one CUDA graph
 #
 # Everything printed goes to $OUT/session.log too (the tee). At the end it checks what the device
 # tool brings back from $OUT (at most 8 files of 16 MiB): over it, it says so and exits 3.
@@ -20,7 +20,7 @@ export OUT="${OUT:-gpu-out}"
 mkdir -p "$OUT"
 OUT="$(cd "$OUT" && pwd)"
 PYTHON="${PYTHON:-python3}"
-PYTHONUNBUFFERED=1 "$PYTHON" benchmarks/gpu_session.py "$@" 2>&1 | tee -a "$OUT/session.log"
+PYTHONUNBUFFERED=1 "$PYTHON" gpu/gpu_session.py "$@" 2>&1 | tee -a "$OUT/session.log"
 rc=${PIPESTATUS[0]}
 n=$(find "$OUT" -type f | wc -l)
 big=$(find "$OUT" -type f -size +16M | wc -l)

@@ -1,15 +1,15 @@
 """The GPU session: a lease of the device tool turned into results in one call (`all`), and a
-short second call (`rerun`) for what failed or was cut. Run through benchmarks/gpu_session.sh;
+short second call (`rerun`) for what failed or was cut. Run through gpu/gpu_session.sh;
 benchmarks/README.md ("GPU") gives the exact calls.
 
 `all`, on a bare 16-core GPU machine, within GPU_SESSION_SECONDS (default 520 of the call's 540):
-  0. the build: the archive carried in gpu-build/ (benchmarks/gpu_build.py) is checked against the
+  0. the build: the archive carried in gpu-build/ (gpu/gpu_build.py) is checked against the
      torch, CUDA and Python found here and the checkout's sources. A match is installed into
      python/myops/; otherwise myops is built here (16 cores), and the new archive goes to $OUT.
   1. tests: every CUDA test (`pytest -m cuda`, every test file but the CPU emulation), with
      pytest-xdist across the cores;
   2. sanitize: compute-sanitizer memcheck, then initcheck, over the set in
-     benchmarks/gpu_sanitize_set.txt, one process per test file and tool (a pool of 4 beside
+     gpu/gpu_sanitize_set.txt, one process per test file and tool (a pool of 4 beside
      the tests, 12 once they are done), the caching allocator off; the `cuda_graph` tests of
      the set apart under memcheck, allocator on;
   3. bench: the headline cases of every runner family (`runner.py --headline`), Inductor beside
@@ -41,7 +41,7 @@ that did not pass or skip, the sanitizer units and the bench families that did n
 
 Results, rewritten in $OUT each time a unit ends (and every 20 s while the tests run), so that a
 call cut by the device tool still returns its evidence:
-  <gpu>-<date>-tests.md      the summary (benchmarks/gpu_results.py): each part's outcome, the
+  <gpu>-<date>-tests.md      the summary (gpu/gpu_results.py): each part's outcome, the
                              tests by file, each sanitizer unit's ERROR SUMMARY, the bench rows;
   <gpu>-<date>-session.json  the record: every test's outcome, every unit's status, the calls;
   <gpu>-<date>.md / .json    the runner's tables;  session.log  everything printed;
@@ -80,6 +80,7 @@ import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
+BENCH = os.path.join(ROOT, "benchmarks")  # runner.py, sweep.py, bench_deploy.py, results/
 sys.path.insert(0, HERE)
 
 import gpu_build  # noqa: E402
@@ -112,7 +113,7 @@ class Session:
         os.makedirs(self.out, exist_ok=True)
         self.state = os.path.abspath(os.environ.get("GPU_SESSION_STATE") or os.path.join(ROOT, "build", "gpu-session"))
         os.makedirs(self.state, exist_ok=True)
-        self.results = os.path.abspath(os.environ.get("GPU_SESSION_RESULTS") or os.path.join(HERE, "results"))
+        self.results = os.path.abspath(os.environ.get("GPU_SESSION_RESULTS") or os.path.join(BENCH, "results"))
         self.archive = os.path.abspath(os.environ.get("GPU_SESSION_ARCHIVE") or os.path.join(ROOT, "gpu-build"))
         self.work = tempfile.mkdtemp(prefix="gpu-session-")
         self.python = os.environ.get("PYTHON") or sys.executable
@@ -124,7 +125,7 @@ class Session:
         self.env = dict(os.environ, PYTHONUNBUFFERED="1")
         if dry:
             self.env["CUDA_VISIBLE_DEVICES"] = ""
-        path = [self.pkgroot, HERE] + ([os.environ["PYTHONPATH"]] if os.environ.get("PYTHONPATH") else [])
+        path = [self.pkgroot, HERE, BENCH] + ([os.environ["PYTHONPATH"]] if os.environ.get("PYTHONPATH") else [])
         self.env["PYTHONPATH"] = os.pathsep.join(path)
 
     # ---- time ------------------------------------------------------------------------------
@@ -417,7 +418,7 @@ class Session:
 
     # ---- the parts -------------------------------------------------------------------------
     def pytest_cmd(self, args, record, selected=None, hang=False, timeout=120, errors=None):
-        """pytest with the session's plugin (benchmarks/gpu_pytest_plugin.py): each test's outcome
+        """pytest with the session's plugin (gpu/gpu_pytest_plugin.py): each test's outcome
         into `record` as it ends (and each failure's error lines into `errors`); pytest-timeout's
         per-test limit where it is installed."""
         cmd = [
@@ -611,7 +612,7 @@ class Session:
             uid = f"bench:{fam}"
             cmd = [
                 self.python,
-                os.path.join(HERE, "runner.py"),
+                os.path.join(BENCH, "runner.py"),
                 "--family",
                 fam,
                 "--device",
@@ -695,7 +696,7 @@ class Session:
     def run_sweep(self, deadline):
         """benchmarks/sweep.py until `deadline`; its -sweep.md / .json land in $OUT (rewritten after
         each row, so a cut sweep returns its rows). True when it ended clean."""
-        cmd = [self.python, os.path.join(HERE, "sweep.py"), "--out", self.out]
+        cmd = [self.python, os.path.join(BENCH, "sweep.py"), "--out", self.out]
         # the dry run's times mean nothing, and Inductor on the CPU compiles C++ for minutes
         cmd += ["--emulation", "--min-time", "0.01", "--no-inductor"] if self.dry else []
         if os.environ.get("GPU_SESSION_SWEEP_OPS"):
@@ -728,7 +729,7 @@ class Session:
     def run_graph(self, deadline):
         """benchmarks/bench_deploy.py --graph until `deadline`; its -graph.md lands in $OUT (the
         table is written when every row is done). True when it ended clean."""
-        cmd = [self.python, os.path.join(HERE, "bench_deploy.py"), "--graph", "--out", self.out]
+        cmd = [self.python, os.path.join(BENCH, "bench_deploy.py"), "--graph", "--out", self.out]
         if self.dry:  # one small row on the CPU: the code path, not a measurement
             cmd += ["--device", "cpu", "--models", "fasterrcnn_resnet50_fpn", "--sizes", "320x416", "--batches", "1"]
             cmd += ["--graph-forms", "eager", "static", "graph", "--reps", "1"]
@@ -767,7 +768,7 @@ class Session:
         if not os.environ.get("GPU_SESSION_FAMILIES", "").split():
             self.log(
                 "tune: GPU_SESSION_FAMILIES is not set (the changed families' test files; on the host: "
-                "python benchmarks/gpu_session.py --families-since COMMIT)"
+                "python gpu/gpu_session.py --families-since COMMIT)"
             )
             return 2
         env = self.probe()

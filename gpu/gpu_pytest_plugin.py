@@ -1,4 +1,4 @@
-"""pytest plugin of the GPU session (benchmarks/gpu_session.py loads it with -p gpu_pytest_plugin).
+"""pytest plugin of the GPU session (gpu/gpu_session.py loads it with -p gpu_pytest_plugin).
 
 --gpu-record FILE   append one line per test as its outcome is known: "outcome<TAB>nodeid"
                     (passed, failed, error, skipped), written and flushed at once, so that a run
