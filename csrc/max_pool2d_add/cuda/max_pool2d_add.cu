@@ -46,6 +46,7 @@ struct Geom {
   int kH, kW, sH, sW, pH, pW;
   FastDivmod<index_t> d0, d1, d2;  // innermost first (see the kernels)
   index_t o0, o1, o2, o3;          // strides of `other` / `grad` over [N, C, Ho, Wo]
+  index_t xn, xc;                  // strides of self's image and channel (0: broadcast, Pool2d)
 };
 
 int sm_count(int device) {
@@ -67,7 +68,8 @@ int64_t grid_for(int64_t total, int device) {
 
 // Splits a linear position of an [N, C, Y, X] index space (NCHW order, or NHWC when kCL; the
 // divisors g.d0..d2 are X, Y, C or C, X, Y accordingly) into (n, c, y, x), and returns the start
-// of plane (n, c) of `self` with its element strides along h (sh) and w (sw).
+// of plane (n, c) of `self` (through g.xn / g.xc: image 0 / channel 0 where the result
+// broadcasts them) with its element strides along h (sh) and w (sw).
 template <bool kCL, typename S, typename index_t>
 __device__ __forceinline__ const S* locate(index_t lin, const S* in, const Geom<index_t>& g, index_t& n, index_t& c,
                                            index_t& y, index_t& x, index_t& sh, index_t& sw) {
@@ -78,14 +80,14 @@ __device__ __forceinline__ const S* locate(index_t lin, const S* in, const Geom<
     g.d2.divmod(u, n, y);
     sh = index_t(g.W) * g.C;
     sw = g.C;
-    return in + n * index_t(g.H) * g.W * g.C + c;
+    return in + n * g.xn + c * g.xc;
   } else {  // lin = ((n * C + c) * Y + y) * X + x
     g.d0.divmod(lin, t, x);
     g.d1.divmod(t, u, y);
     g.d2.divmod(u, n, c);
     sh = g.W;
     sw = 1;
-    return in + (n * index_t(g.C) + c) * g.H * g.W;
+    return in + n * g.xn + c * g.xc;
   }
 }
 
@@ -262,6 +264,7 @@ Geom<index_t> make_geom(const Pool2d& p, const std::array<int64_t, 4>& st) {
   g.kH = int(p.kH), g.kW = int(p.kW), g.sH = int(p.sH), g.sW = int(p.sW);
   g.pH = int(p.pH), g.pW = int(p.pW);
   g.o0 = index_t(st[0]), g.o1 = index_t(st[1]), g.o2 = index_t(st[2]), g.o3 = index_t(st[3]);
+  g.xn = index_t(p.xn), g.xc = index_t(p.xc);
   return g;
 }
 
@@ -332,7 +335,7 @@ at::Tensor max_pool2d_add_cuda(const at::Tensor& self, const at::Tensor& other, 
   check_same_device(self, "self", other, "other", "max_pool2d_add");  // before the guard
   CudaGuard guard(self.device());
   Forward f = max_pool2d_add::prepare_forward(self, other, kernel_size, stride, padding, ceil_mode, "max_pool2d_add");
-  if (f.out.numel() == 0) return f.out;
+  if (f.result.numel() == 0) return f.result;
   const int device = self.get_device();
   cudaStream_t stream = current_stream();
   const at::ScalarType s = f.self.scalar_type(), r = f.out.scalar_type();
@@ -351,7 +354,7 @@ at::Tensor max_pool2d_add_cuda(const at::Tensor& self, const at::Tensor& other, 
                    }
                  }),
                  AT_EXPAND(AT_FLOATING_TYPES), at::kHalf, at::kBFloat16);
-  return f.out;
+  return max_pool2d_add::finish_forward(f);
 }
 
 // ---- backward --------------------------------------------------------------------------------
