@@ -633,7 +633,7 @@ def test_max_pool2d_add_packs(E, mp_variant, dtype, channels_last, shape):
         ((1, 4, 9, 9), (3, 4, 5, 5), POOLS[0]),  # one image, N repeated
         ((2, 1, 9, 9), (2, 6, 5, 5), POOLS[0]),  # one channel, C repeated
         ((2, 3, 2, 9), (2, 3, 4, 5), POOLS[0]),  # one pooled row, Ho repeated
-        ((2, 3, 9, 2), (1, 3, 6, 5), POOLS[2]),  # one pooled column, Wo repeated
+        ((2, 3, 9, 2), (1, 3, 9, 5), POOLS[2]),  # one pooled column, Wo repeated
     ],
     ids=str,
 )
