@@ -68,9 +68,10 @@ int64_t grid_for(int64_t total, int device) {
 
 // Splits a linear position of an [N, C, Y, X] index space (NCHW order, or NHWC when kCL; the
 // divisors g.d0..d2 are X, Y, C or C, X, Y accordingly) into (n, c, y, x), and returns the start
-// of plane (n, c) of `self` (through g.xn / g.xc: image 0 / channel 0 where the result
-// broadcasts them) with its element strides along h (sh) and w (sw).
-template <bool kCL, typename S, typename index_t>
+// of plane (n, c) of `self` with its element strides along h (sh) and w (sw). kXs: through
+// g.xn / g.xc (the forward: image 0 / channel 0 where the result repeats them); the backward
+// keeps the dense formula (the strides cost its double kernels register spills).
+template <bool kCL, bool kXs, typename S, typename index_t>
 __device__ __forceinline__ const S* locate(index_t lin, const S* in, const Geom<index_t>& g, index_t& n, index_t& c,
                                            index_t& y, index_t& x, index_t& sh, index_t& sw) {
   index_t t, u;
@@ -80,14 +81,16 @@ __device__ __forceinline__ const S* locate(index_t lin, const S* in, const Geom<
     g.d2.divmod(u, n, y);
     sh = index_t(g.W) * g.C;
     sw = g.C;
-    return in + n * g.xn + c * g.xc;
+    if constexpr (kXs) return in + n * g.xn + c * g.xc;
+    return in + n * index_t(g.H) * g.W * g.C + c;
   } else {  // lin = ((n * C + c) * Y + y) * X + x
     g.d0.divmod(lin, t, x);
     g.d1.divmod(t, u, y);
     g.d2.divmod(u, n, c);
     sh = g.W;
     sw = 1;
-    return in + n * g.xn + c * g.xc;
+    if constexpr (kXs) return in + n * g.xn + c * g.xc;
+    return in + (n * index_t(g.C) + c) * g.H * g.W;
   }
 }
 
@@ -103,7 +106,7 @@ __global__ void __launch_bounds__(kThreads) max_pool2d_add_kernel(const S* __res
   const index_t step = index_t(gridDim.x) * blockDim.x;
   for (index_t lin = index_t(blockIdx.x) * blockDim.x + threadIdx.x; lin < total; lin += step) {
     index_t n, c, oh, ow, sh, sw;
-    const S* base = locate<kCL>(lin, in, g, n, c, oh, ow, sh, sw);
+    const S* base = locate<kCL, true>(lin, in, g, n, c, oh, ow, sh, sw);
     const int hstart = int(oh) * sH - pH, wstart = int(ow) * sW - pW;
     M m = -std::numeric_limits<M>::infinity();
     if constexpr (KH > 0) {  // compile-time window: unrolled, each position tested
@@ -366,7 +369,7 @@ __global__ void __launch_bounds__(kThreads)
   const index_t step = index_t(gridDim.x) * blockDim.x;
   for (index_t lin = index_t(blockIdx.x) * blockDim.x + threadIdx.x; lin < total; lin += step) {
     index_t n, c, ih, iw, sh, sw;
-    const S* base = locate<kCL>(lin, in, g, n, c, ih, iw, sh, sw);
+    const S* base = locate<kCL, false>(lin, in, g, n, c, ih, iw, sh, sw);
     const int h = int(ih), w = int(iw);
     // output windows that contain (h, w)
     const int ph0 = (h + g.pH < g.kH) ? 0 : (h + g.pH - g.kH) / g.sH + 1;
