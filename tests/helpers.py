@@ -369,6 +369,14 @@ EDGE_NUMBERS = [
 ]
 
 
+def number_max_min(fn, x, s):
+    """What myops.maximum / minimum (fn) of a tensor x and a number s equal: torch.clamp(x, min /
+    max=s); a bool s beside a bool x (clamp has no bool result) as a 0-d bool tensor (#56)."""
+    if isinstance(s, bool) and x.dtype == torch.bool:
+        return fn(x, torch.tensor(s, device=x.device))
+    return torch.clamp(x, **{("min" if fn is torch.maximum else "max"): s})
+
+
 def number_first_calls(s, c):
     """(label, myops call, torch call), each a function of the tensor x, for every form that
     takes a Python number s first, directly and through torch.ops.myops (c: where's condition).
@@ -392,8 +400,8 @@ def number_first_calls(s, c):
         ("ops.div.ScalarSelf", lambda x: ops.div.ScalarSelf(s, x), lambda x: torch.div(s, x)),
         ("where", lambda x: myops.where(c, s, x), lambda x: torch.where(c, s, x)),
         ("ops.where.ScalarSelf", lambda x: ops.where.ScalarSelf(c, s, x), lambda x: torch.where(c, s, x)),
-        ("maximum", lambda x: myops.maximum(s, x), lambda x: torch.clamp(x, min=s)),
-        ("minimum", lambda x: myops.minimum(s, x), lambda x: torch.clamp(x, max=s)),
+        ("maximum", lambda x: myops.maximum(s, x), lambda x: number_max_min(torch.maximum, x, s)),
+        ("minimum", lambda x: myops.minimum(s, x), lambda x: number_max_min(torch.minimum, x, s)),
     ]
 
 

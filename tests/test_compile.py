@@ -95,7 +95,7 @@ def _t(*shape, dtype=torch.float32):
 
 BAD_CALLS = {
     "max_pool2d_add_kernel_size": lambda: myops.max_pool2d_add(_t(1, 2, 8, 8), _t(1), kernel_size=(0, 3)),
-    "max_pool2d_add_dtype": lambda: myops.max_pool2d_add(_t(1, 2, 8, 8, dtype=torch.int32), _t(1)),
+    "max_pool2d_add_dtype": lambda: myops.max_pool2d_add(_t(1, 2, 8, 8, dtype=torch.bool), _t(1)),
     "max_pool2d_add_other": lambda: myops.max_pool2d_add(_t(1, 2, 8, 8), _t(3, 1, 1)),
     "max_pool2d_add_too_small": lambda: torch.ops.myops.max_pool2d_add(_t(1, 2, 1, 1), _t(1), [3, 3], [2, 2], [0, 0]),
     "max_pool2d_add_backward_grad": lambda: torch.ops.myops.max_pool2d_add_backward(

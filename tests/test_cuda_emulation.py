@@ -734,6 +734,34 @@ def test_max_pool2d_add_tiles(E, mp_variant, dtype, channels_last, shape):
         check(E.max_pool2d_add(x, other, [3, 3], [2, 2], [1, 1], False), exp, exp.stride())
 
 
+@pytest.mark.parametrize("channels_last", [False, True])
+@pytest.mark.parametrize(
+    "shape,oshape,pool",
+    [
+        ((1, 10, 1), (2, 1, 8, 1), ((3, 3), (1, 2), (0, 1), False)),  # issue #56's case
+        ((2, 3, 9, 9), (4, 2, 3, 5, 5), POOLS[0]),  # leading dims over several images
+        ((1, 4, 9, 9), (3, 4, 5, 5), POOLS[0]),  # one image, N repeated
+        ((2, 1, 9, 9), (2, 6, 5, 5), POOLS[0]),  # one channel, C repeated
+        ((2, 3, 2, 9), (2, 3, 4, 5), POOLS[0]),  # one pooled row, Ho repeated
+        ((2, 3, 9, 2), (1, 3, 9, 5), POOLS[2]),  # one pooled column, Wo repeated
+    ],
+    ids=str,
+)
+def test_max_pool2d_add_expanding(E, mp_variant, shape, oshape, pool, channels_last):
+    # other broadcasts the pooled result up (#56): every variant (none of them takes these: the
+    # generic kernel), with the result's strides as torch's add gives them
+    k, s, p, ceil = pool
+    x = rand(shape, torch.float32, "cpu")
+    x.view(-1)[::5] = math.nan
+    if channels_last and x.dim() == 4:
+        x = x.contiguous(memory_format=torch.channels_last)
+    other = rand(oshape, torch.float32, "cpu")
+    for o in (other, other.transpose(0, -1).contiguous().transpose(0, -1)):
+        out = E.max_pool2d_add(x, o, list(k), list(s), list(p), ceil)
+        exp = pool_ref(x, o, k, s, p, ceil)
+        check(out, exp, exp.stride())
+
+
 def test_max_pool2d_add_huge_window(E):
     # accepted geometry with a window far larger than the input: the loop is clipped first
     x = torch.randn(1, 2, 3, 3)

@@ -355,6 +355,24 @@ def test_number_overloads_under_compile(device):
 
 
 @pytest.mark.parametrize("device", DEVICES)
+def test_bool_number_beside_bool_tensor(device):
+    """maximum / minimum of a bool tensor and a bool number: torch.maximum / minimum with the
+    number as a 0-d bool tensor (or / and), not clamp's bool refusal under clamp's name (#56);
+    beside other numbers still clamp's value and dtype. pow with a number base: a TypeError
+    naming pow, not the schema's parse error."""
+    b = torch.rand(3, 5, device=device) < 0.5
+    for m, t in ((myops.maximum, torch.maximum), (myops.minimum, torch.minimum)):
+        for v in (True, False):
+            n = torch.tensor(v, device=device)
+            assert_same(m(b, v), t(b, n))
+            assert_same(m(v, b), t(n, b))
+            assert_same(m(b.t(), v), t(b.t(), n))
+        assert_same(m(b, 1), torch.clamp(b, **{"min" if m is myops.maximum else "max": 1}))
+    with pytest.raises(TypeError, match="^myops.pow: argument 'self' must be a Tensor"):
+        myops.pow(2.0, torch.rand(3, device=device))
+
+
+@pytest.mark.parametrize("device", DEVICES)
 @pytest.mark.parametrize("dtype", ALL_DTYPES, ids=str)
 def test_number_first_like_torch(dtype, device):
     """A Python number first (mul, add, sub, div, where, maximum, minimum; directly and through

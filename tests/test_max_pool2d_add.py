@@ -15,9 +15,11 @@ import myops
 from helpers import (
     DEVICES,
     FLOAT_DTYPES,
+    INT_DTYPES,
     assert_like_torch,
     assert_same,
     cuda_only,
+    outcome,
     rand,
     with_layout,
 )
@@ -260,6 +262,119 @@ def test_other_stride_zero(device):
     check(x, torch.tensor(1.5, device=device).expand(2, 1, Ho, Wo))
 
 
+# ---- other broadcasts the pooled result up (#56): the result has torch's add's shape -------------
+
+# (self shape, other shape, kernel, stride, padding, ceil_mode): each pooled dim of 1 that other
+# repeats (N, C, Ho, Wo), leading dims (of one image or several), an unbatched self
+EXPANDING = [
+    ([1, 10, 1], [2, 1, 8, 1], 3, (1, 2), (0, 1), False),  # the case
+    ([3, 7, 9], [2, 3, 4, 5], 3, 2, 1, False),
+    ([1, 4, 9, 9], [3, 4, 5, 5], 3, 2, 1, False),
+    ([2, 1, 9, 9], [2, 6, 5, 5], 3, 2, 1, False),
+    ([2, 3, 3, 9], [2, 3, 4, 5], 3, 2, 1, False),  # Ho = 2 against 4: does not broadcast
+    ([2, 3, 2, 9], [2, 3, 4, 5], 3, 2, 1, False),  # Ho 1 -> 4
+    ([2, 3, 9, 2], [1, 3, 5, 6], 3, 2, 1, True),  # Wo 1 -> 6
+    ([2, 3, 1, 1], [2, 3, 3, 4], 2, 2, 1, True),  # one window for every output
+    ([2, 3, 9, 9], [4, 2, 3, 5, 5], 3, 2, 1, False),  # leading dim, several images
+    ([1, 3, 9, 9], [2, 5, 1, 3, 1, 5], 3, 2, 1, False),  # leading dims, one image
+    ([3, 9, 9], [2, 4, 3, 1, 5], 3, 2, 1, False),
+    ([2, 1, 7, 7], [0, 2, 5, 1, 1], 3, 2, 1, False),  # an empty result
+]
+
+
+@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("case", EXPANDING, ids=str)
+@pytest.mark.parametrize("layout", ["contiguous", "channels_last", "transposed"])
+def test_other_expands_result(device, case, layout):
+    shape, oshape, k, s, p, ceil_mode = case
+    x = rand(shape, torch.float32, device)
+    if layout == "channels_last" and x.dim() == 4:
+        x = x.contiguous(memory_format=torch.channels_last)
+    o = with_layout(rand(oshape, torch.float32, device), layout if layout != "channels_last" else "contiguous")
+    kw = {"kernel_size": k, "stride": s, "padding": p, "ceil_mode": ceil_mode}
+    expected, err = outcome(lambda: F.max_pool2d(x, **kw) + o)
+    if err is not None:  # the case's other does not broadcast: the same exception type
+        with pytest.raises(type(err), match="must broadcast with the pooled shape"):
+            myops.max_pool2d_add(x, o, **kw)
+        return
+    actual = myops.max_pool2d_add(x, o, **kw)
+    assert_same(actual, expected)  # strides too, as torch's add chooses them
+    # the fake kernel (C++ rule) gives the same shape and strides
+    with torch._subclasses.FakeTensorMode() as mode:
+        fake = myops.max_pool2d_add(mode.from_tensor(x), mode.from_tensor(o), **kw)
+    assert fake.shape == expected.shape and fake.stride() == expected.stride()
+
+
+@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("dtype", [torch.float16, torch.float64])
+def test_other_expands_result_dtypes_and_specials(device, dtype):
+    # NaN and -inf windows, ties, a wider other, a non-contiguous other whose leading dims do not
+    # fold into one (self repeated for each of them)
+    x = rand([2, 3, 7, 8], dtype, device)
+    x[0, 1, :3, :3] = float("nan")
+    x[1, 2] = float("-inf")
+    o = rand([3, 1, 2, 1, 4, 4], torch.float32, device).expand(3, 5, 2, 3, 4, 4)
+    check(x, o)
+    check(x.contiguous(memory_format=torch.channels_last), o.transpose(0, 3))
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_other_expands_result_gradients(device):
+    # the result [2, 2, 2, 3, 2] repeats the pooled [2, 1, 3, 2] over a leading dim and C
+    x = _distinct([2, 1, 5, 4], device).requires_grad_()
+    o = torch.randn(2, 2, 2, 3, 1, device=device, dtype=torch.float64, requires_grad=True)
+    fn = lambda x, o: myops.max_pool2d_add(x, o, 3, 2, 1)  # noqa: E731
+    assert torch.autograd.gradcheck(fn, (x, o))
+    assert torch.autograd.gradgradcheck(fn, (x, o))  # (opcheck: test_opcheck's last sample)
+    # the gradients sum over the copies as torch's autograd sums them: bit for bit in float32
+    xf, of = x.detach().float().requires_grad_(), o.detach().float().requires_grad_()
+    xr, orf = xf.detach().clone().requires_grad_(), of.detach().clone().requires_grad_()
+    g = torch.randn(2, 2, 2, 3, 2, device=device)
+    myops.max_pool2d_add(xf, of).backward(g)
+    (F.max_pool2d(xr, 3, 2, 1) + orf).backward(g)
+    assert_same(xf.grad, xr.grad)
+    assert_same(of.grad, orf.grad)
+
+
+# ---- integer self (#56): the dtypes torch's max_pool2d takes on the device ----------------------
+
+
+@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("dtype", INT_DTYPES + [torch.bool, torch.uint16], ids=str)
+def test_integer_self(device, dtype):
+    # channels_last [11, 13] planes in 1-byte integers: torch's CPU kernel refuses H * W > 127
+    big = rand([1, 2, 11, 13], dtype, device).contiguous(memory_format=torch.channels_last)
+    assert_like_torch(lambda: myops.max_pool2d_add(big, 1), lambda: F.max_pool2d(big, 3, 2, 1) + 1)
+    x = rand([2, 5, 9, 14], dtype, device)
+    if dtype not in (torch.bool, torch.uint16):
+        info = torch.iinfo(dtype)
+        x.view(-1)[::7] = info.max  # the add wraps around as torch's does
+        x.view(-1)[3::7] = info.min
+    Ho, Wo = pooled_shape(x)[-2:]
+    others = [
+        rand([2, 1, Ho, Wo], dtype, device),
+        rand([5, 1, 1], torch.int64, device),
+        rand([2, 1, Ho, Wo], torch.int8, device),
+        rand([Ho, Wo], torch.bool, device),
+        rand([5, 1, 1], torch.float16, device),
+        rand([2, 5, Ho, Wo], torch.float32, device),
+        torch.tensor(2.5, dtype=torch.float64, device=device),
+        torch.tensor(-3, dtype=torch.int16, device=device),
+        3,
+        -1.5,
+        rand([3, 2, 5, Ho, Wo], dtype, device),  # the result expanded
+    ]
+    for xl in (x, x.contiguous(memory_format=torch.channels_last), x[0]):
+        for o in others:
+            if isinstance(o, torch.Tensor) and xl.dim() == 3 and o.dim() == 4 and o.shape[1] == 1:
+                o = o[0]
+            assert_like_torch(lambda: myops.max_pool2d_add(xl, o), lambda: F.max_pool2d(xl, 3, 2, 1) + o)
+    for k, s, p, c in POOL_PARAMS[::3]:
+        assert_like_torch(
+            lambda: myops.max_pool2d_add(x, 1, k, s, p, c), lambda: F.max_pool2d(x, k, s, p, ceil_mode=c) + 1
+        )
+
+
 MIXED = [
     (torch.float16, torch.float32),
     (torch.bfloat16, torch.float32),
@@ -340,18 +455,18 @@ def test_errors(device):
         op(x, o, [3, 3], [2, 2], [-1, 0])
     with pytest.raises(RuntimeError, match=r"argument 'self' .* pooled output .* at least 1 x 1"):
         op(rand([1, 2, 2, 8], torch.float32, device), o, [3, 3], [1, 1], [0, 0])
-    with pytest.raises(RuntimeError, match=r"argument 'other' of shape \[3, 4\] must broadcast to the pooled shape"):
+    with pytest.raises(RuntimeError, match=r"argument 'other' of shape \[3, 4\] must broadcast with the pooled shape"):
         op(x, rand([3, 4], torch.float32, device))
-    with pytest.raises(RuntimeError, match=r"argument 'other' .* must broadcast"):
-        op(x, rand([2, 2, 3, 4, 4], torch.float32, device))  # would grow the result
+    with pytest.raises(RuntimeError, match=r"argument 'other' .* must broadcast .* size 2 against 3 at dimension -3"):
+        op(x, rand([2, 2, 4, 4], torch.float32, device)[:, None])
     with pytest.raises(RuntimeError, match=r"argument 'kernel_size' must be positive"):
         op(x, o, [0, 3], [2, 2], [0, 0])
     with pytest.raises(RuntimeError, match=r"argument 'stride' must be positive"):
         op(x, o, [3, 3], [0, 2], [1, 1])
     with pytest.raises(RuntimeError, match=r"argument 'kernel_size' must be a single int or a list of two ints"):
         op(x, o, [3, 3, 3], [2, 2], [1, 1])
-    with pytest.raises(RuntimeError, match=r"argument 'self' must have dtype in"):
-        op(x.to(torch.int32), o)
+    with pytest.raises(NotImplementedError, match=r"argument 'self' must have dtype in"):
+        op(x.to(torch.bool), o)
     with pytest.raises(RuntimeError, match=r"argument 'other' must have dtype in"):
         op(x, o.to(torch.complex64))
     with pytest.raises(RuntimeError, match=r"argument 'self' must have non-zero C, H and W"):
@@ -483,6 +598,14 @@ def test_opcheck(device):
         (
             _distinct([1, 4, 6, 6], device, torch.float32).contiguous(memory_format=torch.channels_last),
             torch.randn(4, 1, 1, device=device, dtype=torch.float64),
+            [3, 3],
+            [2, 2],
+            [1, 1],
+            False,
+        ),
+        (  # other repeats the pooled result (#56)
+            _distinct([2, 1, 5, 4], device, torch.float32),
+            torch.randn(2, 2, 2, 3, 1, device=device),
             [3, 3],
             [2, 2],
             [1, 1],
@@ -721,7 +844,8 @@ def test_max_pool2d_add_empty_stride_means_kernel():
 @pytest.mark.parametrize("dtype", FLOAT_DTYPES, ids=str)
 def test_max_pool2d_add_variants_cuda(variant, dtype):
     # every variant of the 3x3 / 2 / 1 kernel (csrc/core/variants.h): pack-filling channels,
-    # odd and even output widths, both layouts, an unaligned input, other broadcast or full
+    # odd and even output widths, both layouts, an unaligned input, other broadcast or full, or
+    # repeating the pooled result (the generic kernel)
     old = torch.ops.myops._set_cuda_variant(f"max_pool2d_add:{variant}")
     try:
         for shape in [(2, 16, 13, 11), (1, 8, 6, 10), (1, 5, 9, 9)]:
@@ -733,5 +857,6 @@ def test_max_pool2d_add_variants_cuda(variant, dtype):
                 for xin in (xl, unaligned):
                     check(xin, rand_other(xin, "n1hw"))
                     check(xin, rand_other(xin, "1c11"))
+                    check(xin, rand((3,) + tuple(pooled_shape(xin)), dtype, "cuda"))  # the result expands
     finally:
         torch.ops.myops._set_cuda_variant(old)

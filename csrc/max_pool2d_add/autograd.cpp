@@ -4,6 +4,7 @@
 #include <torch/library.h>
 
 #include "core/autograd.h"
+#include "max_pool2d_add/max_pool2d_add_shape.h"
 
 namespace myops {
 namespace {
@@ -31,8 +32,14 @@ struct MaxPool2dAddFn : Function<MaxPool2dAddFn> {
     if (ctx->needs_input_grad(0)) {
       auto self = ctx->get_saved_variables()[0];
       auto& d = ctx->saved_data;
-      gs = op_max_pool2d_add_backward().call(g[0], self, d["k"].toIntVector(), d["s"].toIntVector(),
-                                             d["p"].toIntVector(), d["ceil"].toBool());
+      const auto k = d["k"].toIntVector(), s = d["s"].toIntVector(), p = d["p"].toIntVector();
+      const bool ceil_mode = d["ceil"].toBool();
+      // where other broadcast the pooled result up, the pooled result's gradient sums the
+      // result's over the copies (at::sum_to, as autograd reduces an add's broadcast operand)
+      const auto pooled =
+          max_pool2d_add::pool_shape(self, float_dtypes(), k, s, p, ceil_mode, "max_pool2d_add").out_sizes;
+      Tensor go = g[0].sym_sizes().equals(pooled) ? g[0] : at::sum_to(g[0], pooled, /*always_return_non_view=*/true);
+      gs = op_max_pool2d_add_backward().call(go, self, k, s, p, ceil_mode);
     }
     if (ctx->needs_input_grad(1)) go = Meta::reduce(ctx, "other", g[0]);
     return {gs, go, Tensor(), Tensor(), Tensor(), Tensor()};

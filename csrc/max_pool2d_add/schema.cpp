@@ -1,6 +1,7 @@
 // The max_pool2d_add family's schemas (core/schema.h): the op, its backward, and their shape rule
 // for the fake kernels.
 #include <tuple>
+#include <utility>
 #include <vector>
 
 #include "core/schema.h"
@@ -9,17 +10,19 @@
 namespace myops {
 namespace {
 
-// max_pool2d_add (other) or its backward (other = grad_output): the pooled sizes and whether the
-// result is channels_last.
-std::tuple<std::vector<c10::SymInt>, bool> max_pool2d_add_meta(MYOPS_INFO_ARGS(self), MYOPS_INFO_ARGS(other),
-                                                               c10::IntArrayRef kernel_size, c10::IntArrayRef stride,
-                                                               c10::IntArrayRef padding, bool ceil_mode,
-                                                               bool backward) {
-  const auto r = backward ? max_pool2d_add::backward_shape(MYOPS_INFO(other), MYOPS_INFO(self), kernel_size, stride,
-                                                           padding, ceil_mode, "max_pool2d_add_backward")
-                          : max_pool2d_add::forward_shape(MYOPS_INFO(self), MYOPS_INFO(other), kernel_size, stride,
-                                                          padding, ceil_mode, "max_pool2d_add");
-  return {r.out_sizes, r.channels_last};
+// max_pool2d_add (other) or its backward (other = grad_output): the result's sizes and strides.
+std::tuple<std::vector<c10::SymInt>, std::vector<c10::SymInt>> max_pool2d_add_meta(
+    MYOPS_INFO_ARGS(self), MYOPS_INFO_ARGS(other), c10::IntArrayRef kernel_size, c10::IntArrayRef stride,
+    c10::IntArrayRef padding, bool ceil_mode, bool backward) {
+  if (backward) {
+    const auto r = max_pool2d_add::backward_shape(MYOPS_INFO(other), MYOPS_INFO(self), kernel_size, stride, padding,
+                                                  ceil_mode, "max_pool2d_add_backward");
+    const TensorInfo info = MYOPS_INFO(self);
+    return {info.sizes.vec(), max_pool2d_add::layout_strides<c10::SymInt>(info.sizes, r.channels_last)};
+  }
+  auto r = max_pool2d_add::forward_shape(MYOPS_INFO(self), MYOPS_INFO(other), kernel_size, stride, padding, ceil_mode,
+                                         "max_pool2d_add");
+  return {std::move(r.sizes), std::move(r.strides)};
 }
 
 }  // namespace
@@ -34,10 +37,10 @@ MYOPS_SCHEMAS(m) {
       "max_pool2d_add_backward(Tensor grad_output, Tensor self, int[2] kernel_size, int[2] stride, "
       "int[2] padding, bool ceil_mode) -> Tensor");
 
-  // the pooled sizes and whether the result is channels_last (other: grad_output with backward)
+  // the result's sizes and strides (other: grad_output with backward)
   MYOPS_CONTROL_DEF(m,
                     "_max_pool2d_add_meta(" MYOPS_INFO_SCHEMA("self") ", " MYOPS_INFO_SCHEMA("other")
                     ", int[] kernel_size, int[] stride, int[] padding, bool ceil_mode, bool backward) -> "
-                    "(SymInt[], bool)",
+                    "(SymInt[], SymInt[])",
                     myops::max_pool2d_add_meta);
 }

@@ -208,7 +208,13 @@ def _with_number(
 ) -> Tensor:
     """maximum / minimum beside a number: `run`, its clamp. An error clamp raises is reported by
     the op's own checks where they object (they name the op and its argument, #56); one they do
-    not raise (the number's overflow) as it came."""
+    not raise (the number's overflow) as it came. A bool number beside a bool tensor (a bool
+    result, which clamp does not take, nor torch's) is the op with the number as a 0-d bool
+    tensor: torch.maximum / minimum's value, logical or / and (#56)."""
+    t, v = (self, other) if isinstance(self, Tensor) else (other, self)
+    if isinstance(v, bool) and isinstance(t, Tensor) and t.dtype == torch.bool:
+        n = torch.full((), v, dtype=torch.bool, device=t.device)
+        return op(t, n) if t is self else op(n, t)
     try:
         return run()
     except (RuntimeError, NotImplementedError) as e:
@@ -228,7 +234,8 @@ def maximum(self: Union[Tensor, Number], other: Union[Tensor, Number]) -> Tensor
     Args:
         self: a tensor, or a Python number beside a tensor ``other``.
         other: a tensor, or a Python number: then it is ``torch.clamp(self, min=other)``, values
-            (NaN bits included) and gradient.
+            (NaN bits included) and gradient; a bool beside a bool tensor is taken as a 0-d bool
+            tensor (clamp has no bool result).
 
     Returns:
         A tensor of the broadcast shape and dtype ``torch.result_type(self, other)``.
@@ -260,7 +267,8 @@ def minimum(self: Union[Tensor, Number], other: Union[Tensor, Number]) -> Tensor
     Args:
         self: a tensor, or a Python number beside a tensor ``other``.
         other: a tensor, or a Python number: then it is ``torch.clamp(self, max=other)``, values
-            (NaN bits included) and gradient.
+            (NaN bits included) and gradient; a bool beside a bool tensor is taken as a 0-d bool
+            tensor (clamp has no bool result).
 
     Returns:
         A tensor of the broadcast shape and dtype ``torch.result_type(self, other)``.
@@ -445,6 +453,7 @@ def pow(self: Tensor, exponent: Union[Tensor, Number]) -> Tensor:
     Raises:
         NotImplementedError: a non-floating ``self`` or tensor ``exponent``.
         RuntimeError: shapes that do not broadcast, an ``exponent`` that is not a number.
+        TypeError: a ``self`` that is not a tensor (a number base).
 
     Example::
 
@@ -455,6 +464,21 @@ def pow(self: Tensor, exponent: Union[Tensor, Number]) -> Tensor:
     """
     if isinstance(exponent, Tensor):
         r = _fast_path(_fast.pow, self, exponent)
-        return _ops.pow.default(self, exponent) if r is NotImplemented else r
+        if r is NotImplemented:
+            _check_pow_base(self)
+            r = _ops.pow.default(self, exponent)
+        return r
     r = _fast_path(_fast.pow_scalar, self, exponent)
-    return _ops.pow.Scalar(self, exponent) if r is NotImplemented else r
+    if r is NotImplemented:
+        _check_pow_base(self)
+        r = _ops.pow.Scalar(self, exponent)
+    return r
+
+
+def _check_pow_base(self: object) -> None:
+    """torch.pow(number, tensor) has no myops form: torch's TypeError for an argument of the
+    wrong type, naming pow (the schema's own error named the schema, #56)."""
+    if not isinstance(self, Tensor):
+        raise TypeError(
+            f"myops.pow: argument 'self' must be a Tensor (myops.pow takes no number base), got {type(self).__name__}"
+        )

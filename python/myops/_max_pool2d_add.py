@@ -50,23 +50,26 @@ def max_pool2d_add(
     ``stride=None`` or ``[]`` to get ``F.max_pool2d``'s behaviour (stride = kernel_size).
 
     Args:
-        self: ``[N, C, H, W]`` or unbatched ``[C, H, W]``; float32, float64, float16, bfloat16.
-        other: a tensor that broadcasts to the pooled shape (e.g. ``[N, 1, Ho, Wo]``,
-            ``[1, C, 1, 1]``, ``[Wo]``, 0-d, or the full shape), of any real dtype, or a Python
-            number (added in its own precision, as torch adds it).
+        self: ``[N, C, H, W]`` or unbatched ``[C, H, W]``; float32, float64, float16, bfloat16,
+            and on the CPU uint8, int8, int16, int32, int64 (the dtypes torch's max_pool2d takes).
+        other: a tensor that broadcasts with the pooled shape (e.g. ``[N, 1, Ho, Wo]``,
+            ``[1, C, 1, 1]``, ``[Wo]``, 0-d, the full shape, or one that repeats the pooled
+            result, as torch's add broadcasts), of any real dtype, or a Python number (added in
+            its own precision, as torch adds it).
         kernel_size: an int or two ints.
         stride: an int or two ints; None or ``[]``: ``kernel_size``.
         padding: an int or two ints.
         ceil_mode: round the output size up, as ``F.max_pool2d``.
 
     Returns:
-        The pooled shape, dtype ``torch.result_type(self, other)`` (``self``'s floating dtype
-        for an integer, bool or number ``other``).
+        The broadcast of the pooled shape and other's, with the strides torch's add gives it;
+        dtype ``torch.result_type(self, other)`` (``self``'s floating dtype for an integer, bool
+        or number ``other``).
 
     Raises:
         RuntimeError: a rank other than 3 or 4, an ``other`` that does not broadcast, window
             arguments torch refuses (values past a C int: torch's overflow error).
-        NotImplementedError: a non-floating ``self``.
+        NotImplementedError: a ``self`` dtype torch's max_pool2d does not take on its device.
         TypeError: an ``other`` that is neither a tensor nor a Python number.
 
     Example::
@@ -131,6 +134,8 @@ def _pool_number(v: Number, self: Tensor) -> Tensor:
     dt = _natural(v)
     if dt == torch.uint64 and isinstance(v, int) and v < 2**64:
         v, dt = (float(v) if self.dtype == torch.float64 else _float32_of(v)), torch.float64
+    if dt == torch.float64 and not self.dtype.is_floating_point:
+        dt = torch.get_default_dtype()  # an integer self and a float: torch's result dtype, the number in it
     return torch.full((), v, dtype=dt, device=self.device)
 
 
@@ -153,17 +158,15 @@ def _pool_number_cuda_reduced(v: Number, self: Tensor, k, s, p, ceil_mode: bool)
 
 @_fake_kernel("myops::max_pool2d_add")
 def _max_pool2d_add_fake(self, other, kernel_size=(3, 3), stride=(2, 2), padding=(1, 1), ceil_mode=False):
-    sizes, channels_last = _rules(
+    sizes, strides = _rules(
         "max_pool2d_add", *_info(self), *_info(other), kernel_size, stride, padding, ceil_mode, False
     )
-    fmt = torch.channels_last if channels_last else torch.contiguous_format
-    return torch.empty(sizes, dtype=torch.result_type(self, other), device=self.device, memory_format=fmt)
+    return torch.empty_strided(sizes, strides, dtype=torch.result_type(self, other), device=self.device)
 
 
 @_fake_kernel("myops::max_pool2d_add_backward")
 def _max_pool2d_add_backward_fake(grad_output, self, kernel_size, stride, padding, ceil_mode):
-    _, channels_last = _rules(
+    sizes, strides = _rules(
         "max_pool2d_add", *_info(self), *_info(grad_output), kernel_size, stride, padding, ceil_mode, True
     )
-    fmt = torch.channels_last if channels_last else torch.contiguous_format
-    return torch.empty(self.shape, dtype=self.dtype, device=self.device, memory_format=fmt)
+    return torch.empty_strided(sizes, strides, dtype=self.dtype, device=self.device)

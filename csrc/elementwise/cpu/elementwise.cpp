@@ -108,19 +108,20 @@ bool avx512_math(ew::EwKind kind) {
 
 // What the AVX-512 build covers: every op but cast and where, on the floating dtypes. On a
 // half-width core, left to its default (MYOPS_CPU_ISA unset), only the kinds of avx512_math and
-// the streamed outputs (float / double, kStreamBytes and up, not compute_bound_kind) take it; the rest run the AVX2
-// build, the one torch itself runs for them (torch registers its AVX-512 kernels for a few ops
-// only). Measured on an EPYC (Zen 4) VM, one thread, torch 2.14.1, torch time / myops time (the
-// AVX-512 build, the AVX2 build): add / sub / mul / div / maximum / minimum float32 at 2^20
-// (0.88-0.93x, 0.99-1.02x), mul of x[1:] float32 at 2^22 (0.83x, 0.98x), sqrt / rsqrt bfloat16
-// (0.82-0.87x, 1.01-1.02x), abs / neg float16 at 2^22 (0.92x, 0.98-1.02x); but gelu bfloat16
-// (1.19x, 0.64x), pow (1.8x, 0.54x), relu float32 at 2^22, streamed (1.04x, 0.93x).
-// A forced build (MYOPS_CPU_ISA) runs every op it covers, to be tested or timed whole.
+// the streamed outputs (float / double, elementwise_store.h's streams(), not compute_bound_kind) take it; the rest run
+// the AVX2 build, the one torch itself runs for them (torch registers its AVX-512 kernels for a few ops only). Measured
+// on an EPYC (Zen 4) VM, one thread, torch 2.14.1, torch time / myops time (the AVX-512 build, the AVX2 build): add /
+// sub / mul / div / maximum / minimum float32 at 2^20 (0.88-0.93x, 0.99-1.02x), mul of x[1:] float32 at 2^22 (0.83x,
+// 0.98x), sqrt / rsqrt bfloat16 (0.82-0.87x, 1.01-1.02x), abs / neg float16 at 2^22 (0.92x, 0.98-1.02x); but gelu
+// bfloat16 (1.19x, 0.64x), pow (1.8x, 0.54x), relu float32 at 2^22, streamed (1.04x, 0.93x). A forced build
+// (MYOPS_CPU_ISA) runs every op it covers, to be tested or timed whole.
 bool in_avx512_build(ew::EwKind kind, const ew::EwPlan& p) {
   if (kind == ew::EwKind::Cast || kind == ew::EwKind::Where || !at::isFloatingType(p.dtype)) return false;
   static const bool choose = half_width_avx512() && !cpu_isa_forced();
+  int64_t total = p.numel * int64_t(c10::elementSize(p.dtype));
+  for (int k = 0; k < p.nin; ++k) total += p.folded[k] ? 0 : int64_t(p.in[k].nbytes());
   const bool streamed = (p.dtype == at::kFloat || p.dtype == at::kDouble) && !compute_bound_kind(kind) &&
-                        p.numel * int64_t(c10::elementSize(p.dtype)) >= kStreamBytes;
+                        streams(p.numel * int64_t(c10::elementSize(p.dtype)), total);
   return !choose || avx512_math(kind) || streamed;
 }
 

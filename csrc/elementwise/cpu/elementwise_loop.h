@@ -225,8 +225,10 @@ struct CpuLoop {
     int64_t inner[NARGS];
     for (int k = 0; k < NARGS; ++k) inner[k] = shape.strides[nd - 1][k];
     const int64_t out_bytes = p.numel * int64_t(sizeof(Out));
+    int64_t total = out_bytes;
+    for (int k = 0; k < NIN; ++k) total += p.folded[k] ? 0 : int64_t(p.in[k].nbytes());
     const bool stream =
-        kCanStream<Out> && !kNeverStream<VF> && out_bytes >= kStreamBytes && pages_resident(base[0], out_bytes);
+        kCanStream<Out> && !kNeverStream<VF> && streams(out_bytes, total) && pages_resident(base[0], out_bytes);
     at::parallel_for(0, p.numel, kGrain, [&](int64_t begin, int64_t end) {
       // odometer over the outer dims
       int64_t idx[MYOPS_MAX_DIMS] = {0};

@@ -57,15 +57,15 @@ bool use_avx2() {
 at::Tensor max_pool2d_add_cpu(const at::Tensor& self, const at::Tensor& other, at::IntArrayRef kernel_size,
                               at::IntArrayRef stride, at::IntArrayRef padding, bool ceil_mode) {
   Forward f = max_pool2d_add::prepare_forward(self, other, kernel_size, stride, padding, ceil_mode, "max_pool2d_add");
-  if (f.out.numel() == 0) return f.out;
+  if (f.result.numel() == 0) return f.result;
 #ifdef MYOPS_MP_HAVE_AVX2
   if (use_avx2()) {
     max_pool2d_add::avx2::forward(f);
-    return f.out;
+    return max_pool2d_add::finish_forward(f);
   }
 #endif
   max_pool2d_add::base::forward(f);
-  return f.out;
+  return max_pool2d_add::finish_forward(f);
 }
 
 at::Tensor max_pool2d_add_backward_cpu(const at::Tensor& grad_output, const at::Tensor& self,

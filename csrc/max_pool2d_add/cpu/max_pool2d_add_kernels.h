@@ -24,7 +24,7 @@ namespace max_pool2d_add {
 namespace MYOPS_MP_CAP {
 
 // torch's max-pool update rule: take v when it is larger or NaN (so the first maximum and the
-// last NaN of the scan win).
+// last NaN of the scan win); on integers the maximum.
 template <typename M>
 inline M sfold(M m, M v) {
   return (v > m || v != v) ? v : m;
@@ -32,7 +32,11 @@ inline M sfold(M m, M v) {
 template <typename M>
 inline at::vec::Vectorized<M> vfold(const at::vec::Vectorized<M>& m, const at::vec::Vectorized<M>& v) {
   using Vec = at::vec::Vectorized<M>;
-  return Vec::blendv(m, v, (v > m) | v.isnan());
+  if constexpr (std::is_integral_v<M>) {
+    return at::vec::maximum(m, v);
+  } else {
+    return Vec::blendv(m, v, (v > m) | v.isnan());
+  }
 }
 
 // Window [lo, hi) of output position o along a dim of size n (clipped like torch).
@@ -200,15 +204,17 @@ void forward_impl(const Forward& f) {
   const auto os = f.other_strides;
 
   // Output rows per work item: the input rows they need, horizontally folded, should stay in
-  // about 128 KiB of per-thread buffer.
+  // about 128 KiB of per-thread buffer. (sH is 0 where one pooled row is broadcast: every
+  // output row reads the same input rows.)
+  const int64_t sH = std::max<int64_t>(g.sH, 1);
   const int64_t budget = std::max<int64_t>(1, (int64_t(128) << 10) / (sizeof(M) * hrow_len));
-  int64_t rows_per_chunk = std::max<int64_t>(1, (budget - g.kH) / g.sH + 1);
+  int64_t rows_per_chunk = std::max<int64_t>(1, (budget - g.kH) / sH + 1);
   rows_per_chunk = std::min(rows_per_chunk, g.Ho);
   const int64_t nchunks = (g.Ho + rows_per_chunk - 1) / rows_per_chunk;
   const int64_t planes = cl ? g.N : g.N * g.C;
   const int64_t items = planes * nchunks;
   // Cost hint: inputs touched per item.
-  const int64_t item_cost = rows_per_chunk * g.sH * row_len + 1;
+  const int64_t item_cost = rows_per_chunk * sH * row_len + 1;
   const int64_t grain = std::max<int64_t>(1, (int64_t(1) << 16) / item_cost);
 
   at::parallel_for(0, items, grain, [&](int64_t begin, int64_t end) {
@@ -223,7 +229,7 @@ void forward_impl(const Forward& f) {
       const int64_t oh1 = std::min(oh0 + rows_per_chunk, g.Ho);
       const int64_t n = cl ? plane : plane / g.C;
       const int64_t c = cl ? 0 : plane % g.C;
-      const S* src = in + plane * g.H * row_len;
+      const S* src = in + n * g.xn + c * g.xc;
       int64_t ih_lo, ih_hi, tmp_lo, tmp_hi;
       window(oh0, g.kH, g.sH, g.pH, g.H, ih_lo, tmp_hi);
       window(oh1 - 1, g.kH, g.sH, g.pH, g.H, tmp_lo, ih_hi);
@@ -310,21 +316,24 @@ void backward_impl(const Backward& b) {
 
 void forward(const Forward& f) {
   const at::ScalarType s = f.self.scalar_type(), r = f.out.scalar_type();
-  AT_DISPATCH_V2(s, "myops.max_pool2d_add", AT_WRAP([&] {
-                   using S = scalar_t;
-                   if (r == s) {
-                     forward_impl<S, S>(f);
-                   } else if (r == at::kDouble) {
-                     forward_impl<S, double>(f);
-                   } else if constexpr (!std::is_same_v<S, double> && !std::is_same_v<S, float>) {
-                     TORCH_CHECK(r == at::kFloat, "myops.max_pool2d_add: unsupported result dtype ", r,
-                                 " for self of dtype ", s);
-                     forward_impl<S, float>(f);
-                   } else {
-                     TORCH_CHECK(false, "myops.max_pool2d_add: unsupported result dtype ", r, " for self of dtype ", s);
-                   }
-                 }),
-                 AT_EXPAND(AT_FLOATING_TYPES), at::kHalf, at::kBFloat16);
+  AT_DISPATCH_V2(
+      s, "myops.max_pool2d_add", AT_WRAP([&] {
+        using S = scalar_t;
+        if constexpr (std::is_integral_v<S>) {  // pooled in the result dtype (prepare_forward)
+          TORCH_CHECK(r == s, "myops.max_pool2d_add: unsupported result dtype ", r, " for self of dtype ", s);
+          forward_impl<S, S>(f);
+        } else if (r == s) {
+          forward_impl<S, S>(f);
+        } else if (r == at::kDouble) {
+          forward_impl<S, double>(f);
+        } else if constexpr (!std::is_same_v<S, double> && !std::is_same_v<S, float>) {
+          TORCH_CHECK(r == at::kFloat, "myops.max_pool2d_add: unsupported result dtype ", r, " for self of dtype ", s);
+          forward_impl<S, float>(f);
+        } else {
+          TORCH_CHECK(false, "myops.max_pool2d_add: unsupported result dtype ", r, " for self of dtype ", s);
+        }
+      }),
+      AT_EXPAND(AT_FLOATING_TYPES), at::kHalf, at::kBFloat16, AT_EXPAND(AT_INTEGRAL_TYPES));
 }
 
 void backward(const Backward& b) {

@@ -47,6 +47,7 @@ struct Geom {
   int kH, kW, sH, sW, pH, pW;
   FastDivmod<index_t> d0, d1, d2;  // innermost first (see the kernels)
   index_t o0, o1, o2, o3;          // strides of `other` / `grad` over [N, C, Ho, Wo]
+  index_t xn, xc;                  // strides of self's image and channel (0: broadcast, Pool2d)
 };
 
 int sm_count(int device) {
@@ -68,8 +69,10 @@ int64_t grid_for(int64_t total, int device) {
 
 // Splits a linear position of an [N, C, Y, X] index space (NCHW order, or NHWC when kCL; the
 // divisors g.d0..d2 are X, Y, C or C, X, Y accordingly) into (n, c, y, x), and returns the start
-// of plane (n, c) of `self` with its element strides along h (sh) and w (sw).
-template <bool kCL, typename S, typename index_t>
+// of plane (n, c) of `self` with its element strides along h (sh) and w (sw). kXs: through
+// g.xn / g.xc (the forward: image 0 / channel 0 where the result repeats them); the backward
+// keeps the dense formula (the strides cost its double kernels register spills).
+template <bool kCL, bool kXs, typename S, typename index_t>
 __device__ __forceinline__ const S* locate(index_t lin, const S* in, const Geom<index_t>& g, index_t& n, index_t& c,
                                            index_t& y, index_t& x, index_t& sh, index_t& sw) {
   index_t t, u;
@@ -79,6 +82,7 @@ __device__ __forceinline__ const S* locate(index_t lin, const S* in, const Geom<
     g.d2.divmod(u, n, y);
     sh = index_t(g.W) * g.C;
     sw = g.C;
+    if constexpr (kXs) return in + n * g.xn + c * g.xc;
     return in + n * index_t(g.H) * g.W * g.C + c;
   } else {  // lin = ((n * C + c) * Y + y) * X + x
     g.d0.divmod(lin, t, x);
@@ -86,6 +90,7 @@ __device__ __forceinline__ const S* locate(index_t lin, const S* in, const Geom<
     g.d2.divmod(u, n, c);
     sh = g.W;
     sw = 1;
+    if constexpr (kXs) return in + n * g.xn + c * g.xc;
     return in + (n * index_t(g.C) + c) * g.H * g.W;
   }
 }
@@ -102,7 +107,7 @@ __global__ void __launch_bounds__(kThreads) max_pool2d_add_kernel(const S* __res
   const index_t step = index_t(gridDim.x) * blockDim.x;
   for (index_t lin = index_t(blockIdx.x) * blockDim.x + threadIdx.x; lin < total; lin += step) {
     index_t n, c, oh, ow, sh, sw;
-    const S* base = locate<kCL>(lin, in, g, n, c, oh, ow, sh, sw);
+    const S* base = locate<kCL, true>(lin, in, g, n, c, oh, ow, sh, sw);
     const int hstart = int(oh) * sH - pH, wstart = int(ow) * sW - pW;
     M m = -std::numeric_limits<M>::infinity();
     if constexpr (KH > 0) {  // compile-time window: unrolled, each position tested
@@ -360,6 +365,7 @@ Geom<index_t> make_geom(const Pool2d& p, const std::array<int64_t, 4>& st) {
   g.kH = int(p.kH), g.kW = int(p.kW), g.sH = int(p.sH), g.sW = int(p.sW);
   g.pH = int(p.pH), g.pW = int(p.pW);
   g.o0 = index_t(st[0]), g.o1 = index_t(st[1]), g.o2 = index_t(st[2]), g.o3 = index_t(st[3]);
+  g.xn = index_t(p.xn), g.xc = index_t(p.xc);
   return g;
 }
 
@@ -429,7 +435,7 @@ at::Tensor max_pool2d_add_cuda(const at::Tensor& self, const at::Tensor& other, 
   check_same_device(self, "self", other, "other", "max_pool2d_add");  // before the guard
   CudaGuard guard(self.device());
   Forward f = max_pool2d_add::prepare_forward(self, other, kernel_size, stride, padding, ceil_mode, "max_pool2d_add");
-  if (f.out.numel() == 0) return f.out;
+  if (f.result.numel() == 0) return f.result;
   const int device = self.get_device();
   cudaStream_t stream = current_stream();
   const at::ScalarType s = f.self.scalar_type(), r = f.out.scalar_type();
@@ -448,7 +454,7 @@ at::Tensor max_pool2d_add_cuda(const at::Tensor& self, const at::Tensor& other, 
                    }
                  }),
                  AT_EXPAND(AT_FLOATING_TYPES), at::kHalf, at::kBFloat16);
-  return f.out;
+  return max_pool2d_add::finish_forward(f);
 }
 
 // ---- backward --------------------------------------------------------------------------------
@@ -460,7 +466,7 @@ __global__ void __launch_bounds__(kThreads)
   const index_t step = index_t(gridDim.x) * blockDim.x;
   for (index_t lin = index_t(blockIdx.x) * blockDim.x + threadIdx.x; lin < total; lin += step) {
     index_t n, c, ih, iw, sh, sw;
-    const S* base = locate<kCL>(lin, in, g, n, c, ih, iw, sh, sw);
+    const S* base = locate<kCL, false>(lin, in, g, n, c, ih, iw, sh, sw);
     const int h = int(ih), w = int(iw);
     // output windows that contain (h, w)
     const int ph0 = (h + g.pH < g.kH) ? 0 : (h + g.pH - g.kH) / g.sH + 1;
