@@ -3,13 +3,16 @@
 // to Python.
 #include <algorithm>
 #include <iterator>
+#include <optional>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "core/dtypes.h"
 #include "core/output_strides.h"
 #include "core/schema.h"
 #include "elementwise/elementwise_host.h"
+#include "elementwise/elementwise_rules.h"
 #include "myops/op_signatures.h"
 #include "myops/op_table.h"
 
@@ -36,7 +39,7 @@ std::vector<std::string> ew_table() {
   return rows;
 }
 
-// The elementwise layout rules (core/output_strides.h) on symbolic sizes, for the fake kernels.
+// The elementwise layout rules (core/output_strides.h) on symbolic sizes, for the tests.
 // _ew_out_strides: input k has ranks[k] dims, its sizes and strides the next ranks[k] entries of
 // `sizes` and `strides`.
 std::vector<c10::SymInt> ew_out_strides(c10::SymIntArrayRef shape, c10::SymIntArrayRef sizes,
@@ -59,6 +62,137 @@ std::vector<c10::SymInt> ew_preserve_strides(c10::SymIntArrayRef sizes, c10::Sym
   TORCH_CHECK(sizes.size() == strides.size(), "myops._ew_preserve_strides: 'sizes' and 'strides' must have one ",
               "length, got ", sizes.size(), " and ", strides.size());
   return ew::preserve_strides_of<c10::SymInt>(ew::StridedDims<c10::SymInt>{sizes, strides});
+}
+
+// A dtype by Python's name ("float32"), as the fake kernels pass it.
+at::ScalarType dtype_named(const std::string& name) {
+  for (int i = 0; i < static_cast<int>(at::ScalarType::NumOptions); ++i) {
+    const auto st = static_cast<at::ScalarType>(i);
+    if (c10::getDtypeNames(st).first == name) return st;
+  }
+  TORCH_CHECK(false, "myops._elementwise_meta: unknown dtype ", name);
+}
+
+// The elementwise rules (elementwise/elementwise_rules.h) for the fake kernels: op `qualname`'s
+// rule on its tensors (their sizes and strides flattened, tensor k having ranks[k] dims; dtypes
+// and devices by Python's names), its numbers and its str / ScalarType argument, each in schema
+// order; then the layout on the (symbolic) sizes. Returns the result's dtype (Python's name),
+// device, sizes and strides.
+std::tuple<std::string, std::string, std::vector<c10::SymInt>, std::vector<c10::SymInt>> elementwise_meta(
+    const std::string& qualname, c10::SymIntArrayRef sizes, c10::SymIntArrayRef strides, c10::IntArrayRef ranks,
+    const std::vector<std::string>& dtypes, const std::vector<std::string>& devices,
+    const std::optional<c10::Scalar>& n0, const std::optional<c10::Scalar>& n1, const std::optional<std::string>& str,
+    std::optional<at::ScalarType> dtype) {
+  using namespace ew;
+  TORCH_CHECK(sizes.size() == strides.size() && ranks.size() == dtypes.size() && ranks.size() == devices.size() &&
+                  ranks.size() <= kMaxIn,
+              "myops._elementwise_meta: the tensors' sizes, strides, ranks, dtypes and devices do not match");
+  std::vector<TensorInfo> infos;
+  std::vector<at::ScalarType> tdtypes;
+  std::vector<c10::Device> tdevices;
+  size_t at = 0;
+  for (size_t k = 0; k < ranks.size(); ++k) {
+    const auto r = static_cast<size_t>(ranks[k]);
+    TORCH_CHECK(ranks[k] >= 0 && at + r <= sizes.size(), "myops._elementwise_meta: 'ranks' ", ranks, " do not fit ",
+                sizes.size(), " sizes");
+    tdtypes.push_back(dtype_named(dtypes[k]));
+    tdevices.push_back(c10::Device(devices[k]));
+    infos.emplace_back(sizes.slice(at, r), strides.slice(at, r), tdtypes.back(), tdevices.back());
+    at += r;
+  }
+  const int op_index = [&] {
+    for (int i = 0; i < kNumEwOps; ++i) {
+      const auto& o = kOps[i];
+      if ((o.overload[0] ? std::string(o.name) + "." + o.overload : std::string(o.name)) == qualname) return i;
+    }
+    TORCH_CHECK(false, "myops._elementwise_meta: no elementwise op ", qualname);
+  }();
+  const EwOpInfo& op = kOps[op_index];
+  // PyTorch's CPU rules on CPU tensors (a 0-d CPU tensor beside others goes with them)
+  bool cpu = true;
+  for (const auto& i : infos) {
+    if (!(i.dim() == 0 && i.device.is_cpu())) {
+      cpu = i.device.is_cpu();
+      break;
+    }
+  }
+  auto T = [&](size_t k) -> EwArg {
+    TORCH_CHECK(k < infos.size(), "myops._elementwise_meta: ", qualname, " takes more tensors");
+    return infos[k];
+  };
+  auto N = [](const std::optional<c10::Scalar>& n) { return n.value_or(c10::Scalar(0)); };
+  const EwSpec s = [&]() -> EwSpec {
+    switch (static_cast<EwOp>(op_index)) {
+      case EwOp::gelu:
+        return rules::gelu(T(0), str.value_or("none"), cpu);
+      case EwOp::cast:
+        return rules::cast(T(0), dtype.value(), cpu);
+      case EwOp::add:
+        return rules::add(T(0), T(1), N(n0), cpu);
+      case EwOp::sub:
+        return rules::sub(T(0), T(1), N(n0), cpu);
+      case EwOp::add_scalar:
+        return rules::add_scalar(T(0), N(n0), N(n1), cpu);
+      case EwOp::sub_scalar:
+        return rules::sub_scalar(T(0), N(n0), N(n1), cpu);
+      case EwOp::add_scalar_self:
+        return rules::add_scalar_self(N(n0), T(0), N(n1), cpu);
+      case EwOp::sub_scalar_self:
+        return rules::sub_scalar_self(N(n0), T(0), N(n1), cpu);
+      case EwOp::mul_scalar_self:
+        return rules::mul_scalar_self(N(n0), T(0), cpu);
+      case EwOp::maximum:
+        return rules::maximum(T(0), T(1), cpu);
+      case EwOp::minimum:
+        return rules::minimum(T(0), T(1), cpu);
+      case EwOp::pow:
+        return rules::pow(T(0), T(1), cpu);
+      case EwOp::pow_scalar:
+        return rules::pow_scalar(T(0), N(n0), cpu);
+      case EwOp::where:
+        return rules::where(T(0), T(1), T(2), cpu);
+      case EwOp::where_scalar_self:
+        return rules::where_scalar_self(T(0), N(n0), T(1), cpu);
+      case EwOp::where_scalar_other:
+        return rules::where_scalar_other(T(0), T(1), N(n0), cpu);
+      case EwOp::where_scalar:
+        return rules::where_scalar(T(0), N(n0), N(n1), cpu);
+      case EwOp::addcmul:
+        return rules::addcmul(T(0), T(1), T(2), N(n0), cpu);
+      case EwOp::clamp:
+        return rules::clamp(T(0), T(1), T(2), cpu);
+      case EwOp::clamp_scalar:
+        return rules::clamp_scalar(T(0), n0, n1, cpu);
+      default:
+        break;
+    }
+    // the generic ops (ENTRY generic): by their signature
+    const std::string sig = op.sig;
+    if (sig == "unary") return rules::unary_op(op, T(0), cpu);
+    if (sig == "binary") return rules::binary_op(op, T(0), T(1), cpu);
+    if (sig == "scalar") return rules::scalar_op(op, T(0), N(n0), cpu);
+    if (sig == "rscalar") return rules::rscalar_op(op, N(n0), T(0), cpu);
+    TORCH_CHECK(false, "myops._elementwise_meta: no rule for ", qualname, " (signature ", sig, ")");
+  }();
+  // the kernel's operands: the tensors in order, each number a 0-d CPU operand
+  std::vector<StridedDims<c10::SymInt>> ins;
+  std::vector<at::ScalarType> in_dt;
+  std::vector<c10::Device> in_dev;
+  size_t next = 0;
+  for (int k = 0; k < s.nin; ++k) {
+    if (s.number[k]) {
+      ins.push_back({});
+      in_dt.push_back(s.in_dtype[k]);
+      in_dev.push_back(c10::kCPU);
+    } else {
+      const auto& i = infos.at(next++);
+      ins.push_back({i.sizes, i.strides});
+      in_dt.push_back(i.dtype);
+      in_dev.push_back(i.device);
+    }
+  }
+  auto l = ew_layout<c10::SymInt>(s, ins, in_dt, in_dev);
+  return {std::string(c10::getDtypeNames(s.dtype).first), s.device.str(), std::move(l.sizes), std::move(l.strides)};
 }
 
 // The supported dtype sets (core/dtypes.h) for Python (myops._table.DTYPES): one
@@ -92,13 +226,21 @@ MYOPS_SCHEMAS(m) {
   // The op table for Python (myops._table: the fake kernels and the test tables read it): one
   // "fn|name|overload|kind|arity|dtypes|rule|sig|aten|dropin_default" string per op, in table order.
   m.def("_ew_table() -> str[]", &myops::ew_table);
-  // The elementwise layout rules for the fake kernels (core/output_strides.h; the kernels'
-  // planner reads the same rules): the output strides of inputs broadcast to `shape` (their sizes
-  // and strides flattened, input k having ranks[k] dims), and the strides of `t.to(dtype)`.
+  // The elementwise layout rules (core/output_strides.h; the kernels' planner and the fake
+  // kernels' rules read them), for tests/test_elementwise_layouts.py: the output strides of inputs broadcast to `shape`
+  // (their sizes and strides flattened, input k having ranks[k] dims), and the strides of `t.to(dtype)`.
   MYOPS_CONTROL_DEF(m, "_ew_out_strides(SymInt[] shape, SymInt[] sizes, SymInt[] strides, int[] ranks) -> SymInt[]",
                     myops::ew_out_strides);
   MYOPS_CONTROL_DEF(m, "_ew_preserve_strides(SymInt[] sizes, SymInt[] strides) -> SymInt[]",
                     myops::ew_preserve_strides);
+
+  // The elementwise rules for the fake kernels (elementwise/elementwise_rules.h: the checks, the
+  // result's dtype, device, sizes and strides; python/myops/_fake.py passes the arguments)
+  MYOPS_CONTROL_DEF(m,
+                    "_elementwise_meta(str qualname, SymInt[] sizes, SymInt[] strides, int[] ranks, str[] dtypes, "
+                    "str[] devices, Scalar? n0, Scalar? n1, str? str, ScalarType? dtype) -> (str, str, SymInt[], "
+                    "SymInt[])",
+                    myops::elementwise_meta);
 
   // The supported dtype sets for Python (core/dtypes.h; myops._table.DTYPES reads them): one
   // "column|name,..." string per set of the DTYPES column (All, NonBool, Float).

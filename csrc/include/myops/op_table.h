@@ -244,12 +244,13 @@ struct EwOpInfo {
   const char* overload;
   EwKind kind;
   EwRule rule;
+  const char* sig;   // the SIG column as written
   const char* aten;  // "" if not routable
   bool dropin_default;
 };
 constexpr EwOpInfo kOps[] = {
 #define MYOPS_EW_OP_INFO(FN, NAME, OVERLOAD, KIND, RULE, SIG, SCHEMA, DROPIN) \
-  {#FN, #NAME, OVERLOAD, EwKind::KIND, EwRule::RULE, MYOPS_EW_ATEN(DROPIN), MYOPS_EW_DEFAULT(DROPIN)},
+  {#FN, #NAME, OVERLOAD, EwKind::KIND, EwRule::RULE, #SIG, MYOPS_EW_ATEN(DROPIN), MYOPS_EW_DEFAULT(DROPIN)},
     MYOPS_EW_OPS(MYOPS_EW_OP_INFO)
 #undef MYOPS_EW_OP_INFO
 };
