@@ -25,7 +25,6 @@
 
 #include "elementwise/elementwise_host.h"
 #include "elementwise/elementwise_rules.h"
-#include "myops/op_signatures.h"
 #include "core/torch_version.h"
 
 namespace myops {
@@ -428,16 +427,12 @@ struct Ops {
 
 // Registers every elementwise op of the table (myops/op_table.h) for one dispatch key with
 // backend B, by its SIG's ENTRY (myops/op_signatures.h): generic, Ops<B>::<SIG>_op<OP>
-// (unary_op, binary_op, scalar_op, rscalar_op); own, Ops<B>::FN.
-#define MYOPS_EW_FRONT_generic(FN, SIG) &O::template SIG##_op<EwOp::FN>
-#define MYOPS_EW_FRONT_own(FN, SIG) &O::FN
+// (unary_op, binary_op, scalar_op, rscalar_op); own, Ops<B>::FN (written out by
+// tools/gen_ops_elementwise.py).
 template <class B>
 void register_all(torch::Library& m) {
   using O = Ops<B>;
-#define MYOPS_EW_IMPL(FN, NAME, OVERLOAD, KIND, RULE, SIG, ...) \
-  m.impl(MYOPS_EW_QUALNAME(NAME, OVERLOAD), MYOPS_EW_BY_ENTRY(MYOPS_EW_FRONT_, SIG)(FN, SIG));
-  MYOPS_EW_OPS(MYOPS_EW_IMPL)
-#undef MYOPS_EW_IMPL
+#include "elementwise/generated/front_ends.inc"
 }
 
 }  // namespace ew

@@ -13,7 +13,6 @@
 #include "core/schema.h"
 #include "elementwise/elementwise_host.h"
 #include "elementwise/elementwise_rules.h"
-#include "myops/op_signatures.h"
 #include "myops/op_table.h"
 
 namespace myops {
@@ -22,9 +21,7 @@ namespace {
 std::vector<std::string> ew_table() {
   // the SIG column as written (an own variant: <SIG>_own) and its ENTRY
   static const char* const sigs[] = {
-#define MYOPS_EW_SIG_NAME(FN, NAME, OVERLOAD, KIND, RULE, SIG, ...) #SIG "|" C10_STRINGIZE(MYOPS_EW_ENTRY(SIG)),
-      MYOPS_EW_OPS(MYOPS_EW_SIG_NAME)
-#undef MYOPS_EW_SIG_NAME
+#include "elementwise/generated/sigs.inc"
   };
   using namespace ew;
   std::vector<std::string> rows;
@@ -107,7 +104,6 @@ std::tuple<std::string, std::string, std::vector<c10::SymInt>, std::vector<c10::
     }
     TORCH_CHECK(false, "myops._elementwise_meta: no elementwise op ", qualname);
   }();
-  const EwOpInfo& op = kOps[op_index];
   // PyTorch's CPU rules on CPU tensors (a 0-d CPU tensor beside others goes with them)
   bool cpu = true;
   for (const auto& i : infos) {
@@ -120,59 +116,27 @@ std::tuple<std::string, std::string, std::vector<c10::SymInt>, std::vector<c10::
     TORCH_CHECK(k < infos.size(), "myops._elementwise_meta: ", qualname, " takes more tensors");
     return infos[k];
   };
-  auto N = [](const std::optional<c10::Scalar>& n) { return n.value_or(c10::Scalar(0)); };
+  const std::optional<c10::Scalar>* numbers[] = {&n0, &n1};
+  auto O = [&](int j) { return *numbers[j]; };
+  auto N = [&](int j) {
+    TORCH_CHECK(numbers[j]->has_value(), "myops._elementwise_meta: ", qualname, " takes a number");
+    return **numbers[j];
+  };
+  auto S = [&] {
+    TORCH_CHECK(str.has_value(), "myops._elementwise_meta: ", qualname, " takes a str");
+    return c10::string_view(*str);
+  };
+  auto D = [&] {
+    TORCH_CHECK(dtype.has_value(), "myops._elementwise_meta: ", qualname, " takes a dtype");
+    return *dtype;
+  };
+  // each op's rule (elementwise/elementwise_rules.h) on its arguments, written out by
+  // tools/gen_ops_elementwise.py
   const EwSpec s = [&]() -> EwSpec {
     switch (static_cast<EwOp>(op_index)) {
-      case EwOp::gelu:
-        return rules::gelu(T(0), str.value_or("none"), cpu);
-      case EwOp::cast:
-        return rules::cast(T(0), dtype.value(), cpu);
-      case EwOp::add:
-        return rules::add(T(0), T(1), N(n0), cpu);
-      case EwOp::sub:
-        return rules::sub(T(0), T(1), N(n0), cpu);
-      case EwOp::add_scalar:
-        return rules::add_scalar(T(0), N(n0), N(n1), cpu);
-      case EwOp::sub_scalar:
-        return rules::sub_scalar(T(0), N(n0), N(n1), cpu);
-      case EwOp::add_scalar_self:
-        return rules::add_scalar_self(N(n0), T(0), N(n1), cpu);
-      case EwOp::sub_scalar_self:
-        return rules::sub_scalar_self(N(n0), T(0), N(n1), cpu);
-      case EwOp::mul_scalar_self:
-        return rules::mul_scalar_self(N(n0), T(0), cpu);
-      case EwOp::maximum:
-        return rules::maximum(T(0), T(1), cpu);
-      case EwOp::minimum:
-        return rules::minimum(T(0), T(1), cpu);
-      case EwOp::pow:
-        return rules::pow(T(0), T(1), cpu);
-      case EwOp::pow_scalar:
-        return rules::pow_scalar(T(0), N(n0), cpu);
-      case EwOp::where:
-        return rules::where(T(0), T(1), T(2), cpu);
-      case EwOp::where_scalar_self:
-        return rules::where_scalar_self(T(0), N(n0), T(1), cpu);
-      case EwOp::where_scalar_other:
-        return rules::where_scalar_other(T(0), T(1), N(n0), cpu);
-      case EwOp::where_scalar:
-        return rules::where_scalar(T(0), N(n0), N(n1), cpu);
-      case EwOp::addcmul:
-        return rules::addcmul(T(0), T(1), T(2), N(n0), cpu);
-      case EwOp::clamp:
-        return rules::clamp(T(0), T(1), T(2), cpu);
-      case EwOp::clamp_scalar:
-        return rules::clamp_scalar(T(0), n0, n1, cpu);
-      default:
-        break;
+#include "elementwise/generated/meta.inc"
     }
-    // the generic ops (ENTRY generic): by their signature
-    const std::string sig = op.sig;
-    if (sig == "unary") return rules::unary_op(op, T(0), cpu);
-    if (sig == "binary") return rules::binary_op(op, T(0), T(1), cpu);
-    if (sig == "scalar") return rules::scalar_op(op, T(0), N(n0), cpu);
-    if (sig == "rscalar") return rules::rscalar_op(op, N(n0), T(0), cpu);
-    TORCH_CHECK(false, "myops._elementwise_meta: no rule for ", qualname, " (signature ", sig, ")");
+    TORCH_CHECK(false, "myops._elementwise_meta: no rule for ", qualname);
   }();
   // the kernel's operands: the tensors in order, each number a 0-d CPU operand
   std::vector<StridedDims<c10::SymInt>> ins;
@@ -217,7 +181,7 @@ MYOPS_SCHEMAS(m) {
   // (broadcasting): where, addcmul (value), clamp (Tensor bounds), clamp.Scalar (number bounds:
   // the same values, but only `self` has a gradient, with torch's formula for number bounds)
 #define MYOPS_EW_DEF(FN, NAME, OVERLOAD, KIND, RULE, SIG, SCHEMA, DROPIN) \
-  m.def((std::string(MYOPS_EW_QUALNAME(NAME, OVERLOAD)) + SCHEMA).c_str());
+  m.def((std::string(#NAME) + (OVERLOAD[0] ? "." OVERLOAD : "") + SCHEMA).c_str());
   MYOPS_EW_OPS(MYOPS_EW_DEF)
 #undef MYOPS_EW_DEF
   // mul_scalar: mul.Scalar under its old name, kept for compatibility (CompositeImplicitAutograd,
