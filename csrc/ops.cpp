@@ -120,11 +120,6 @@ Tensor diagonal(const Tensor& self, int64_t offset, int64_t dim1, int64_t dim2) 
 
 // The elementwise ops: one function per line of the op table (myops/op_table.h), its
 // parameters those of its SIG (myops/op_signatures.h), calling the shared handle
-// (core/op_handles.h). Defined with qualified names: each must match its declaration in
-// myops/ops_elementwise.h (else the build fails: regenerate that header).
-#define MYOPS_API_DEF(FN, NAME, OVERLOAD, KIND, RULE, SIG, ...)            \
-  at::Tensor myops::MYOPS_EW_API_FN(FN, NAME, SIG)(MYOPS_EW_PARAMS(SIG)) { \
-    return myops::ew::ops::FN().call(MYOPS_EW_ARGS(SIG));                  \
-  }
-MYOPS_EW_OPS(MYOPS_API_DEF)
-#undef MYOPS_API_DEF
+// (core/op_handles.h), written out by tools/gen_ops_elementwise.py. Defined with qualified names:
+// each must match its declaration in myops/ops_elementwise.h.
+#include "elementwise/generated/api.inc"

@@ -126,6 +126,20 @@ BAD_CALLS = {
     ),
     "nonzero_static_size": lambda: torch.ops.myops.nonzero_static(_t(3), size=-2),
     "nonzero_dtype": lambda: torch.ops.myops.nonzero(_t(3, dtype=torch.uint16)),
+    # the elementwise rules (csrc/elementwise/elementwise_rules.h, one fake kernel for every op)
+    "relu_dtype": lambda: torch.ops.myops.relu(_t(3, dtype=torch.uint16)),
+    "gelu_approximate": lambda: torch.ops.myops.gelu(_t(3), approximate="fast"),
+    "cast_dtype": lambda: torch.ops.myops.cast(_t(3), torch.complex64),
+    "add_broadcast": lambda: torch.ops.myops.add(_t(2, 3), _t(4)),
+    "add_alpha": lambda: torch.ops.myops.add(_t(3, dtype=torch.int32), _t(3, dtype=torch.int32), alpha=0.5),
+    "add_scalar_complex": lambda: torch.ops.myops.add.Scalar(_t(3), 1j),
+    "mul_scalar_self_dtype": lambda: torch.ops.myops.mul.ScalarSelf(2, _t(3, dtype=torch.uint16)),
+    "maximum_complex": lambda: torch.ops.myops.maximum(_t(3, dtype=torch.complex64), _t(3, dtype=torch.complex64)),
+    "pow_exponent_dtype": lambda: torch.ops.myops.pow(_t(3), _t(3, dtype=torch.int32)),
+    "where_condition": lambda: torch.ops.myops.where(_t(3), _t(3), _t(3)),
+    "where_scalar_complex": lambda: torch.ops.myops.where.Scalar(_t(3, dtype=torch.bool), 1j, 2),
+    "clamp_bool_result": lambda: torch.ops.myops.clamp(*[_t(3, dtype=torch.bool)] * 3),
+    "clamp_scalar_none": lambda: torch.ops.myops.clamp.Scalar(_t(3), None, None),
 }
 
 

@@ -103,9 +103,10 @@ class _Model(torch.nn.Module):
         return torch.ops.myops.relu(torch.ops.myops.max_pool2d_add(x, other)) + 1
 
 
-def test_ops_elementwise_header_is_current():
-    """csrc/include/myops/ops_elementwise.h (the C++ API's elementwise declarations, written out)
-    is what tools/gen_ops_elementwise.py writes from the op table and its signatures."""
+def test_generated_elementwise_code_is_current():
+    """csrc/include/myops/ops_elementwise.h (the C++ API's elementwise declarations) and
+    csrc/elementwise/generated/ (the rest of the code the op table makes, written out) are what
+    tools/gen_ops_elementwise.py writes from the op table and its signatures."""
     r = subprocess.run(
         [sys.executable, os.path.join(ROOT, "tools", "gen_ops_elementwise.py"), "--check"],
         capture_output=True,

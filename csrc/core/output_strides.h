@@ -3,10 +3,11 @@
 //  - output_strides_of: the output strides TensorIterator chooses for inputs broadcast to a shape;
 //  - preserve_strides_of: the strides of `t.to(dtype)` (empty_like, memory_format=preserve).
 // int64_t on tensors: the kernels' planner (elementwise/elementwise_host.h, per call). c10::SymInt on
-// sizes and strides: the control ops myops::_ew_out_strides / _ew_preserve_strides (csrc/elementwise/schema.cpp)
-// that the fake kernels call (python/myops/_fake.py), so that torch.compile and torch.export see
-// the layout the kernels produce. c10::SymInt's comparisons guard on symbolic values as Python's
-// do, so the rule reads the same for both.
+// sizes and strides: the elementwise rules' layout (ew_layout, elementwise/elementwise_rules.h) that
+// the fake kernels run (python/myops/_fake.py), so that torch.compile and torch.export see the
+// layout the kernels produce, and the control ops myops::_ew_out_strides / _ew_preserve_strides
+// (csrc/elementwise/schema.cpp) that tests/test_elementwise_layouts.py checks them with. c10::SymInt's comparisons
+// guard on symbolic values as Python's do, so the rule reads the same for both.
 #include <ATen/core/Tensor.h>
 #include <c10/core/Contiguity.h>
 #include <c10/core/MemoryFormat.h>

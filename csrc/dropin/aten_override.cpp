@@ -43,11 +43,8 @@ struct OpInfo {
 constexpr OpInfo kOpTable[kNumOps] = {
     {"nonzero", true},
     {"nonzero_static", true},
-#define MYOPS_OVERRIDE_INFO(FN, NAME, OVERLOAD, KIND, RULE, SIG, SCHEMA, DROPIN) \
-  MYOPS_EW_IF_ROUTED(DROPIN)({#FN, MYOPS_EW_DEFAULT(DROPIN)}, )
-    MYOPS_EW_OPS(MYOPS_OVERRIDE_INFO)
-#undef MYOPS_OVERRIDE_INFO
-        {"nms", true},
+#include "elementwise/generated/dropin_table.inc"
+    {"nms", true},
 };
 
 constexpr const char* kWhyNames[kNumWhy] = {"arguments", "refused"};
@@ -289,6 +286,7 @@ struct CpuBackend {
   }
 #define MYOPS_OVERRIDE_TORCH_NS at::cpu
   MYOPS_OVERRIDE_TORCH_KERNELS
+#include "elementwise/generated/dropin_torch.inc"
 #undef MYOPS_OVERRIDE_TORCH_NS
 };
 

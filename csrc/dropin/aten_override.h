@@ -51,10 +51,8 @@ namespace aten_override {
 enum Op : int {
   kNonzero,
   kNonzeroStatic,
-#define MYOPS_OVERRIDE_ENUM(FN, NAME, OVERLOAD, KIND, RULE, SIG, SCHEMA, DROPIN) MYOPS_EW_IF_ROUTED(DROPIN)(op_##FN, )
-  MYOPS_EW_OPS(MYOPS_OVERRIDE_ENUM)
-#undef MYOPS_OVERRIDE_ENUM
-      kNms,  // torchvision::nms (registered only while torchvision's ops are loaded)
+#include "elementwise/generated/dropin_ops.inc"
+  kNms,  // torchvision::nms (registered only while torchvision's ops are loaded)
   kNumOps
 };
 static_assert(kNumOps <= 32, "myops: the drop-in's op masks are 32 bits");
@@ -158,7 +156,10 @@ inline auto route(Op op, bool supported, Mine&& mine, Theirs&& theirs) -> declty
 // Internal linkage: the CUDA emulation's copy (myops_emu) must not bind to libmyops' (myops) when
 // both libraries are loaded (inline functions' statics are shared across shared objects).
 namespace {
-MYOPS_EW_DEFINE_HANDLES(override_ops, C10_STRINGIZE(MYOPS_OVERRIDE_LIBRARY));
+struct override_ops {
+  static constexpr const char* kLib = C10_STRINGIZE(MYOPS_OVERRIDE_LIBRARY);
+#include "elementwise/generated/handles.inc"
+};
 }  // namespace
 
 // The myops op `name` (signature SIG), called on dispatch key `key` (below its Autograd key: we
@@ -345,32 +346,34 @@ struct Kernels {
     }
     return true;
   }
-#define MYOPS_OVERRIDE_GENERIC_unary(FN)                                                                           \
-  static at::Tensor FN(const at::Tensor& self) {                                                                   \
-    return route(                                                                                                  \
-        op_##FN, on(self) && takes(ew::EwOp::FN, self.scalar_type()), [&] { return MYOPS_OVERRIDE_EW(FN, self); }, \
-        [&] { return B::FN(self); });                                                                              \
+
+  // The kernels of the generic ops, one per signature; each op's is written out by
+  // tools/gen_ops_elementwise.py (elementwise/generated/dropin_kernels.inc): `mine` is the op's
+  // handle, `theirs` torch's kernel. No aten overload takes the number first (aten's ScalarSelf
+  // forms are myops'): the generator refuses a routed rscalar op.
+  template <class H, class Theirs>
+  static at::Tensor route_unary(Op op, ew::EwOp e, const H& mine, Theirs theirs, const at::Tensor& self) {
+    return route(
+        op, on(self) && takes(e, self.scalar_type()),
+        [&] { return mine.redispatch(c10::DispatchKeySet(B::key), self); }, [&] { return theirs(self); });
   }
-#define MYOPS_OVERRIDE_GENERIC_binary(FN)                                                                              \
-  static at::Tensor FN(const at::Tensor& self, const at::Tensor& other) {                                              \
-    const bool ok =                                                                                                    \
-        binary_ok(self, other) && takes(ew::EwOp::FN, self.scalar_type()) && takes(ew::EwOp::FN, other.scalar_type()); \
-    return route(op_##FN, ok, [&] { return MYOPS_OVERRIDE_EW(FN, self, other); }, [&] { return B::FN(self, other); }); \
+  template <class H, class Theirs>
+  static at::Tensor route_binary(Op op, ew::EwOp e, const H& mine, Theirs theirs, const at::Tensor& self,
+                                 const at::Tensor& other) {
+    const bool ok = binary_ok(self, other) && takes(e, self.scalar_type()) && takes(e, other.scalar_type());
+    return route(
+        op, ok, [&] { return mine.redispatch(c10::DispatchKeySet(B::key), self, other); },
+        [&] { return theirs(self, other); });
   }
-#define MYOPS_OVERRIDE_GENERIC_scalar(FN)                                                                              \
-  static at::Tensor FN(const at::Tensor& self, const c10::Scalar& other) {                                             \
-    const bool ok = number_ok(self, other) && takes(ew::EwOp::FN, self.scalar_type());                                 \
-    return route(                                                                                                      \
-        op_##FN, ok, [&] { return MYOPS_OVERRIDE_EW(FN, self, other); }, [&] { return B::FN(self, wrapped(other)); }); \
+  template <class H, class Theirs>
+  static at::Tensor route_scalar(Op op, ew::EwOp e, const H& mine, Theirs theirs, const at::Tensor& self,
+                                 const c10::Scalar& other) {
+    const bool ok = number_ok(self, other) && takes(e, self.scalar_type());
+    return route(
+        op, ok, [&] { return mine.redispatch(c10::DispatchKeySet(B::key), self, other); },
+        [&] { return theirs(self, wrapped(other)); });
   }
-// no aten overload takes the number first (aten's ScalarSelf forms are myops'): not routable
-#define MYOPS_OVERRIDE_GENERIC_rscalar(FN) static_assert(false, "myops: the drop-in routes no ScalarSelf overload");
-#define MYOPS_OVERRIDE_generic(FN, SIG) MYOPS_OVERRIDE_GENERIC_##SIG(FN)
-#define MYOPS_OVERRIDE_own(FN, SIG)
-#define MYOPS_OVERRIDE_GENERIC(FN, NAME, OVERLOAD, KIND, RULE, SIG, SCHEMA, DROPIN) \
-  MYOPS_EW_IF_ROUTED(DROPIN)(MYOPS_EW_BY_ENTRY(MYOPS_OVERRIDE_, SIG)(FN, SIG))
-  MYOPS_EW_OPS(MYOPS_OVERRIDE_GENERIC)
-#undef MYOPS_OVERRIDE_GENERIC
+#include "elementwise/generated/dropin_kernels.inc"
 
   // pow on floating operands (the kernel's dtypes); on CUDA a host scalar exponent stays torch's
   static at::Tensor pow(const at::Tensor& self, const at::Tensor& exponent) {
@@ -400,10 +403,7 @@ struct Kernels {
       case kNonzeroStatic:
         m.impl("nonzero_static", TORCH_FN(nonzero_static));
         break;
-#define MYOPS_OVERRIDE_REGISTER(FN, NAME, OVERLOAD, KIND, RULE, SIG, SCHEMA, DROPIN) \
-  MYOPS_EW_IF_ROUTED(DROPIN)(case op_##FN : m.impl(MYOPS_EW_ATEN(DROPIN), TORCH_FN(FN)); break;)
-        MYOPS_EW_OPS(MYOPS_OVERRIDE_REGISTER)
-#undef MYOPS_OVERRIDE_REGISTER
+#include "elementwise/generated/dropin_register.inc"
       case kNms:
         break;  // one kernel for every backend, on BackendSelect (aten_override.cpp)
       case kNumOps:
@@ -412,24 +412,17 @@ struct Kernels {
   }
 };
 
-// torch's kernels for one backend, one per routable op: MYOPS_OVERRIDE_TORCH_NS::<fn> (at::cpu
-// or at::cuda: the per-backend entry points of ATen/CPUFunctions.h / ATen/CUDAFunctions.h,
-// which bypass the dispatcher), or at::compositeexplicitautograd::<fn> for an op the table
-// routes as composite (ATen/CompositeExplicitAutogradFunctions.h). Define MYOPS_OVERRIDE_TORCH_NS, then use this inside
-// a backend struct.
-#define MYOPS_OVERRIDE_TORCH_KERNEL_OF(FN, NAME, OVERLOAD, KIND, RULE, SIG, SCHEMA, DROPIN) \
-  MYOPS_EW_IF_ROUTED(DROPIN)(template <class... A> static at::Tensor FN(const A&... a) {    \
-    return MYOPS_OVERRIDE_TORCH_NS_OF_##DROPIN::NAME(a...);                                 \
-  })
-// whose kernel: the backend's (route) or aten's composite one (composite: no backend kernel)
-#define MYOPS_OVERRIDE_TORCH_NS_OF_route(ATEN, DEFAULT) MYOPS_OVERRIDE_TORCH_NS
-#define MYOPS_OVERRIDE_TORCH_NS_OF_composite(ATEN, DEFAULT) at::compositeexplicitautograd
+// torch's kernels for one backend: MYOPS_OVERRIDE_TORCH_NS::<fn> (at::cpu or at::cuda: the
+// per-backend entry points of ATen/CPUFunctions.h / ATen/CUDAFunctions.h, which bypass the
+// dispatcher). Define MYOPS_OVERRIDE_TORCH_NS, then use this inside a backend struct, followed by
+// elementwise/generated/dropin_torch.inc: one per routable op of the table (written out by
+// tools/gen_ops_elementwise.py; at::compositeexplicitautograd::<fn> for an op the table routes as
+// composite, ATen/CompositeExplicitAutogradFunctions.h).
 #define MYOPS_OVERRIDE_TORCH_KERNELS                                                             \
   static at::Tensor nonzero(const at::Tensor& s) { return MYOPS_OVERRIDE_TORCH_NS::nonzero(s); } \
   static at::Tensor nonzero_static(const at::Tensor& s, c10::SymInt size, int64_t fill) {        \
     return MYOPS_OVERRIDE_TORCH_NS::nonzero_static_symint(s, std::move(size), fill);             \
-  }                                                                                              \
-  MYOPS_EW_OPS(MYOPS_OVERRIDE_TORCH_KERNEL_OF)
+  }
 
 }  // namespace aten_override
 }  // namespace myops

@@ -681,15 +681,8 @@ TORCH_LIBRARY_IMPL(myops, Autograd, m) {
   // every op of the elementwise table (myops/op_table.h), by its SIG's ENTRY
   // (myops/op_signatures.h): generic, <SIG>_autograd<OP> (unary_autograd, binary_autograd,
   // scalar_autograd, rscalar_autograd; the formulas: UnaryGrad<OP>, BinaryGrad<OP>,
-  // NumberGrad<OP>); own, FN_autograd
-#define MYOPS_EW_AUTOGRAD_generic(FN, SIG) &SIG##_autograd<ew::EwOp::FN>
-#define MYOPS_EW_AUTOGRAD_own(FN, SIG) &FN##_autograd
-#define MYOPS_EW_AUTOGRAD(FN, NAME, OVERLOAD, KIND, RULE, SIG, ...) \
-  m.impl(MYOPS_EW_QUALNAME(NAME, OVERLOAD), MYOPS_EW_BY_ENTRY(MYOPS_EW_AUTOGRAD_, SIG)(FN, SIG));
-  MYOPS_EW_OPS(MYOPS_EW_AUTOGRAD)
-#undef MYOPS_EW_AUTOGRAD
-#undef MYOPS_EW_AUTOGRAD_generic
-#undef MYOPS_EW_AUTOGRAD_own
+  // NumberGrad<OP>); own, FN_autograd (written out by tools/gen_ops_elementwise.py)
+#include "elementwise/generated/autograd.inc"
 }
 
 // myops::mul_scalar, the compatibility alias of mul.Scalar: composite (autograd, fake and the

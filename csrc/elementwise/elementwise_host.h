@@ -1,6 +1,7 @@
 #pragma once
-// Host-side planning shared by the CPU and CUDA elementwise kernels: device and dtype checks,
-// broadcasting, the output's layout (TensorIterator's rule, said in core/output_strides.h), the
+// Host-side planning shared by the CPU and CUDA elementwise kernels, after the op's rule
+// (elementwise/elementwise_rules.h: the checks, the result dtype and device): the output's shape
+// and layout (the rule's broadcast_shape and TensorIterator's strides, core/output_strides.h), the
 // iteration space with merged dimensions, and one-element operands folded into scalars.
 //
 // Used from .cpp files only (csrc/elementwise/cpu/elementwise.cpp, csrc/elementwise/cuda/elementwise_ops.cpp); the
@@ -23,92 +24,14 @@
 #include <vector>
 
 #include "core/checks.h"
-#include "myops/op_table.h"
 #include "core/dtypes.h"
 #include "core/output_strides.h"
 #include "core/strided.h"
+#include "elementwise/elementwise_rules.h"
+#include "myops/op_table.h"
 
 namespace myops {
 namespace ew {
-
-constexpr int kMaxIn = 3;
-
-// The dtypes the elementwise family supports (others raise): core/dtypes.h.
-
-// The dtypes of a DTYPES column of the op table (myops/op_table.h).
-inline c10::ArrayRef<at::ScalarType> dtypes_in(EwDtypes d) {
-  switch (d) {
-    case EwDtypes::NonBool:
-      return nonbool_dtypes();
-    case EwDtypes::Float:
-      return float_dtypes();
-    case EwDtypes::All:
-      break;
-  }
-  return all_dtypes();
-}
-
-inline void check_in(const at::Tensor& t, c10::ArrayRef<at::ScalarType> allowed, const char* op, const char* arg,
-                     bool not_implemented = true) {
-  TORCH_CHECK(t.defined(), "myops.", op, ": argument '", arg, "' is an undefined tensor");
-  check_dtype(t, allowed, op, arg, not_implemented);
-}
-
-// A 0-d CPU tensor may accompany tensors on another device (as in PyTorch: a wrapped Python
-// number); every other pair must share a device. Returns the device of the result.
-inline c10::Device common_device(const char* op, c10::ArrayRef<const at::Tensor*> ts,
-                                 c10::ArrayRef<const char*> names) {
-  int first = -1;
-  for (size_t i = 0; i < ts.size(); ++i) {
-    if (!(ts[i]->dim() == 0 && ts[i]->is_cpu())) {
-      first = static_cast<int>(i);
-      break;
-    }
-  }
-  if (first < 0) return ts[0]->device();
-  for (size_t i = 0; i < ts.size(); ++i) {
-    if (ts[i]->dim() == 0 && ts[i]->is_cpu()) continue;
-    check_same_device(*ts[first], names[first], *ts[i], names[i], op);
-  }
-  return ts[first]->device();
-}
-
-inline std::string shape_str(at::IntArrayRef s) {
-  std::string r = "[";
-  for (size_t i = 0; i < s.size(); ++i) {
-    if (i) r += ", ";
-    r += std::to_string(s[i]);
-  }
-  return r + "]";
-}
-
-// numpy broadcasting; the error names the op, every argument and its shape.
-inline std::vector<int64_t> broadcast_shape(const char* op, c10::ArrayRef<const at::Tensor*> ts,
-                                            c10::ArrayRef<const char*> names) {
-  size_t nd = 0;
-  for (auto* t : ts) nd = std::max(nd, t->sizes().size());
-  std::vector<int64_t> out(nd, 1);
-  for (size_t ti = 0; ti < ts.size(); ++ti) {
-    auto s = ts[ti]->sizes();
-    size_t off = nd - s.size();
-    for (size_t i = 0; i < s.size(); ++i) {
-      int64_t a = out[off + i], b = s[i];
-      if (a == b || b == 1) continue;
-      if (a == 1) {
-        out[off + i] = b;
-        continue;
-      }
-      std::string got;
-      for (size_t k = 0; k < ts.size(); ++k) {
-        if (k) got += ", ";
-        got += std::string("'") + names[k] + "' " + shape_str(ts[k]->sizes());
-      }
-      TORCH_CHECK(false, "myops.", op, ": shapes do not broadcast: ", got, " (size ", b, " of argument '", names[ti],
-                  "' at dim ", i, " against ", a, ")");
-    }
-  }
-  return out;
-}
 
 // The output's strides (TensorIterator's rule, core/output_strides.h) for inputs `ts`
 // broadcast to `shape`.
@@ -278,16 +201,19 @@ inline bool plan_same_shape_contiguous(EwPlan& p, const std::array<at::Tensor, k
   return true;
 }
 
-// Plans an elementwise op. `ins` are the operands; `in_dtype[k]` the dtype each must have in
-// the kernel (inputs of another dtype are cast with `cast`, a device cast with .to()
-// semantics); `out_dtype` the result dtype. `cast_first`: compute the output layout from the
-// cast inputs (PyTorch's CPU TensorIterator casts before choosing strides, its CUDA one after;
-// `where` casts first on both). For unary ops that keep the input's
-// strides (cast), pass the preallocated output as `out_given`.
+// Plans an elementwise op as its rule decided (`s`, elementwise/elementwise_rules.h): `ins` are the
+// operands in the spec's order, each cast to s.in_dtype[k] (by `cast`, a device cast with .to()
+// semantics) unless it is folded; the result of dtype s.dtype on s.device. s.cast_first: the
+// output layout is computed from the cast inputs. For unary ops that keep the input's strides
+// (cast), pass the preallocated output as `out_given`.
 template <typename CastFn>
-EwPlan make_plan(const char* op, c10::ArrayRef<at::Tensor> ins_in, c10::ArrayRef<at::ScalarType> in_dtype,
-                 at::ScalarType out_dtype, c10::Device dev, bool cast_first, CastFn cast,
-                 c10::ArrayRef<const char*> names, const at::Tensor& out_given = at::Tensor()) {
+EwPlan make_plan(const EwSpec& s, c10::ArrayRef<at::Tensor> ins_in, CastFn cast,
+                 const at::Tensor& out_given = at::Tensor()) {
+  const char* op = s.op;
+  const c10::ArrayRef<at::ScalarType> in_dtype(s.in_dtype.data(), s.nin);
+  const at::ScalarType out_dtype = s.dtype;
+  const c10::Device dev = s.device;
+  const bool cast_first = s.cast_first;
   EwPlan p;
   p.nin = static_cast<int>(ins_in.size());
   p.dtype = out_dtype;
@@ -302,9 +228,12 @@ EwPlan make_plan(const char* op, c10::ArrayRef<at::Tensor> ins_in, c10::ArrayRef
   }
   const c10::ArrayRef<const at::Tensor*> ptrs(ptr_arr.data(), p.nin);
   if (plan_same_shape_contiguous(p, ins, out_given, dev)) return p;
-  auto shape = broadcast_shape(op, ptrs, names);
+  std::array<at::IntArrayRef, kMaxIn> sizes;
+  for (int k = 0; k < p.nin; ++k) sizes[k] = ins[k].sizes();
+  auto shape = broadcast_shape<int64_t>(op, c10::ArrayRef<at::IntArrayRef>(sizes.data(), p.nin),
+                                        c10::ArrayRef<const char*>(s.names.data(), p.nin));
   int64_t numel = 1;
-  for (auto s : shape) numel *= s;
+  for (auto d : shape) numel *= d;
   p.numel = numel;
   auto do_cast = [&](int k) {
     if (!p.folded[k] && ins[k].scalar_type() != in_dtype[k]) ins[k] = cast(ins[k], in_dtype[k]);

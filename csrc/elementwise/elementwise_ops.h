@@ -1,6 +1,7 @@
 #pragma once
-// The elementwise ops' front ends, shared by the CPU and CUDA registrations: argument checks,
-// PyTorch's result dtype, planning (elementwise/elementwise_host.h), then one call into the
+// The elementwise ops' front ends, shared by the CPU and CUDA registrations: each is the op's
+// rule (elementwise/elementwise_rules.h: the checks, PyTorch's result dtype and device, the
+// operands), then its run: planning (elementwise/elementwise_host.h) and one call into the
 // backend, a type with
 //   static void run(EwKind, const EwPlan&, const EwParams&);   // computes plan.out
 //   static at::Tensor cast(const at::Tensor&, at::ScalarType);  // self.to(dtype) on its device
@@ -23,7 +24,7 @@
 #include <optional>
 
 #include "elementwise/elementwise_host.h"
-#include "myops/op_signatures.h"
+#include "elementwise/elementwise_rules.h"
 #include "core/torch_version.h"
 
 namespace myops {
@@ -87,50 +88,49 @@ TorchCpuGelu torch_cpu_gelu_path(const at::Tensor& self);
 // on more raises RuntimeError("dimensions are invalid"), and myops' gelu with it
 constexpr int64_t kOneDnnMaxDims = 12;
 
-// Where a number operand goes in the kernel call (the Scalar overloads): after the tensor, as
-// in x + 2, or before it (the ScalarSelf forms: 2 - x).
-enum class NumberSide { second, first };
-// add or sub (sub: alpha negated, bool operands refused)
-enum class AddOrSub { add, sub };
-
-inline at::ScalarType default_float() { return c10::typeMetaToScalarType(c10::get_default_dtype()); }
-
-inline at::ScalarType result_type_of(std::initializer_list<const at::Tensor*> ts) {
-  at::native::ResultTypeState st{};
-  for (auto* t : ts) st = at::native::update_result_type_state(*t, st);
-  return at::native::result_type(st);
-}
-
 template <class B>
 struct Ops {
   static at::Tensor cast_fn(const at::Tensor& t, at::ScalarType dt) { return B::cast(t, dt); }
+  static constexpr bool kCpu = B::kCpuRules;
 
-  // ---- unary ------------------------------------------------------------------------------
+  // ---- the runs: the kernel on the operands as the rule (`s`) planned them -------------------
+  // With nothing to compute the kernel does not run, but torch still converts add's / sub's
+  // alpha and addcmul's value (param_to): so is it converted here.
+  static void convert_alpha_for_empty(EwKind kind, at::ScalarType dt, const EwParams& prm) {
+    AT_DISPATCH_ALL_TYPES_AND3(at::kBool, at::kHalf, at::kBFloat16, dt, "myops.elementwise",
+                               [&] { (void)param_to<scalar_t>(kind, B::kCpuRules, prm.alpha); });
+  }
 
-  static at::Tensor unary(const char* op, EwKind kind, const at::Tensor& self, at::ScalarType out_dtype,
-                          const EwParams& prm) {
-    auto p = make_plan(op, {self}, {out_dtype}, out_dtype, self.device(), B::kCpuRules, cast_fn, {"self"});
-    if (p.numel) B::run(kind, p, prm);
+  static at::Tensor run(const EwSpec& s, EwKind kind, c10::ArrayRef<at::Tensor> ins, const EwParams& prm) {
+    auto p = make_plan(s, ins, cast_fn);
+    // PyTorch applies a scalar operand of add/sub/mul/div at opmath precision (not rounded to
+    // half/bfloat16 first): its CUDA kernels for a CPU scalar in either position of add/sub/mul
+    // and as div's divisor (a dividend is rounded to the dtype), its CPU kernels only for
+    // mul/div with the scalar second.
+    if (s.nin == 2 && (kind == EwKind::Add || kind == EwKind::Mul) && !B::kCpuRules) {
+      p.opmath_scalar[0] = p.opmath_scalar[1] = true;
+    } else if (s.nin == 2 && (kind == EwKind::Mul || kind == EwKind::Div)) {
+      p.opmath_scalar[1] = true;
+    }
+    if (p.numel) {
+      B::run(kind, p, prm);
+    } else if (kind == EwKind::Add || kind == EwKind::Addcmul) {
+      convert_alpha_for_empty(kind, s.dtype, prm);
+    }
     return p.out;
   }
 
-  // A unary op of the table without arguments of its own: the operand's dtype must be one of the
-  // kernel's DTYPES (rule Same) or any (IntToFloat: an integral or bool operand gives the
-  // default float dtype, the kernel running in it).
+  // ---- unary ------------------------------------------------------------------------------
+
   template <EwOp OP>
   static at::Tensor unary_op(const at::Tensor& self) {
     constexpr const EwOpInfo& op = kOps[static_cast<int>(OP)];
     static_assert(op.rule == EwRule::Same || op.rule == EwRule::IntToFloat, "a unary rule");
-    check_in(self, op.rule == EwRule::Same ? dtypes_in(dtypes_of(op.kind)) : all_dtypes(), op.fn, "self");
-    auto dt = self.scalar_type();
-    if (op.rule == EwRule::IntToFloat && !at::isFloatingType(dt)) dt = default_float();
-    return unary(op.fn, op.kind, self, dt, {});
+    return run(rules::unary_op(op, self, kCpu), op.kind, {self}, {});
   }
 
   static at::Tensor gelu(const at::Tensor& self, c10::string_view approximate) {
-    check_in(self, dtypes_in(dtypes_of(EwKind::Gelu)), "gelu", "self");
-    TORCH_CHECK(approximate == "none" || approximate == "tanh",
-                "myops.gelu: argument 'approximate' must be 'none' or 'tanh', got '", approximate, "'");
+    const auto s = rules::gelu(self, approximate, kCpu);
     EwParams prm;
     prm.gelu_tanh = approximate == "tanh";
     if constexpr (B::kCpuRules) {
@@ -140,131 +140,64 @@ struct Ops {
                   self.scalar_type(), ", oneDNN on), which takes at most ", kOneDnnMaxDims, " dims, got ", self.dim());
       prm.onednn_gelu = path == TorchCpuGelu::OneDnnJit;
     }
-    return unary("gelu", EwKind::Gelu, self, self.scalar_type(), prm);
+    return run(s, EwKind::Gelu, {self}, prm);
   }
 
   static at::Tensor cast(const at::Tensor& self, at::ScalarType dtype) {
-    check_in(self, all_dtypes(), "cast", "self");
-    bool ok = false;
-    for (auto s : all_dtypes()) ok |= s == dtype;
-    TORCH_CHECK(ok, "myops.cast: argument 'dtype' must be one of ", dtype_names(all_dtypes()), ", got ", dtype);
-    auto out = empty_preserve(self, dtype, self.device());
-    auto p = make_plan("cast", {self}, {self.scalar_type()}, dtype, self.device(), /*cast_first=*/true, cast_fn,
-                       {"self"}, out);
+    const auto s = rules::cast(self, dtype, kCpu);
+    auto p = make_plan(s, {self}, cast_fn, empty_preserve(self, dtype, s.device));
     if (p.numel) B::run(EwKind::Cast, p, {});
     return p.out;
   }
 
   // ---- binary -----------------------------------------------------------------------------
 
-  // With nothing to compute the kernel does not run, but torch still converts add's / sub's
-  // alpha and addcmul's value (param_to): so is it converted here.
-  static void convert_alpha_for_empty(EwKind kind, at::ScalarType dt, const EwParams& prm) {
-    AT_DISPATCH_ALL_TYPES_AND3(at::kBool, at::kHalf, at::kBFloat16, dt, "myops.elementwise",
-                               [&] { (void)param_to<scalar_t>(kind, B::kCpuRules, prm.alpha); });
-  }
-
-  static at::Tensor binary(const char* op, EwKind kind, const at::Tensor& self, const at::Tensor& other,
-                           at::ScalarType dt, const EwParams& prm) {
-    auto dev = common_device(op, {&self, &other}, {"self", "other"});
-    auto p = make_plan(op, {self, other}, {dt, dt}, dt, dev, B::kCpuRules, cast_fn, {"self", "other"});
-    // PyTorch applies a scalar operand of add/sub/mul/div at opmath precision (not rounded to
-    // half/bfloat16 first): its CUDA kernels for a CPU scalar in either position of add/sub/mul
-    // and as div's divisor (a dividend is rounded to the dtype), its CPU kernels only for
-    // mul/div with the scalar second.
-    if ((kind == EwKind::Add || kind == EwKind::Mul) && !B::kCpuRules) {
-      p.opmath_scalar[0] = p.opmath_scalar[1] = true;
-    } else if (kind == EwKind::Mul || kind == EwKind::Div) {
-      p.opmath_scalar[1] = true;
-    }
-    if (p.numel) {
-      B::run(kind, p, prm);
-    } else if (kind == EwKind::Add) {
-      convert_alpha_for_empty(kind, dt, prm);
-    }
-    return p.out;
-  }
-
-  static at::ScalarType binary_dtype(const char* op, const at::Tensor& self, const at::Tensor& other) {
-    check_in(self, all_dtypes(), op, "self");
-    check_in(other, all_dtypes(), op, "other");
-    return result_type_of({&self, &other});
-  }
-
-  static void check_alpha(const char* op, const char* arg, at::ScalarType dt, const c10::Scalar& alpha) {
-    TORCH_CHECK(!alpha.isBoolean() || dt == at::kBool, "myops.", op, ": argument '", arg,
-                "' may be a bool only for a bool result, got result dtype ", dt);
-    TORCH_CHECK(at::isFloatingType(dt) || alpha.isIntegral(/*includeBool=*/true), "myops.", op, ": argument '", arg,
-                "' must not be a floating point number for integral inputs (result dtype ", dt, "), got ",
-                alpha.toDouble());
-  }
-
   static at::Tensor add(const at::Tensor& self, const at::Tensor& other, const c10::Scalar& alpha) {
-    auto dt = binary_dtype("add", self, other);
-    check_alpha("add", "alpha", dt, alpha);
     EwParams prm;
     prm.alpha = alpha;
-    return binary("add", EwKind::Add, self, other, dt, prm);
+    return run(rules::add(self, other, alpha, kCpu), EwKind::Add, {self, other}, prm);
   }
 
   static at::Tensor sub(const at::Tensor& self, const at::Tensor& other, const c10::Scalar& alpha) {
-    at::native::sub_check(self, other);  // bool operands: aten's own check, first as in torch
-    auto dt = binary_dtype("sub", self, other);
-    check_alpha("sub", "alpha", dt, alpha);
+    const auto s = rules::sub(self, other, alpha, kCpu);
     EwParams prm;
     prm.alpha = -alpha;
-    return binary("sub", EwKind::Add, self, other, dt, prm);
+    return run(s, EwKind::Add, {self, other}, prm);
   }
 
   // ---- the generic binary front ends (ENTRY generic, myops/op_signatures.h) ------------------
   // An op of the table with no code of its own, as unary_op: its RULE gives the result dtype,
-  // its KIND the kernel. The operands must have one of the kernel's DTYPES, or any dtype for the
-  // *IntToFloat rules (converted to the float result first).
+  // its KIND the kernel (rules::binary_op, rules::number_op).
 
-  // SIG binary: Promote (torch.result_type) or PromoteIntToFloat (an integral result becoming
-  // the default float dtype: div's true division)
   template <EwOp OP>
   static at::Tensor binary_op(const at::Tensor& self, const at::Tensor& other) {
     constexpr const EwOpInfo& op = kOps[static_cast<int>(OP)];
     static_assert(op.rule == EwRule::Promote || op.rule == EwRule::PromoteIntToFloat, "a binary rule");
-    const auto allowed = op.rule == EwRule::Promote ? dtypes_in(dtypes_of(op.kind)) : all_dtypes();
-    check_in(self, allowed, op.name, "self");
-    check_in(other, allowed, op.name, "other");
-    auto dt = result_type_of({&self, &other});
-    if (op.rule == EwRule::PromoteIntToFloat && !at::isFloatingType(dt)) dt = default_float();
-    return binary(op.name, op.kind, self, other, dt, {});
+    return run(rules::binary_op(op, self, other, kCpu), op.kind, {self, other}, {});
   }
 
-  // SIG scalar (NAME.Scalar: the number second) and rscalar (NAME.ScalarSelf: the number first):
-  // PromoteNumber (at::result_type(tensor, number)) or PromoteNumberIntToFloat
   template <EwOp OP>
   static at::Tensor scalar_op(const at::Tensor& self, const c10::Scalar& other) {
-    return number_op<OP>(self, "self", other, "other", NumberSide::second);
+    constexpr const EwOpInfo& op = kOps[static_cast<int>(OP)];
+    static_assert(op.rule == EwRule::PromoteNumber || op.rule == EwRule::PromoteNumberIntToFloat, "a number rule");
+    const auto s = rules::scalar_op(op, self, other, kCpu);
+    return with_number(s, op.kind, self, other, {});
   }
 
   template <EwOp OP>
   static at::Tensor rscalar_op(const c10::Scalar& self, const at::Tensor& other) {
-    return number_op<OP>(other, "other", self, "self", NumberSide::first);
+    constexpr const EwOpInfo& op = kOps[static_cast<int>(OP)];
+    static_assert(op.rule == EwRule::PromoteNumber || op.rule == EwRule::PromoteNumberIntToFloat, "a number rule");
+    const auto s = rules::rscalar_op(op, self, other, kCpu);
+    return with_number(s, op.kind, other, self, {});
   }
 
   // ---- a number operand (the Scalar overloads) ------------------------------------------------
-  // As aten: the result dtype is at::result_type(tensor, number) (a Python number is a wrapped
-  // number, it does not widen the tensor's dtype within its category), and the number is the
-  // 0-d CPU operand that the kernels fold in as a scalar (on any device), first or second as
-  // in the call.
+  // As aten: the number is the 0-d CPU operand that the kernels fold in as a scalar (on any
+  // device), first or second as the rule placed it (s.number).
 
   static int category(at::ScalarType t) {
     return t == at::kBool ? 0 : at::isComplexType(t) ? 3 : at::isFloatingType(t) ? 2 : 1;
-  }
-
-  // The result dtype of `t` op number `s`; a complex number is refused (no myops kernel takes a
-  // complex result: NotImplementedError, as for a complex tensor).
-  static at::ScalarType number_dtype(const char* op, const at::Tensor& t, const char* tname, const c10::Scalar& s,
-                                     const char* sname) {
-    check_in(t, all_dtypes(), op, tname);
-    TORCH_CHECK_NOT_IMPLEMENTED(!s.isComplex(), "myops.", op, ": argument '", sname,
-                                "' must be a real number (no complex results), got ", s);
-    return at::result_type(t, s);
   }
 
   // The number as the kernels' 0-d CPU operand for a result of dtype `dt` beside a tensor of
@@ -295,58 +228,39 @@ struct Ops {
     return w;
   }
 
-  static at::Tensor with_number(const char* op, EwKind kind, const at::Tensor& t, const c10::Scalar& s, NumberSide side,
-                                at::ScalarType dt, const EwParams& prm) {
-    auto w = number_operand(s, t.scalar_type(), dt);
-    return side == NumberSide::first ? binary(op, kind, w, t, dt, prm) : binary(op, kind, t, w, dt, prm);
+  // tensor `t` and number `n`, placed as the rule placed them
+  static at::Tensor with_number(const EwSpec& s, EwKind kind, const at::Tensor& t, const c10::Scalar& n,
+                                const EwParams& prm) {
+    auto w = number_operand(n, t.scalar_type(), s.dtype);
+    return s.number[0] ? run(s, kind, {w, t}, prm) : run(s, kind, {t, w}, prm);
   }
 
-  // The generic Scalar / ScalarSelf front end (scalar_op, rscalar_op): tensor `t` and number `s`
-  template <EwOp OP>
-  static at::Tensor number_op(const at::Tensor& t, const char* tname, const c10::Scalar& s, const char* sname,
-                              NumberSide side) {
-    constexpr const EwOpInfo& op = kOps[static_cast<int>(OP)];
-    static_assert(op.rule == EwRule::PromoteNumber || op.rule == EwRule::PromoteNumberIntToFloat, "a number rule");
-    if constexpr (op.rule == EwRule::PromoteNumber && dtypes_of(op.kind) != EwDtypes::All) {
-      check_in(t, dtypes_in(dtypes_of(op.kind)), op.name, tname);
-    }
-    auto dt = number_dtype(op.name, t, tname, s, sname);
-    if (op.rule == EwRule::PromoteNumberIntToFloat && !at::isFloatingType(dt)) dt = default_float();
-    return with_number(op.name, op.kind, t, s, side, dt, {});
-  }
-
-  // add / sub with a number operand: t + alpha * s or t - alpha * s (NumberSide::first: s
-  // first, as the ScalarSelf forms take it). `tname` / `sname` name the arguments in messages.
-  static at::Tensor add_number(AddOrSub which, const at::Tensor& t, const char* tname, const c10::Scalar& s,
-                               const char* sname, NumberSide side, const c10::Scalar& alpha) {
-    const bool negate = which == AddOrSub::sub;
-    const char* op = negate ? "sub" : "add";
-    if (negate) at::native::sub_check(t, s);  // bool operands: aten's own check, first as in torch
-    auto dt = number_dtype(op, t, tname, s, sname);
-    check_alpha(op, "alpha", dt, alpha);
+  // add / sub with a number operand `n` beside tensor `t`: t + alpha * n or t - alpha * n (sub:
+  // alpha negated), the number where the rule placed it
+  static at::Tensor add_number(const EwSpec& s, AddOrSub which, const at::Tensor& t, const c10::Scalar& n,
+                               const c10::Scalar& alpha) {
     EwParams prm;
-    prm.alpha = negate ? -alpha : alpha;
-    return with_number(op, EwKind::Add, t, s, side, dt, prm);
+    prm.alpha = which == AddOrSub::sub ? -alpha : alpha;
+    return with_number(s, EwKind::Add, t, n, prm);
   }
 
   // add.Scalar / sub.Scalar: self + alpha * other, self - alpha * other
   static at::Tensor add_scalar(const at::Tensor& self, const c10::Scalar& other, const c10::Scalar& alpha) {
-    return add_number(AddOrSub::add, self, "self", other, "other", NumberSide::second, alpha);
+    return add_number(rules::add_scalar(self, other, alpha, kCpu), AddOrSub::add, self, other, alpha);
   }
 
   static at::Tensor sub_scalar(const at::Tensor& self, const c10::Scalar& other, const c10::Scalar& alpha) {
-    return add_number(AddOrSub::sub, self, "self", other, "other", NumberSide::second, alpha);
+    return add_number(rules::sub_scalar(self, other, alpha, kCpu), AddOrSub::sub, self, other, alpha);
   }
 
   // add.ScalarSelf / sub.ScalarSelf: the number first (torch.add(2, x, alpha=3) = 2 + 3 * x);
   // with alpha 1 add commutes, and takes the number second as torch's x + 2 does
   static at::Tensor add_scalar_self(const c10::Scalar& self, const at::Tensor& other, const c10::Scalar& alpha) {
-    const bool one = !alpha.isBoolean() && !alpha.isComplex() && alpha.equal(1);
-    return add_number(AddOrSub::add, other, "other", self, "self", one ? NumberSide::second : NumberSide::first, alpha);
+    return add_number(rules::add_scalar_self(self, other, alpha, kCpu), AddOrSub::add, other, self, alpha);
   }
 
   static at::Tensor sub_scalar_self(const c10::Scalar& self, const at::Tensor& other, const c10::Scalar& alpha) {
-    return add_number(AddOrSub::sub, other, "other", self, "self", NumberSide::first, alpha);
+    return add_number(rules::sub_scalar_self(self, other, alpha, kCpu), AddOrSub::sub, other, self, alpha);
   }
 
   // mul.ScalarSelf (SIG rscalar_own: not the generic rscalar_op): the number is taken second,
@@ -356,17 +270,14 @@ struct Ops {
   // either side. (torch.mul(number, tensor) on the CPU rounds it first; the drop-in's mul.Tensor
   // with a wrapped number first still does, as torch.)
   static at::Tensor mul_scalar_self(const c10::Scalar& self, const at::Tensor& other) {
-    auto dt = number_dtype("mul", other, "other", self, "self");
-    return with_number("mul", EwKind::Mul, other, self, NumberSide::second, dt, {});
+    return with_number(rules::mul_scalar_self(self, other, kCpu), EwKind::Mul, other, self, {});
   }
 
   // pow (SIG binary_own): binary_op but for its second argument's name in messages ('exponent',
   // as torch's schema names it); its Autograd formula (PowFn) and its drop-in routing (a host
   // scalar exponent on CUDA stays torch's) are its own too
   static at::Tensor pow(const at::Tensor& self, const at::Tensor& exponent) {
-    check_in(self, dtypes_in(dtypes_of(EwKind::Pow)), "pow", "self");
-    check_in(exponent, dtypes_in(dtypes_of(EwKind::Pow)), "pow", "exponent");
-    return binary("pow", EwKind::Pow, self, exponent, result_type_of({&self, &exponent}), {});
+    return run(rules::pow(self, exponent, kCpu), EwKind::Pow, {self, exponent}, {});
   }
 
   // pow.Scalar (SIG scalar_own): a number exponent, converted to the result dtype (as torch's CPU kernel does:
@@ -374,51 +285,34 @@ struct Ops {
   // and bfloat16 (not float16) torch computes ** 0.5 and ** -0.5 as sqrt and rsqrt (-inf ** 0.5
   // is NaN there, +inf in float16), and so do we
   static at::Tensor pow_scalar(const at::Tensor& self, const c10::Scalar& exponent) {
-    check_in(self, dtypes_in(dtypes_of(EwKind::Pow)), "pow", "self");
-    TORCH_CHECK(!exponent.isComplex(), "myops.pow: argument 'exponent' must be a real number, got ", exponent);
-    auto dt = at::result_type(self, exponent);
+    const auto s = rules::pow_scalar(self, exponent, kCpu);
     // ** 0 fills 1 and ** 1 copies self, before any kernel, as torch's pow.Scalar does on every
     // device (pow_Tensor_Scalar_out): CUDA's pow(x, 1.0) is not always x in float64 (1 ulp off,
     // first GPU session). A 0-d tensor exponent still runs the kernel, as it does in torch.
     const bool zero = exponent.equal(0.0) || exponent.equal(false), one = exponent.equal(1.0) || exponent.equal(true);
     if (zero || one) {
-      auto p = make_plan("pow", {self}, {dt}, dt, self.device(), B::kCpuRules, cast_fn, {"self"});
+      auto p = make_plan(s, {self}, cast_fn);
       if (p.numel) zero ? p.out.fill_(1) : p.out.copy_(self);
       return p.out;
     }
-    if (dt != at::kHalf) {
-      if (exponent.equal(0.5)) return unary("pow", EwKind::Sqrt, self, dt, {});
-      if (exponent.equal(-0.5)) return unary("pow", EwKind::Rsqrt, self, dt, {});
-    }
+    if (s.nin == 1) return run(s, exponent.equal(0.5) ? EwKind::Sqrt : EwKind::Rsqrt, {self}, {});
     auto wrapped = c10::scalar_to_tensor(exponent);  // 0-d CPU: folded into the kernel
-    return binary("pow", EwKind::Pow, self, wrapped, dt, {});
+    return run(s, EwKind::Pow, {self, wrapped}, {});
   }
 
-  // maximum / minimum (SIG binary_own): RuntimeError for complex operands, as torch.maximum /
-  // minimum raise (not NotImplementedError), before the generic checks
-  static void check_not_complex(const char* op, const at::Tensor& self, const at::Tensor& other) {
-    TORCH_CHECK(!self.is_complex() && !other.is_complex(), "myops.", op,
-                ": not implemented for complex tensors (arguments 'self' and 'other'), got ", self.scalar_type(),
-                " and ", other.scalar_type());
-  }
-
+  // maximum / minimum (SIG binary_own): their complex check comes first (rules::max_min)
   static at::Tensor maximum(const at::Tensor& self, const at::Tensor& other) {
-    check_not_complex("maximum", self, other);
-    auto dt = binary_dtype("maximum", self, other);
-    return binary("maximum", EwKind::Maximum, self, other, dt, {});
+    return run(rules::maximum(self, other, kCpu), EwKind::Maximum, {self, other}, {});
   }
 
   static at::Tensor minimum(const at::Tensor& self, const at::Tensor& other) {
-    check_not_complex("minimum", self, other);
-    auto dt = binary_dtype("minimum", self, other);
-    return binary("minimum", EwKind::Minimum, self, other, dt, {});
+    return run(rules::minimum(self, other, kCpu), EwKind::Minimum, {self, other}, {});
   }
 
   // ---- ternary ----------------------------------------------------------------------------
 
-  static void check_condition(const at::Tensor& condition) {
-    check_in(condition, {at::kBool, at::kByte}, "where", "condition", /*not_implemented=*/false);
-    if (condition.scalar_type() == at::kByte) {
+  static void warn_condition(const at::Tensor& condition) {
+    if (condition.defined() && condition.scalar_type() == at::kByte) {
       // accepted as torch.where does (nonzero = true), with its deprecation warning
       TORCH_WARN(
           "myops.where received a uint8 condition tensor. This behavior is deprecated and will be "
@@ -426,126 +320,68 @@ struct Ops {
     }
   }
 
-  static at::Tensor where_in(const at::Tensor& condition, const at::Tensor& self, const at::Tensor& other,
-                             at::ScalarType dt) {
-    static const std::array<const char*, 3> names = {"condition", "self", "other"};
-    auto dev = common_device("where", {&condition, &self, &other}, names);
-    auto p =
-        make_plan("where", {condition, self, other}, {at::kBool, dt, dt}, dt, dev, /*cast_first=*/true, cast_fn, names);
-    if (p.numel) B::run(EwKind::Where, p, {});
-    return p.out;
-  }
-
   static at::Tensor where(const at::Tensor& condition, const at::Tensor& self, const at::Tensor& other) {
-    check_condition(condition);
-    check_in(self, all_dtypes(), "where", "self");
-    check_in(other, all_dtypes(), "where", "other");
-    return where_in(condition, self, other, result_type_of({&self, &other}));
+    warn_condition(condition);
+    const auto s = rules::where(condition, self, other, kCpu);
+    return run(s, EwKind::Where, {condition, self, other}, {});
   }
 
-  // where.ScalarSelf / where.ScalarOther, as aten's: the result dtype is at::result_type(tensor,
-  // number) (the condition does not promote), the number a 0-d CPU tensor of it made by
-  // at::scalar_tensor, converted as torch's fill on the tensor's device converts it (the top of
-  // this file: on the CPU integers are checked, float16 / bfloat16 round; CUDA checks every dtype)
-  static at::Tensor where_number(const at::Tensor& condition, const at::Tensor& t, const char* tname,
-                                 const c10::Scalar& s, const char* sname, NumberSide side) {
-    check_condition(condition);
-    // converted first, as torch converts it before its kernel looks at the dtypes
-    const auto rt = at::result_type(t, s);
-    const auto dts = all_dtypes();
-    if (!B::kCpuRules && std::find(dts.begin(), dts.end(), rt) != dts.end()) {
-      AT_DISPATCH_ALL_TYPES_AND3(at::kBool, at::kHalf, at::kBFloat16, rt, "myops.where",
-                                 [&] { (void)s.to<scalar_t>(); });
-    }
-    auto w = at::scalar_tensor(s, at::TensorOptions().dtype(rt));
-    auto dt = number_dtype("where", t, tname, s, sname);
-    return side == NumberSide::first ? where_in(condition, w, t, dt) : where_in(condition, t, w, dt);
-  }
-
+  // where.ScalarSelf / where.ScalarOther, as aten's: the number a 0-d CPU tensor of the result
+  // dtype made by at::scalar_tensor (the rule makes it: rules::where_number), converted as torch's
+  // fill on the tensor's device converts it (the top of this file: on the CPU integers are
+  // checked, float16 / bfloat16 round; CUDA checks every dtype)
   static at::Tensor where_scalar_self(const at::Tensor& condition, const c10::Scalar& self, const at::Tensor& other) {
-    return where_number(condition, other, "other", self, "self", NumberSide::first);
+    warn_condition(condition);
+    at::Tensor w;
+    const auto s = rules::where_scalar_self(condition, self, other, kCpu, &w);
+    return run(s, EwKind::Where, {condition, w, other}, {});
   }
 
   static at::Tensor where_scalar_other(const at::Tensor& condition, const at::Tensor& self, const c10::Scalar& other) {
-    return where_number(condition, self, "self", other, "other", NumberSide::second);
+    warn_condition(condition);
+    at::Tensor w;
+    const auto s = rules::where_scalar_other(condition, self, other, kCpu, &w);
+    return run(s, EwKind::Where, {condition, self, w}, {});
   }
 
-  // where.Scalar: two numbers, the result dtype theirs (at::result_type(number, number): bool,
-  // int64, uint64 for ints past int64 or the default float dtype), both converted to it
-  // (checked). A uint64 result (a dtype the kernels do not take) is selected as int64 bits.
+  // where.Scalar: both numbers converted to the result dtype (checked). A uint64 result (a dtype
+  // the kernels do not take) is selected as int64 bits.
   static at::Tensor where_scalar(const at::Tensor& condition, const c10::Scalar& self, const c10::Scalar& other) {
-    check_condition(condition);
-    TORCH_CHECK_NOT_IMPLEMENTED(!self.isComplex() && !other.isComplex(),
-                                "myops.where: arguments 'self' and 'other' must be real numbers, got ", self, " and ",
-                                other);
-    const auto dt = at::result_type(self, other);
-    TORCH_CHECK_NOT_IMPLEMENTED(B::kCpuRules || dt != at::kUInt64, "myops.where: no CUDA kernel for a uint64 ",
-                                "result (as torch's where_cuda): arguments 'self' and 'other' are ints and one ",
-                                "is past int64");
-    if (dt == at::kUInt64) {
+    warn_condition(condition);
+    auto s = rules::where_scalar(condition, self, other, kCpu);
+    if (s.dtype == at::kUInt64) {
       auto bits = [](const c10::Scalar& v) {
         const int64_t i = v.type() == at::kUInt64 ? static_cast<int64_t>(v.toUInt64()) : v.toLong();
         return at::scalar_tensor(i, at::TensorOptions().dtype(at::kLong));
       };
-      return where_in(condition, bits(self), bits(other), at::kLong).view(at::kUInt64);
+      s.dtype = s.in_dtype[1] = s.in_dtype[2] = at::kLong;
+      return run(s, EwKind::Where, {condition, bits(self), bits(other)}, {}).view(at::kUInt64);
     }
-    auto opts = at::TensorOptions().dtype(dt);
-    return where_in(condition, at::scalar_tensor(self, opts), at::scalar_tensor(other, opts), dt);
-  }
-
-  static at::Tensor ternary(const char* op, EwKind kind, const at::Tensor& a, const at::Tensor& b, const at::Tensor& c,
-                            c10::ArrayRef<const char*> names, const EwParams& prm) {
-    check_in(a, all_dtypes(), op, names[0]);
-    check_in(b, all_dtypes(), op, names[1]);
-    check_in(c, all_dtypes(), op, names[2]);
-    auto dt = result_type_of({&a, &b, &c});
-    // bool operands are fine when they promote to another dtype; a bool result is not (torch:
-    // NotImplementedError, "not implemented for 'Bool'")
-    TORCH_CHECK_NOT_IMPLEMENTED(dt != at::kBool, "myops.", op, ": not implemented for a bool result (arguments '",
-                                names[0], "', '", names[1], "' and '", names[2], "' are all bool)");
-    auto dev = common_device(op, {&a, &b, &c}, names);
-    auto p = make_plan(op, {a, b, c}, {dt, dt, dt}, dt, dev, B::kCpuRules, cast_fn, names);
-    if (p.numel) {
-      B::run(kind, p, prm);
-    } else if (kind == EwKind::Addcmul) {
-      convert_alpha_for_empty(kind, dt, prm);
-    }
-    return p.out;
+    auto opts = at::TensorOptions().dtype(s.dtype);
+    return run(s, EwKind::Where, {condition, at::scalar_tensor(self, opts), at::scalar_tensor(other, opts)}, {});
   }
 
   static at::Tensor addcmul(const at::Tensor& self, const at::Tensor& t1, const at::Tensor& t2,
                             const c10::Scalar& value) {
+    const auto s = rules::addcmul(self, t1, t2, value, kCpu);
     EwParams prm;
     prm.alpha = value;
-    return ternary("addcmul", EwKind::Addcmul, self, t1, t2, {"self", "tensor1", "tensor2"}, prm);
+    return run(s, EwKind::Addcmul, {self, t1, t2}, prm);
   }
 
   static at::Tensor clamp(const at::Tensor& self, const at::Tensor& min, const at::Tensor& max) {
-    return ternary("clamp", EwKind::Clamp, self, min, max, {"self", "min", "max"}, {});
+    return run(rules::clamp(self, min, max, kCpu), EwKind::Clamp, {self, min, max}, {});
   }
 
   // clamp.Scalar, torch.clamp's overload for number bounds: each number becomes a 0-d CPU
-  // tensor of the result dtype (torch.result_type with the numbers weak; c10's checked
-  // conversion: a number that does not fit raises torch's overflow error), a missing
-  // bound +-inf (or the integer type's limit), and the clamp runs with torch's Scalar-kernel
-  // NaN rule: a NaN bound makes every element NaN (torch <= 2.11: only with both bounds
-  // given), a NaN input keeps its bits.
+  // tensor of the result dtype (c10's checked conversion: a number that does not fit raises
+  // torch's overflow error), a missing bound +-inf (or the integer type's limit), and the clamp
+  // runs with torch's Scalar-kernel NaN rule: a NaN bound makes every element NaN (torch <=
+  // 2.11: only with both bounds given), a NaN input keeps its bits.
   static at::Tensor clamp_scalar(const at::Tensor& self, const std::optional<c10::Scalar>& min,
                                  const std::optional<c10::Scalar>& max) {
-    TORCH_CHECK(min.has_value() || max.has_value(), "myops.clamp: at least one of 'min' and 'max' must not be None");
-    check_in(self, all_dtypes(), "clamp", "self");
-    // as torch's clamp: a floating self keeps its dtype (the bounds do not promote with each
-    // other then: an int past int64 beside an int is fine)
-    auto dt = self.scalar_type();
-    if (!at::isFloatingType(dt)) {
-      at::native::ResultTypeState st{};
-      st = at::native::update_result_type_state(self, st);
-      if (min) st = at::native::update_result_type_state(*min, st);
-      if (max) st = at::native::update_result_type_state(*max, st);
-      dt = at::native::result_type(st);
-    }
-    TORCH_CHECK_NOT_IMPLEMENTED(dt != at::kBool, "myops.clamp: not implemented for a bool result (argument 'self' ",
-                                "and the bounds are all bool)");
+    const auto s = rules::clamp_scalar(self, min, max, kCpu);
+    const auto dt = s.dtype;
     auto nan = [](const std::optional<c10::Scalar>& v) {
       return v && v->isFloatingPoint() && std::isnan(v->toDouble());
     };
@@ -564,7 +400,7 @@ struct Ops {
     // raises), its CUDA kernel to opmath (float for half / bfloat16, checked for float only)
     const bool opmath_bounds = !B::kCpuRules && (dt == at::kHalf || dt == at::kBFloat16);
     auto bound = [&](const std::optional<c10::Scalar>& v, bool upper) {
-      c10::Scalar s = upper ? c10::Scalar(std::numeric_limits<double>::infinity())
+      c10::Scalar b = upper ? c10::Scalar(std::numeric_limits<double>::infinity())
                             : c10::Scalar(-std::numeric_limits<double>::infinity());
       const bool given = v && !fill && !(drop_nan_bound && nan(v));
       if (given && opmath_bounds) {
@@ -574,17 +410,16 @@ struct Ops {
       } else if (given) {
         // Scalar::to is c10's checked conversion (at::scalar_tensor alone would not check)
         AT_DISPATCH_ALL_TYPES_AND2(at::kHalf, at::kBFloat16, dt, "myops.clamp",
-                                   [&] { s = c10::Scalar(v->to<scalar_t>()); });
+                                   [&] { b = c10::Scalar(v->to<scalar_t>()); });
       } else if (!at::isFloatingType(dt)) {
         AT_DISPATCH_INTEGRAL_TYPES(dt, "myops.clamp", [&] {
-          s = upper ? c10::Scalar(std::numeric_limits<scalar_t>::max())
+          b = upper ? c10::Scalar(std::numeric_limits<scalar_t>::max())
                     : c10::Scalar(std::numeric_limits<scalar_t>::lowest());
         });
       }
-      return at::scalar_tensor(s, at::TensorOptions().dtype(dt));
+      return at::scalar_tensor(b, at::TensorOptions().dtype(dt));
     };
-    auto out = ternary("clamp", EwKind::ClampScalar, self, bound(min, /*upper=*/false), bound(max, /*upper=*/true),
-                       {"self", "min", "max"}, {});
+    auto out = run(s, EwKind::ClampScalar, {self, bound(min, /*upper=*/false), bound(max, /*upper=*/true)}, {});
     if (fill) out.fill_(std::numeric_limits<double>::quiet_NaN());
     return out;
   }
@@ -592,16 +427,12 @@ struct Ops {
 
 // Registers every elementwise op of the table (myops/op_table.h) for one dispatch key with
 // backend B, by its SIG's ENTRY (myops/op_signatures.h): generic, Ops<B>::<SIG>_op<OP>
-// (unary_op, binary_op, scalar_op, rscalar_op); own, Ops<B>::FN.
-#define MYOPS_EW_FRONT_generic(FN, SIG) &O::template SIG##_op<EwOp::FN>
-#define MYOPS_EW_FRONT_own(FN, SIG) &O::FN
+// (unary_op, binary_op, scalar_op, rscalar_op); own, Ops<B>::FN (written out by
+// tools/gen_ops_elementwise.py).
 template <class B>
 void register_all(torch::Library& m) {
   using O = Ops<B>;
-#define MYOPS_EW_IMPL(FN, NAME, OVERLOAD, KIND, RULE, SIG, ...) \
-  m.impl(MYOPS_EW_QUALNAME(NAME, OVERLOAD), MYOPS_EW_BY_ENTRY(MYOPS_EW_FRONT_, SIG)(FN, SIG));
-  MYOPS_EW_OPS(MYOPS_EW_IMPL)
-#undef MYOPS_EW_IMPL
+#include "elementwise/generated/front_ends.inc"
 }
 
 }  // namespace ew

@@ -220,19 +220,9 @@ struct Fast {
   }
 };
 
-#define MYOPS_FAST_fast(FN, NAME, SIG)                                                              \
-  PyObject* py_##FN(PyObject*, PyObject* const* args, Py_ssize_t nargs) {                           \
-    HANDLE_TH_ERRORS                                                                                \
-    return Fast<MYOPS_EW_TYPES(SIG)>::call<MYOPS_EW_REQUIRED(SIG)>(                                 \
-        args, nargs, [](const auto&... a) { return myops::MYOPS_EW_API_FN(FN, NAME, SIG)(a...); }); \
-    END_HANDLE_TH_ERRORS                                                                            \
-  }
-#define MYOPS_FAST_none(FN, NAME, SIG)
-#define MYOPS_FAST_DEF(FN, NAME, OVERLOAD, KIND, RULE, SIG, ...) MYOPS_EW_BY_FAST(MYOPS_FAST_, SIG)(FN, NAME, SIG)
-MYOPS_EW_OPS(MYOPS_FAST_DEF)
-#undef MYOPS_FAST_DEF
-#undef MYOPS_FAST_fast
-#undef MYOPS_FAST_none
+// the elementwise entry points: the ops with a FAST signature (myops/op_signatures.h), written
+// out by tools/gen_ops_elementwise.py
+#include "elementwise/generated/fast.inc"
 
 // diagonal(x, offset, dim1, dim2)
 PyObject* py_diagonal(PyObject*, PyObject* const* args, Py_ssize_t nargs) {
@@ -276,17 +266,10 @@ PyObject* py_nonzero_bounded(PyObject*, PyObject* const* args, Py_ssize_t nargs)
 #define MYOPS_METHOD(name) \
   {#name, reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(py_##name)), METH_FASTCALL, nullptr}
 
-// the elementwise entry points: the ops with a FAST signature
-#define MYOPS_METHOD_fast(FN) MYOPS_METHOD(FN),
-#define MYOPS_METHOD_none(FN)
-#define MYOPS_METHOD_OF(FN, NAME, OVERLOAD, KIND, RULE, SIG, ...) MYOPS_EW_BY_FAST(MYOPS_METHOD_, SIG)(FN)
-
-PyMethodDef methods[] = {MYOPS_EW_OPS(MYOPS_METHOD_OF) MYOPS_METHOD(nonzero),
-                         MYOPS_METHOD(nonzero_static),
-                         MYOPS_METHOD(max_pool2d_add),
-                         MYOPS_METHOD(diagonal),
-                         MYOPS_METHOD(nonzero_bounded),
-                         {nullptr, nullptr, 0, nullptr}};
+PyMethodDef methods[] = {
+#include "elementwise/generated/fast_methods.inc"
+    MYOPS_METHOD(nonzero),  MYOPS_METHOD(nonzero_static),  MYOPS_METHOD(max_pool2d_add),
+    MYOPS_METHOD(diagonal), MYOPS_METHOD(nonzero_bounded), {nullptr, nullptr, 0, nullptr}};
 #undef MYOPS_METHOD
 
 }  // namespace

@@ -21,6 +21,7 @@ struct CudaBackend {
   static bool fuses_like_torch() { return true; }
 #define MYOPS_OVERRIDE_TORCH_NS MYOPS_TORCH_CUDA_KERNELS
   MYOPS_OVERRIDE_TORCH_KERNELS
+#include "elementwise/generated/dropin_torch.inc"
 #undef MYOPS_OVERRIDE_TORCH_NS
 };
 

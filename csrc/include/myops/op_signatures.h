@@ -1,11 +1,10 @@
 #pragma once
-// The C++ signatures of the op table's SIG column (myops/op_table.h), each written once. Every
-// file that expands the table per signature reads these lines: the typed dispatcher handles
-// (core/op_handles.h), the C++ API's declarations (myops/ops_elementwise.h, generated from
-// here by tools/gen_ops_elementwise.py) and definitions (csrc/ops.cpp), the CPU / CUDA front
-// ends (elementwise/elementwise_ops.h), the Autograd kernels (csrc/elementwise/autograd.cpp), the drop-in's
-// unary kernels (dropin/aten_override.h) and the Python fast entry points
-// (csrc/python/fast.cpp). Adding a signature is one line here.
+// The C++ signatures of the op table's SIG column (myops/op_table.h), each written once.
+// tools/gen_ops_elementwise.py reads them with the table and writes out the code that lists the
+// ops per signature: the C++ API's declarations (myops/ops_elementwise.h) and the fragments of
+// csrc/elementwise/generated/ (the typed dispatcher handles, the C++ API's definitions, the CPU /
+// CUDA and Autograd registrations, the fake kernels' rules, the drop-in's kernels and the Python
+// fast entry points). Adding a signature is one line here.
 //
 // MYOPS_EW_SIG_<SIG>(F, P) is F(ENTRY, FAST, API_NAME) followed by one P(TYPE, NAME, DEFAULT)
 // per parameter, in order (DEFAULT: `= value`, or empty):
@@ -23,7 +22,7 @@
 //             number, a str or a dtype; trailing defaults may be left out); none: no entry point
 //   API_NAME  fn: the C++ API function is myops::<FN>; name: myops::<NAME>, an overload of the
 //             op's default form (clamp(self, optional min, optional max))
-// Light header: no torch (the types are spelled out; the files that expand them include torch).
+// Light header: no torch (the types are spelled out).
 
 // clang-format off
 //                    SIG                      ENTRY    FAST  API_NAME  parameters
@@ -52,43 +51,3 @@
   MYOPS_EW_SIG_##SIG(MYOPS_EW_SIG_EAT, P)
 #define MYOPS_EW_SIG_OWN_F(F, ...) F(own, __VA_ARGS__)
 #define MYOPS_EW_SIG_F_REST(ENTRY, FAST, API_NAME) FAST, API_NAME
-
-// ---- the signature, taken apart --------------------------------------------------------------
-// MYOPS_EW_TYPES(SIG)     the parameter types:              const at::Tensor&, const c10::Scalar&
-// MYOPS_EW_PARAMS(SIG)    the parameters, named:            const at::Tensor& self, ...
-// MYOPS_EW_DECL(SIG)      the parameters with defaults:     ..., const c10::Scalar& alpha = 1
-// MYOPS_EW_ARGS(SIG)      the names, to forward them:       self, other, alpha
-// MYOPS_EW_REQUIRED(SIG)  how many have no default (a constant expression)
-// MYOPS_EW_ENTRY(SIG), MYOPS_EW_FAST(SIG), MYOPS_EW_API_NAME(SIG)  the facets (a token each)
-#define MYOPS_EW_SIG_CAT(A, B) MYOPS_EW_SIG_CAT_I(A, B)
-#define MYOPS_EW_SIG_CAT_I(A, B) A##B
-#define MYOPS_EW_SIG_EAT(...)
-// a list written as `, a, b, c` without its leading comma
-#define MYOPS_EW_SIG_LIST(...) MYOPS_EW_SIG_LIST_I(__VA_ARGS__)
-#define MYOPS_EW_SIG_LIST_I(FIRST, ...) __VA_ARGS__
-#define MYOPS_EW_SIG_P_TYPE(T, N, D) , T
-#define MYOPS_EW_SIG_P_PARAM(T, N, D) , T N
-#define MYOPS_EW_SIG_P_DECL(T, N, D) , T N D
-#define MYOPS_EW_SIG_P_ARG(T, N, D) , N
-#define MYOPS_EW_SIG_P_REQUIRED(T, N, D) +(sizeof(#D) == 1)
-#define MYOPS_EW_TYPES(SIG) MYOPS_EW_SIG_LIST(MYOPS_EW_SIG_##SIG(MYOPS_EW_SIG_EAT, MYOPS_EW_SIG_P_TYPE))
-#define MYOPS_EW_PARAMS(SIG) MYOPS_EW_SIG_LIST(MYOPS_EW_SIG_##SIG(MYOPS_EW_SIG_EAT, MYOPS_EW_SIG_P_PARAM))
-#define MYOPS_EW_DECL(SIG) MYOPS_EW_SIG_LIST(MYOPS_EW_SIG_##SIG(MYOPS_EW_SIG_EAT, MYOPS_EW_SIG_P_DECL))
-#define MYOPS_EW_ARGS(SIG) MYOPS_EW_SIG_LIST(MYOPS_EW_SIG_##SIG(MYOPS_EW_SIG_EAT, MYOPS_EW_SIG_P_ARG))
-#define MYOPS_EW_REQUIRED(SIG) (0 MYOPS_EW_SIG_##SIG(MYOPS_EW_SIG_EAT, MYOPS_EW_SIG_P_REQUIRED))
-#define MYOPS_EW_SIG_F_ENTRY(ENTRY, FAST, API_NAME) ENTRY
-#define MYOPS_EW_SIG_F_FAST(ENTRY, FAST, API_NAME) FAST
-#define MYOPS_EW_SIG_F_API_NAME(ENTRY, FAST, API_NAME) API_NAME
-#define MYOPS_EW_ENTRY(SIG) MYOPS_EW_SIG_##SIG(MYOPS_EW_SIG_F_ENTRY, MYOPS_EW_SIG_EAT)
-#define MYOPS_EW_FAST(SIG) MYOPS_EW_SIG_##SIG(MYOPS_EW_SIG_F_FAST, MYOPS_EW_SIG_EAT)
-#define MYOPS_EW_API_NAME(SIG) MYOPS_EW_SIG_##SIG(MYOPS_EW_SIG_F_API_NAME, MYOPS_EW_SIG_EAT)
-
-// Per-op helpers for the expansions (X-macro arguments of MYOPS_EW_OPS):
-// MYOPS_EW_BY_ENTRY(PREFIX, SIG) is PREFIX##generic or PREFIX##own, MYOPS_EW_BY_FAST likewise
-// (PREFIX##fast / PREFIX##none), and MYOPS_EW_API_FN(FN, NAME, SIG) the C++ API function's name.
-// The generic entries are named by SIG (PREFIX##generic(FN, SIG) pastes it: unary_op, ...).
-#define MYOPS_EW_BY_ENTRY(PREFIX, SIG) MYOPS_EW_SIG_CAT(PREFIX, MYOPS_EW_ENTRY(SIG))
-#define MYOPS_EW_BY_FAST(PREFIX, SIG) MYOPS_EW_SIG_CAT(PREFIX, MYOPS_EW_FAST(SIG))
-#define MYOPS_EW_API_FN(FN, NAME, SIG) MYOPS_EW_SIG_CAT(MYOPS_EW_SIG_API_, MYOPS_EW_API_NAME(SIG))(FN, NAME)
-#define MYOPS_EW_SIG_API_fn(FN, NAME) FN
-#define MYOPS_EW_SIG_API_name(FN, NAME) NAME

@@ -1,13 +1,18 @@
 #pragma once
 // The elementwise op table: every fact about an elementwise op that more than one file needs,
-// written once. Everything that lists the ops is generated from the two X-macros below:
-//   - the EwKind enum and the CPU / CUDA dispatch switches (MYOPS_EW_KERNELS);
-//   - the schemas (csrc/elementwise/schema.cpp), the CPU / CUDA registration (register_all), the Autograd
-//     registration (csrc/elementwise/autograd.cpp), the typed dispatcher handles (core/op_handles.h: the
-//     C++ API, autograd and the drop-in share them), the Python fast entry points
-//     (csrc/python/fast.cpp), the drop-in's op list, names and defaults (aten_override.h / .cpp),
-//     and the control op myops::_ew_table() that hands the table to Python (myops._table: the
-//     fake kernels and the test tables read it) (MYOPS_EW_OPS).
+// written once. Everything that lists the ops comes from the two X-macros below, each row
+// reaching its code through at most two levels of macros:
+//   - expanded here and where they are used: the EwKind enum and the CPU / CUDA dispatch
+//     switches (MYOPS_EW_KERNELS); the EwOp enum and kOps, the schemas
+//     (csrc/elementwise/schema.cpp) and the control op myops::_ew_table() that hands the table to
+//     Python (myops._table: the fake kernels and the test tables read it) (MYOPS_EW_OPS);
+//   - written out, with each op's C++ signature (myops/op_signatures.h), by
+//     tools/gen_ops_elementwise.py: the C++ API (myops/ops_elementwise.h, csrc/ops.cpp), and in
+//     csrc/elementwise/generated/ the CPU / CUDA registration (register_all), the Autograd
+//     registration (csrc/elementwise/autograd.cpp), the typed dispatcher handles
+//     (core/op_handles.h), the fake kernels' rules (_elementwise_meta), the Python fast entry
+//     points (csrc/python/fast.cpp) and the drop-in's ops, kernels and defaults
+//     (aten_override.h / .cpp). Run it after changing a row; tests/test_cpp.py checks the files.
 // Adding an op: CONTRIBUTING.md.
 //
 // Light header: no torch, usable from .cpp and .cu files.
@@ -164,15 +169,7 @@ enum class EwRule {
   Values
 };
 
-// The DROPIN column, taken apart: MYOPS_EW_IF_ROUTED(DROPIN)(tokens) gives `tokens` for a
-// routable op and nothing otherwise; MYOPS_EW_ATEN(DROPIN) / MYOPS_EW_DEFAULT(DROPIN) give
-// ATEN ("" for none) and DEFAULT (false for none).
-#define MYOPS_EW_KEEP(...) __VA_ARGS__
-#define MYOPS_EW_DROP(...)
-#define MYOPS_EW_IF_ROUTED(DROPIN) MYOPS_EW_IF_ROUTED_##DROPIN
-#define MYOPS_EW_IF_ROUTED_route(ATEN, DEFAULT) MYOPS_EW_KEEP
-#define MYOPS_EW_IF_ROUTED_composite(ATEN, DEFAULT) MYOPS_EW_KEEP
-#define MYOPS_EW_IF_ROUTED_none MYOPS_EW_DROP
+// The DROPIN column, taken apart for kOps: ATEN ("" for none) and DEFAULT (false for none).
 #define MYOPS_EW_ATEN(DROPIN) MYOPS_EW_ATEN_##DROPIN
 #define MYOPS_EW_ATEN_route(ATEN, DEFAULT) ATEN
 #define MYOPS_EW_ATEN_composite(ATEN, DEFAULT) ATEN
@@ -181,8 +178,6 @@ enum class EwRule {
 #define MYOPS_EW_DEFAULT_route(ATEN, DEFAULT) DEFAULT
 #define MYOPS_EW_DEFAULT_composite(ATEN, DEFAULT) DEFAULT
 #define MYOPS_EW_DEFAULT_none false
-// NAME or NAME.OVERLOAD, as a string
-#define MYOPS_EW_QUALNAME(NAME, OVERLOAD) (OVERLOAD[0] ? #NAME "." OVERLOAD : #NAME)
 
 // The kernel's arity and dtypes, by kind.
 constexpr int kArity[] = {
