@@ -18,6 +18,8 @@
 # make release-check  for each Python of pyproject.toml's classifiers: the wheel built with it,
 #                     installed in a fresh venv, smoke + C++ test + a slice of the suite
 #                     (.ci/release_check; too slow for CI, which runs Python 3.11)
+# make recipe-check  docs/contributing.md's add-an-op recipe applied to a copy of the tree,
+#                    built and tested (tests/recipe_check.py; too slow for CI)
 #
 # PYTHON=python3 make test   use an existing interpreter that already has torch (no venv,
 #                            nothing downloaded): e.g. on a GPU machine.
@@ -51,7 +53,7 @@ SOURCES := setup.py $(shell find csrc cmake -type f 2>/dev/null)
 STAMP := build/.myops-built
 
 .PHONY: test test-plain demo bench docs build deps clean package-check sanitize sanitize-build sanitize-ci deploy-check wheel gpu-prebuilt speed-guard \
-	release-check
+	release-check recipe-check
 
 test: $(STAMP)
 	$(PY) -m pytest tests -q
@@ -76,6 +78,11 @@ docs: $(STAMP)
 format: $(DEPS)
 	$(PY) -m ruff format .
 	$(PY) tools/cpp_format.py
+
+# the add-an-op recipe of docs/contributing.md run on a copy of the tree, built and tested
+# (tests/recipe_check.py; 10-20 minutes: not in CI. tests/test_docs.py checks it still applies)
+recipe-check: $(STAMP)
+	$(PY) -m pytest -q -s -p no:cacheprovider tests/recipe_check.py
 
 # the speed-regression guard: torch / myops instruction counts per call under callgrind (not
 # time: it holds still on a loaded machine), each within 15 % of its committed baseline

@@ -190,21 +190,25 @@ def cases(device, quick):
                 ("pow", tag, lambda p=pos, y=y: myops.pow(p, y), lambda p=pos, y=y: torch.pow(p, y), 3 * n * es),
                 ("pow", tag + " ** 2.5", lambda p=pos: myops.pow(p, 2.5), lambda p=pos: torch.pow(p, 2.5), 2 * n * es),
             ]
-            # the op table's plain unary ops added through it (issue #29): abs, neg, exp, log, ...;
-            # those defined on positive inputs only (the op table's domain: log, sqrt, rsqrt) on pos
-            more += [
-                (
-                    op,
-                    tag,
-                    lambda a=a, op=op: getattr(myops, op)(a),
-                    lambda a=a, op=op: getattr(torch, op)(a),
-                    2 * n * es,
-                )
-                for op, a in (
-                    (op, pos if EW_OPS[op].domain == "positive" else x)
-                    for op in ("abs", "neg", "exp", "log", "sqrt", "rsqrt", "tanh")
-                )
-            ]
+            # the rest of the op table's generic unary and binary ops (SIG unary / binary /
+            # scalar: a new row of the table is benchmarked without a line here), those defined
+            # on positive inputs only (the op table's domain: log, sqrt, rsqrt) on pos
+            named = {row[0] for row in more}
+            for op in EW_OPS.values():
+                a = pos if op.domain == "positive" else x
+                if op.fn in named or op.entry != "generic" or a.dtype not in op.accepted:
+                    continue
+                ref = getattr(torch, op.name)
+                if op.sig == "unary":
+                    more.append((op.fn, tag, lambda a=a, f=op.packet: f(a), lambda a=a, r=ref: r(a), 2 * n * es))
+                elif op.sig == "binary":
+                    more.append(
+                        (op.fn, tag, lambda a=a, y=y, f=op.packet: f(a, y), lambda a=a, y=y, r=ref: r(a, y), 3 * n * es)
+                    )
+                elif op.sig == "scalar":
+                    more.append(
+                        (op.fn, tag, lambda a=a, f=op.packet: f(a, 0.5), lambda a=a, r=ref: r(a, 0.5), 2 * n * es)
+                    )
             if dname == "f32":
                 more += [
                     (

@@ -136,7 +136,16 @@ UNARY = {
     "mul_scalar_float": (lambda x: myops.mul_scalar(x, -1.75), lambda x: torch.mul(x, -1.75), ALL_DTYPES, True),
 }
 
+# the table's generic binary ops (SIG binary, no code of their own) likewise; the rows below
+# override or add
+TABLE_BINARY = {
+    op.fn: (getattr(myops, op.fn), aten_ref(op), list(op.accepted), op.dropin_default)
+    for op in EW_OPS.values()
+    if op.sig == "binary" and op.entry == "generic"
+}
+
 BINARY = {
+    **TABLE_BINARY,
     "add": (myops.add, torch.add, ALL_DTYPES, True),
     "add_alpha": (
         lambda a, b: myops.add(a, b, alpha=3),

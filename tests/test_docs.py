@@ -11,6 +11,8 @@ too, and runs every example of the site):
   rendered again);
 - no file cites the design notes this repository does not have;
 - the README's examples run, and the README stays a front page (at most 250 lines).
+- docs/contributing.md's add-an-op recipe parses and applies (tests/recipe.py; `make
+  recipe-check` builds and tests it).
 """
 
 import json
@@ -172,3 +174,28 @@ def test_readme_examples_run(tmp_path, monkeypatch):
     ns = {}
     for code in run:
         exec(compile(code, "README.md", "exec"), ns)
+
+
+def test_the_recipe_applies(tmp_path):
+    """docs/contributing.md's add-an-op recipe still parses and applies to the tree's files as it
+    stands (tests/recipe.py); `make recipe-check` builds and tests the result."""
+    sys.path.insert(0, str(ROOT / "tests"))
+    import recipe
+
+    examples = recipe.examples()
+    assert [e.kind for e in examples] == ["unary", "binary"], "the recipe's two worked examples"
+    for e in examples:
+        assert e.steps and len(e.counted) == e.files, f"{e.op}: its heading says {e.files} files: {e.counted}"
+        assert len(e.commands) == 2, f"{e.op}: a block of commands before the build and one after it"
+        for path, _ in e.steps + e.optional:
+            dest = tmp_path / path
+            if not dest.exists():
+                dest.parent.mkdir(parents=True, exist_ok=True)
+                dest.write_text((ROOT / path).read_text())
+    for e in examples:
+        recipe.apply(tmp_path, e)
+    for e in examples:
+        for path, _ in e.steps + e.optional:
+            assert (tmp_path / path).read_text() != (ROOT / path).read_text(), f"{e.op}: {path} unchanged"
+    table = (tmp_path / "csrc/include/myops/op_table.h").read_text()
+    assert all(f"X({e.op}, " in table for e in examples), "each example adds its row to the op table"

@@ -17,7 +17,8 @@ build, torch's AVX2 kernels and oneDNN's AVX2 JIT); one thread each (OMP_NUM_THR
 
     python tools/speed_guard.py              # measure and check against tools/speed_guard.json
     python tools/speed_guard.py --update     # measure and rewrite the baseline
-    python tools/speed_guard.py --only gelu  # the cases whose name contains "gelu" (no --update)
+    python tools/speed_guard.py --only gelu  # the cases whose name contains "gelu"
+    python tools/speed_guard.py --update --only reciprocal  # a new op's cases into the baseline
 
 Exit status 1 on a regression, 2 when it cannot run (no valgrind / cc). ``make speed-guard``
 runs it (CI: .ci/run, which prints its time).
@@ -342,8 +343,11 @@ def main():
         return child(*args.child, args.only)
     meta, cases = measure(args.only)
     if args.update:
-        if args.only:
-            raise SystemExit("speed_guard: --update measures every case (drop --only)")
+        if args.only:  # a new op's cases (docs/contributing.md): merged into the baseline
+            with open(args.baseline) as f:
+                base = json.load(f)
+            base["cases"].update(cases)
+            meta, cases = {k: v for k, v in base.items() if k not in ("about", "margin", "cases")}, base["cases"]
         with open(args.baseline, "w") as f:
             json.dump(
                 {

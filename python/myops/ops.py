@@ -32,24 +32,19 @@ from . import (
     _roi_align,
     _unary,
 )
-from ._bounded_layers import conv_bounded, linear_bounded
+
+# each family's public functions, by its __all__ (a new function is listed there only)
+from ._bounded_layers import *  # noqa: F403
 from ._common import Number  # noqa: F401  (the typing aliases, as before the split)
-from ._detection_decode import heatmaps_to_keypoints, paste_masks
-from ._diagonal import diagonal, diagonal_backward
-from ._elementwise import add, addcmul, clamp, div, maximum, minimum, mul, mul_scalar, pow, sub
-from ._max_pool2d_add import IntOrPair, max_pool2d_add  # noqa: F401
-from ._nms import batched_nms, batched_nms_static, multiclass_nms_static, nms, nms_static
-from ._nonzero import (
-    argwhere,
-    mask_rows_bounded,
-    masked_select_bounded,
-    nonzero,
-    nonzero_bounded,
-    nonzero_static,
-    where,
-)
-from ._roi_align import roi_align_levels
-from ._unary import abs, cast, exp, gelu, log, neg, relu, rsqrt, sigmoid, silu, sqrt, tanh
+from ._detection_decode import *  # noqa: F403
+from ._diagonal import *  # noqa: F403
+from ._elementwise import *  # noqa: F403
+from ._max_pool2d_add import *  # noqa: F403
+from ._max_pool2d_add import IntOrPair  # noqa: F401
+from ._nms import *  # noqa: F403
+from ._nonzero import *  # noqa: F403
+from ._roi_align import *  # noqa: F403
+from ._unary import *  # noqa: F403
 
 # each family module lists its own public functions once; the names are imported above so that
 # tools (mypy, IDEs) see them
