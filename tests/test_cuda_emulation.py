@@ -1143,6 +1143,44 @@ def test_nonzero_costs(E, nz_variant):
         assert counted(E, lambda: E.nonzero_static(x, size=100))[2] == 0
 
 
+@pytest.mark.parametrize("op,variant", [(op, v) for op in ("binary16", "max_pool2d_add") for v in VARIANTS[op]])
+def test_variant_costs(E, op, variant):
+    # every variant of the elementwise and pooling kernels: one launch, no memset, no host sync,
+    # no temporary, broadcast and channels_last included (the GPU sweep times like against like)
+    old = E._emu_variant(f"{op}:{variant}")
+    try:
+        if op == "binary16":
+            a, b = torch.randn(3, 64, 33).half(), torch.randn(64, 1).bfloat16()
+            calls = [lambda: E.add(a, b.half()), lambda: E.sub(a.bfloat16(), b, alpha=-1), lambda: E.mul(a, a)]
+        else:
+            x, o = torch.randn(2, 16, 37, 41), torch.randn(1, 16, 1, 1)
+            cl = x.contiguous(memory_format=torch.channels_last)
+            calls = [lambda: E.max_pool2d_add(v, o, [3, 3], [2, 2], [1, 1], False) for v in (x, cl)]
+        for call in calls:
+            call()  # the operands' conversions above run outside the count
+            assert counted(E, call) == [1, 0, 0, 0]
+    finally:
+        E._emu_variant(old)
+
+
+def test_detection_costs(E):
+    # nms_static and multiclass_nms_static never sync with the host and launch as many kernels
+    # for 3000 boxes as for 50 (a CUDA graph replays them); nms syncs once, to size its result
+    launches = set()
+    for n in (50, 3000):
+        boxes = torch.rand(2, n, 4) * 100
+        boxes[..., 2:] += boxes[..., :2]
+        scores = torch.rand(2, n, 5)
+        kw = dict(score_threshold=0.05, iou_threshold=0.5, max_detections=100, pre_nms_top_k=1000)
+        mc = counted(E, lambda: E.multiclass_nms_static(boxes, scores, class_agnostic=False, multi_label=True, **kw))
+        assert mc[1:3] == [0, 0] and mc[3] <= 1024, mc
+        st = counted(E, lambda: E.nms_static(boxes[0], scores[0, :, 0], 0.5, size=100))
+        assert st[1:] == [0, 0, 0], st
+        assert counted(E, lambda: E.nms(boxes[0], scores[0, :, 0], 0.5))[2] == 1
+        launches.add((mc[0], st[0]))
+    assert len(launches) == 1, launches
+
+
 def test_variant_names_are_validated(E):
     with pytest.raises(ValueError, match="unknown variant 'nope' of nonzero_static"):
         E._emu_variant("nonzero_static:nope")
