@@ -483,7 +483,7 @@ def table_header(forms):
 #
 # `--graph`: per model and batch, on one CUDA device, in one process, timed in turn
 # (runner.measure_interleaved): eager torchvision, the static module eager, the static module
-# captured whole in one CUDA graph and replayed on new images (`capture`), and
+# captured whole in one CUDA graph and replayed on new images (myops.detection.capture_graph), and
 # torch.compile(static, mode="reduce-overhead"), Inductor's own CUDA-graph form. Each form's
 # detections are checked against eager's (tests/test_detection.py's assert_matches, not exact: on
 # CUDA the heads' cuBLAS calls over padded rows round float32 differently, see
@@ -499,33 +499,6 @@ GRAPH_FORMS = ("eager", "static", "graph", "compile")
 GRAPH_TARGET = 1.5
 
 
-def capture(static, x):
-    """`static` captured whole in one CUDA graph for inputs shaped like `x`, after two warm-up
-    calls on a side stream (torch's recipe: they allocate, pick kernels and move the anchor
-    generator's cached anchors to the device). Returns run(images): copies `images` into the
-    captured input, replays the graph and returns the captured outputs (overwritten by the next
-    replay)."""
-    if x.device.type != "cuda":
-        raise RuntimeError("a CUDA graph needs a CUDA device")
-    inp = x.clone()
-    side = torch.cuda.Stream()
-    side.wait_stream(torch.cuda.current_stream())
-    with torch.no_grad(), torch.cuda.stream(side):
-        for _ in range(2):
-            static(inp)
-    torch.cuda.current_stream().wait_stream(side)
-    graph = torch.cuda.CUDAGraph()
-    with torch.no_grad(), torch.cuda.graph(graph):
-        out = static(inp)
-
-    def run(images):
-        inp.copy_(images)
-        graph.replay()
-        return out
-
-    return run
-
-
 def graph_forms(model, x, forms):
     """{form: a function of the images} for the forms asked (see GRAPH_FORMS)."""
     from myops import detection
@@ -539,7 +512,7 @@ def graph_forms(model, x, forms):
             made[form] = static
         elif form == "graph":
             try:
-                made[form] = capture(static, x)
+                made[form] = detection.capture_graph(static, x)
             except RuntimeError as e:
                 made[form] = e
         elif form == "compile":
@@ -591,7 +564,7 @@ def graph_check64(model, y):
 
     m64 = copy.deepcopy(model).double()
     y64 = y.double()
-    run = capture(detection.make_static(m64), y64)
+    run = detection.capture_graph(detection.make_static(m64), y64)
     with torch.no_grad():
         ref = eager(m64, y64)
         out = {k: v.clone() for k, v in run(y64).items()}

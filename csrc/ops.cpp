@@ -5,7 +5,7 @@
 
 #include <ATen/core/dispatch/Dispatcher.h>
 
-#include "core/op_handles.h"
+#include "elementwise/elementwise_handles.h"
 #include "myops/op_signatures.h"
 
 namespace myops {
@@ -120,6 +120,6 @@ Tensor diagonal(const Tensor& self, int64_t offset, int64_t dim1, int64_t dim2) 
 
 // The elementwise ops: one function per line of the op table (myops/op_table.h), its
 // parameters those of its SIG (myops/op_signatures.h), calling the shared handle
-// (core/op_handles.h), written out by tools/gen_ops_elementwise.py. Defined with qualified names:
+// (elementwise/elementwise_handles.h), written out by tools/gen_ops_elementwise.py. Defined with qualified names:
 // each must match its declaration in myops/ops_elementwise.h.
 #include "elementwise/generated/api.inc"

@@ -693,6 +693,24 @@ class Session:
         )
         return plan
 
+    # ---- the one-script parts (sweep, graph) ------------------------------------------------
+    def run_unit(self, name, cmd, deadline, parse):
+        """Run a benchmark script `cmd` as the unit `name` (part `name`) until `deadline`: its log
+        printed whole, its status, rc, seconds and counts in the record. parse(log text) ->
+        (rows, error rows, summary): summary, whether the script printed its summary line (then its
+        rc 1 means error rows: status `errors`, not `failed`). True when it ended clean."""
+        log = os.path.join(self.work, f"{name}.log")
+        self.set_unit(name, part=name, status="running")
+        rc, cut, secs = self.run(cmd, deadline, log)
+        with open(log, errors="replace") as f:
+            text = f.read()
+        print(text, end="")
+        rows, errs, summary = parse(text)
+        status = "cut" if cut else ("errors" if rc == 1 and summary else {0: "done"}.get(rc, "failed"))
+        self.set_unit(name, part=name, status=status, rc=rc, seconds=round(secs), rows=rows, error_rows=errs)
+        self.log(f"{name}: {'CUT' if cut else f'rc {rc}'} in {secs:.0f} s")
+        return rc == 0 and not cut
+
     def run_sweep(self, deadline):
         """benchmarks/sweep.py until `deadline`; its -sweep.md / .json land in $OUT (rewritten after
         each row, so a cut sweep returns its rows). True when it ended clean."""
@@ -701,30 +719,12 @@ class Session:
         cmd += ["--emulation", "--min-time", "0.01", "--no-inductor"] if self.dry else []
         if os.environ.get("GPU_SESSION_SWEEP_OPS"):
             cmd += ["--ops"] + os.environ["GPU_SESSION_SWEEP_OPS"].split()
-        log = os.path.join(self.work, "sweep.log")
-        self.set_unit("sweep", part="sweep", status="running")
-        rc, cut, secs = self.run(cmd, deadline, log)
-        with open(log, errors="replace") as f:
-            text = f.read()
-        print(text, end="")
-        m = re.search(r"sweep: (\d+) rows, (\d+) error rows", text)
-        rows, errs = (int(m.group(1)), int(m.group(2))) if m else (0, 0)
-        status = "cut" if cut else ("errors" if rc == 1 and m else {0: "done"}.get(rc, "failed"))
-        self.set_unit("sweep", part="sweep", status=status, rc=rc, seconds=round(secs), rows=rows, error_rows=errs)
-        self.log(f"sweep: {'CUT' if cut else f'rc {rc}'} in {secs:.0f} s")
-        return rc == 0 and not cut
 
-    def main_sweep(self):
-        """`sweep`: the build (as `all`; the dry run takes the importable CPU build), then
-        benchmarks/sweep.py - every kernel variant x its family's headline cases, checked against
-        torch and timed with it - within the budget."""
-        env = self.probe()
-        call = {"kind": "sweep", "started": now_iso(), "budget": self.budget, "dry_run": self.dry, "parts": ["sweep"]}
-        self.rec = dict(format=1, session=now_iso(), env=env, calls=[call], units={}, tests={}, changed={}, selected=[])
-        self.log(f"sweep: budget {self.budget} s on {env['device']}; torch {env['torch']}")
-        if not self.dry and not self.prepare_build():
-            return 1
-        return 0 if self.run_sweep(self.budget - MARGIN) else 1
+        def parse(text):  # its last line: "sweep: N rows, M error rows" (rc 1 when M > 0)
+            m = re.search(r"sweep: (\d+) rows, (\d+) error rows", text)
+            return (int(m.group(1)), int(m.group(2)), True) if m else (0, 0, False)
+
+        return self.run_unit("sweep", cmd, deadline, parse)
 
     def run_graph(self, deadline):
         """benchmarks/bench_deploy.py --graph until `deadline`; its -graph.md lands in $OUT (the
@@ -736,29 +736,28 @@ class Session:
         else:
             cmd += ["--check64"]
         cmd += os.environ.get("GPU_SESSION_GRAPH_ARGS", "").split()
-        log = os.path.join(self.work, "graph.log")
-        self.set_unit("graph", part="graph", status="running")
-        rc, cut, secs = self.run(cmd, deadline, log)
-        with open(log, errors="replace") as f:
-            text = f.read()
-        print(text, end="")
-        rows = len(re.findall(r"^\| \w+ \| \d+x\d+ \| \d+ \|", text, re.M))
-        errs = len(re.findall(r"^\| .*ERROR", text, re.M))
-        status = "cut" if cut else {0: "done"}.get(rc, "failed")
-        self.set_unit("graph", part="graph", status=status, rc=rc, seconds=round(secs), rows=rows, error_rows=errs)
-        self.log(f"graph: {'CUT' if cut else f'rc {rc}'} in {secs:.0f} s")
-        return rc == 0 and not cut
 
-    def main_graph(self):
-        """`graph`: the build (as `all`; the dry run takes the importable CPU build), then the
-        whole static detector in one CUDA graph against eager (bench_deploy.py --graph)."""
+        def parse(text):  # the table's rows and its error cells; an rc of 1 is a failure
+            rows = len(re.findall(r"^\| \w+ \| \d+x\d+ \| \d+ \|", text, re.M))
+            return rows, len(re.findall(r"^\| .*ERROR", text, re.M)), False
+
+        return self.run_unit("graph", cmd, deadline, parse)
+
+    def new_record(self, kind, parts):
+        """A fresh record for a call of `kind` (not `all` / `rerun`) running `parts`: (env, call)."""
         env = self.probe()
-        call = {"kind": "graph", "started": now_iso(), "budget": self.budget, "dry_run": self.dry, "parts": ["graph"]}
+        call = {"kind": kind, "started": now_iso(), "budget": self.budget, "dry_run": self.dry, "parts": parts}
         self.rec = dict(format=1, session=now_iso(), env=env, calls=[call], units={}, tests={}, changed={}, selected=[])
-        self.log(f"graph: budget {self.budget} s on {env['device']}; torch {env['torch']}")
+        return env, call
+
+    def main_unit(self, kind, run):
+        """`sweep` / `graph`: the build (as `all`; the dry run takes the importable CPU build), then
+        the part's one script, run(deadline), within the budget."""
+        env, call = self.new_record(kind, [kind])
+        self.log(f"{kind}: budget {self.budget} s on {env['device']}; torch {env['torch']}")
         if not self.dry and not self.prepare_build():
             return 1
-        ok = self.run_graph(self.budget - MARGIN)
+        ok = run(self.budget - MARGIN)
         call["outcome"] = "ended"
         self.flush()
         return 0 if ok else 1
@@ -771,10 +770,7 @@ class Session:
                 "python gpu/gpu_session.py --families-since COMMIT)"
             )
             return 2
-        env = self.probe()
-        parts = ["tests", "sweep", "bench"]
-        call = {"kind": "tune", "started": now_iso(), "budget": self.budget, "dry_run": self.dry, "parts": parts}
-        self.rec = dict(format=1, session=now_iso(), env=env, calls=[call], units={}, tests={}, changed={}, selected=[])
+        env, call = self.new_record("tune", ["tests", "sweep", "bench"])
         self.log(f"tune: budget {self.budget} s on {env['device']}; torch {env['torch']}; tests: {self.test_files()}")
         self.flush()
         if not self.dry and not self.prepare_build():
@@ -792,11 +788,11 @@ class Session:
 
     def main(self):
         if self.mode == "sweep":
-            return self.main_sweep()
+            return self.main_unit("sweep", self.run_sweep)
         if self.mode == "tune":
             return self.main_tune()
         if self.mode == "graph":
-            return self.main_graph()
+            return self.main_unit("graph", self.run_graph)
         env = self.probe()
         if self.mode == "all":
             shutil.rmtree(os.path.join(self.state, "bench"), ignore_errors=True)  # an earlier session's tables

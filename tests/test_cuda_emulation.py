@@ -385,7 +385,7 @@ def test_number_overloads(E, dtype, layout):
 
 @pytest.mark.parametrize("dtype", [torch.float32, torch.float16, torch.bfloat16, torch.int8, torch.int32], ids=str)
 def test_cuda_number_conversions(E, dtype):
-    """How torch's CUDA kernels convert a Python number (elementwise/elementwise_ops.h, the top),
+    """How torch's CUDA kernels convert a Python number (elementwise/elementwise_front.h, the top),
     where its CPU kernels convert it otherwise; the expectations are torch's CUDA arithmetic
     written with CPU torch."""
     x = rand((4, 9), dtype, "cpu")

@@ -480,26 +480,28 @@ def test_cuda_graph_whole_forward(name):
     model = copy.deepcopy(build(name)).double().cuda()
     try:
         static = detection.make_static(model)
-        x = torch.stack(images(SIZE)).double().cuda()
-        # warm-up on a side stream (torch's CUDA-graph recipe): the first calls allocate, move
-        # the anchor generator's cell anchors to the device, pick kernels; none of it in the graph
-        side = torch.cuda.Stream()
-        side.wait_stream(torch.cuda.current_stream())
-        with torch.no_grad(), torch.cuda.stream(side):
-            for _ in range(2):
-                static(x)
-        torch.cuda.current_stream().wait_stream(side)
-        graph = torch.cuda.CUDAGraph()
-        with torch.no_grad(), torch.cuda.graph(graph):
-            out = static(x)
+        # the warm-up calls on a side stream, then the capture: myops.detection.capture_graph
+        run = detection.capture_graph(static, torch.stack(images(SIZE)).double().cuda())
         for _ in range(2):
-            x.copy_(torch.stack(images(SIZE)))
-            graph.replay()
+            x = torch.stack(images(SIZE)).double().cuda()
+            out = run(x)
             torch.cuda.synchronize()
             ref = eager(model, list(x))
             assert_matches(ref, {k: v.clone() for k, v in out.items()}, exact=False)
     finally:
         model.cpu()
+
+
+def test_capture_graph_refuses_the_cpu():
+    """capture_graph's checks, before any CUDA call: no warm-up, an example off CUDA."""
+    conv = torch.nn.Conv2d(3, 2, 3)
+    with pytest.raises(ValueError, match="warmup must be at least 1, got 0"):
+        detection.capture_graph(conv, torch.zeros(1, 3, 8, 8), warmup=0)
+    with pytest.raises(RuntimeError, match="a CUDA graph needs a CUDA device: capture_graph's example is on cpu"):
+        detection.capture_graph(conv, torch.zeros(1, 3, 8, 8))
+    meta = torch.zeros(1, 3, 8, 8, device="meta")
+    with pytest.raises(RuntimeError, match="example is on meta"):
+        detection.capture_graph(conv, meta)
 
 
 # ---- AOTInductor, from C++ -------------------------------------------------------------------

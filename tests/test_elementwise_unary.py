@@ -110,7 +110,7 @@ def test_cast_layouts(pair, layout, device):
 
 def torch_gelu_path(t):
     """Which kernel torch's CPU gelu (erf form) runs on t, by torch's and oneDNN's own tests
-    (csrc/elementwise/elementwise_ops.h, TorchCpuGelu): "jit" (oneDNN's JIT kernel: its edge values),
+    (csrc/elementwise/elementwise_front.h, TorchCpuGelu): "jit" (oneDNN's JIT kernel: its edge values),
     "ref" (oneDNN's reference kernel: contiguous to torch, but a stride of 0, which oneDNN calls
     not dense) or "own" (torch's kernel). Whether oneDNN takes the dtype is probed on a fresh
     1-D tensor, the one layout of its class."""

@@ -240,6 +240,25 @@ def test_emulation_switch_lives_in_the_seam_headers():
     assert {"csrc/core/cuda/glue.h", "csrc/core/cuda/launch.h"} <= users, users  # the scan reads the tree
 
 
+def test_core_includes_no_family():
+    # csrc/core/ is what the families share (docs/design.md, Layout): it includes no header of a
+    # family (csrc/<family>/, the op table of csrc/include/myops/) nor of the Python module
+    csrc = os.path.join(os.path.dirname(SETUP), "csrc")
+    outside = {d + "/" for d in os.listdir(csrc) if os.path.isdir(os.path.join(csrc, d))} - {"core/", "include/"}
+    outside |= {"myops/op_table.h", "myops/op_signatures.h", "myops/ops_elementwise.h"}
+    found, bad = 0, []
+    for d, _, files in os.walk(os.path.join(csrc, "core")):
+        for f in files:
+            with open(os.path.join(d, f), encoding="utf-8") as fh:
+                for line in fh:
+                    m = re.match(r'\s*#\s*include\s*"([^"]+)"', line)
+                    found += bool(m)
+                    if m and any(m.group(1).startswith(o) for o in outside):
+                        bad.append(f"{os.path.relpath(os.path.join(d, f), csrc)}: {m.group(1)}")
+    assert {"elementwise/", "max_pool2d_add/"} <= outside and found >= 10, (outside, found)  # the scan reads the tree
+    assert not bad, f"csrc/core/ includes a family's header: {bad}"
+
+
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 

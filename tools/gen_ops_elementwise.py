@@ -162,7 +162,7 @@ def api_header(rows: List[Row]) -> str:
 
 
 def _handles(rows):
-    # the body of a struct with `static constexpr const char* kLib` (core/op_handles.h)
+    # the body of a struct with `static constexpr const char* kLib` (elementwise/elementwise_handles.h)
     out = []
     for r in rows:
         out.append(
@@ -175,12 +175,12 @@ def _handles(rows):
 
 
 def _handle_of(rows):
-    return [f"template <>\ninline const auto& handle<EwOp::{r.fn}>() {{ return ops::{r.fn}(); }}\n" for r in rows]
+    return [f"template <>\ninline const auto& handle<EwOp::{r.fn}>() {{ return handles::{r.fn}(); }}\n" for r in rows]
 
 
 def _api(rows):
     return [
-        f"at::Tensor myops::{r.api}({r.param_list()}) {{ return myops::ew::ops::{r.fn}().call({r.args}); }}\n"
+        f"at::Tensor myops::{r.api}({r.param_list()}) {{ return myops::ew::handles::{r.fn}().call({r.args}); }}\n"
         for r in rows
     ]
 
@@ -211,11 +211,11 @@ def _fast_methods(rows):
 
 
 def _front_ends(rows):
-    # the body of register_all<B> (elementwise/elementwise_ops.h), O = Ops<B>
+    # the body of register_all<B> (elementwise/elementwise_front.h), F = FrontEnd<B>
     return [
-        f'm.impl("{r.qualname}", &O::template {r.base_sig}_op<EwOp::{r.fn}>);\n'
+        f'm.impl("{r.qualname}", &F::template {r.base_sig}_op<EwOp::{r.fn}>);\n'
         if r.entry == "generic"
-        else f'm.impl("{r.qualname}", &O::{r.fn});\n'
+        else f'm.impl("{r.qualname}", &F::{r.fn});\n'
         for r in rows
     ]
 
@@ -291,7 +291,7 @@ def _dropin_kernels(rows):
             sys.exit(f"gen_ops_elementwise: the drop-in routes no generic {r.base_sig} op ({r.fn})")
         out.append(
             f"static at::Tensor {r.fn}({r.param_list()}) {{\n"
-            f"  return {_DROPIN_KERNEL[r.base_sig]}(op_{r.fn}, ew::EwOp::{r.fn}, override_ops::{r.fn}(),\n"
+            f"  return {_DROPIN_KERNEL[r.base_sig]}(op_{r.fn}, ew::EwOp::{r.fn}, override_handles::{r.fn}(),\n"
             f"      [](const auto&... a) {{ return B::{r.fn}(a...); }}, {r.args});\n}}\n"
         )
     return out
@@ -315,15 +315,15 @@ def _dropin_torch(rows):
 # file -> (where it is included, what it holds, its lines)
 FRAGMENTS = {
     "handles.inc": (
-        "core/op_handles.h and dropin/aten_override.h",
+        "elementwise/elementwise_handles.h and dropin/aten_override.h",
         "the typed dispatcher handles, one per op",
         _handles,
     ),
-    "handle_of.inc": ("core/op_handles.h", "handle<OP>(): the handles by table entry", _handle_of),
+    "handle_of.inc": ("elementwise/elementwise_handles.h", "handle<OP>(): the handles by table entry", _handle_of),
     "api.inc": ("csrc/ops.cpp", "the C++ API's definitions", _api),
     "fast.inc": ("csrc/python/fast.cpp", "the Python fast entry points (FAST fast)", _fast),
     "fast_methods.inc": ("csrc/python/fast.cpp", "their method table rows", _fast_methods),
-    "front_ends.inc": ("elementwise/elementwise_ops.h", "the CPU / CUDA registration (register_all)", _front_ends),
+    "front_ends.inc": ("elementwise/elementwise_front.h", "the CPU / CUDA registration (register_all)", _front_ends),
     "autograd.inc": ("csrc/elementwise/autograd.cpp", "the Autograd registration", _autograd),
     "meta.inc": ("csrc/elementwise/schema.cpp", "each op's rule for the fake kernels (_elementwise_meta)", _meta),
     "sigs.inc": ("csrc/elementwise/schema.cpp", "the SIG column and its ENTRY, for myops._table", _sigs),

@@ -1,5 +1,6 @@
 #pragma once
-// The elementwise ops' layout rules, said once for two integer types:
+// The layout rules of torch's results, said once for two integer types:
+//  - layout_strides: a dense result in the contiguous or channels_last layout;
 //  - output_strides_of: the output strides TensorIterator chooses for inputs broadcast to a shape;
 //  - preserve_strides_of: the strides of `t.to(dtype)` (empty_like, memory_format=preserve).
 // int64_t on tensors: the kernels' planner (elementwise/elementwise_host.h, per call). c10::SymInt on
@@ -21,6 +22,15 @@
 #include "core/strided.h"
 
 namespace myops {
+
+// Strides of a dense tensor of `sizes` in torch's contiguous or (4-D) channels_last layout
+// (c10's, as empty(memory_format=...) lays it out).
+template <typename T>
+std::vector<T> layout_strides(c10::ArrayRef<T> sizes, bool channels_last) {
+  if (channels_last) return c10::get_channels_last_strides_2d<T>(sizes);
+  return myops::contiguous_strides(sizes);  // qualified: not c10's (ADL on IntArrayRef)
+}
+
 namespace ew {
 
 // ---- an operand as the rules see it: sizes, strides and c10's layout flags ----------------------
@@ -103,16 +113,7 @@ std::vector<T> output_strides_of(c10::ArrayRef<T> shape, c10::ArrayRef<Dims> ins
       cl &= dims_channels_last(t);
       dense &= dims_dense(t);
     }
-    if (contig) return myops::contiguous_strides(shape);  // qualified: not c10's (ADL on IntArrayRef)
-    if (cl) {
-      // channels_last strides of a 4-d shape
-      std::vector<T> st(4);
-      st[1] = 1;
-      st[3] = shape[1];
-      st[2] = st[3] * shape[3];
-      st[0] = st[2] * shape[2];
-      return st;
-    }
+    if (contig || cl) return myops::layout_strides<T>(shape, /*channels_last=*/!contig);  // cl: 4-d only
     if (dense) {
       bool eq = true;
       for (const auto& t : ins) eq &= dims_strides(t).equals(dims_strides(ins.back()));

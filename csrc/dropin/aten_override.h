@@ -34,7 +34,7 @@
 #include <optional>
 
 #include "core/checks.h"
-#include "core/op_handles.h"
+#include "elementwise/elementwise_handles.h"
 
 // The library of the ops the drop-in calls, and of its control ops: myops (the CUDA emulation
 // builds the drop-in again around its own, myops_emu: core/cuda/glue.h).
@@ -152,11 +152,11 @@ inline auto route(Op op, bool supported, Mine&& mine, Theirs&& theirs) -> declty
   return theirs();
 }
 
-// The typed handles of the elementwise ops in the library the drop-in calls (core/op_handles.h).
+// The typed handles of the elementwise ops in the library the drop-in calls (elementwise/elementwise_handles.h).
 // Internal linkage: the CUDA emulation's copy (myops_emu) must not bind to libmyops' (myops) when
 // both libraries are loaded (inline functions' statics are shared across shared objects).
 namespace {
-struct override_ops {
+struct override_handles {
   static constexpr const char* kLib = C10_STRINGIZE(MYOPS_OVERRIDE_LIBRARY);
 #include "elementwise/generated/handles.inc"
 };
@@ -172,7 +172,7 @@ struct override_ops {
     return handle.redispatch(c10::DispatchKeySet(B::key), __VA_ARGS__);                                    \
   }()
 // The elementwise op FN of the table, likewise.
-#define MYOPS_OVERRIDE_EW(FN, ...) override_ops::FN().redispatch(c10::DispatchKeySet(B::key), __VA_ARGS__)
+#define MYOPS_OVERRIDE_EW(FN, ...) override_handles::FN().redispatch(c10::DispatchKeySet(B::key), __VA_ARGS__)
 
 // The overriding kernels for one backend. B provides:
 //   static constexpr c10::DispatchKey key;          // CPU or CUDA

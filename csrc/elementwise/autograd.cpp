@@ -1,6 +1,7 @@
 // Autograd of the elementwise ops (the op table, myops/op_table.h): unary, a number operand
 // (the Scalar overloads), binary and ternary. Each formula is torch's (derivatives.yaml), in
-// torch's order, so gradients carry the same bits; the shared machinery is core/autograd.h.
+// torch's order, so gradients carry the same bits; the shared machinery is core/autograd.h, the
+// helpers that call elementwise ops elementwise/elementwise_grad.h.
 #include <ATen/ops/add.h>
 #include <ATen/ops/div.h>
 #include <ATen/ops/eq.h>
@@ -29,8 +30,7 @@
 #include <string>
 
 #include "core/torch_version.h"
-
-#include "core/autograd.h"
+#include "elementwise/elementwise_grad.h"
 
 namespace myops {
 namespace {
@@ -50,7 +50,7 @@ struct UnaryGrad<ew::EwOp::relu> {
   static constexpr bool kSelf = false, kResult = true;
   // torch's threshold_backward: zero where out <= 0, the gradient elsewhere (NaN included)
   static Tensor grad(const Tensor& g, const Tensor&, const Tensor& out) {
-    return ew::ops::where().call(at::le(out, 0), scalar_of(0, g), g);
+    return ew::handles::where().call(at::le(out, 0), scalar_of(0, g), g);
   }
 };
 
@@ -144,7 +144,7 @@ struct GeluFn : Function<GeluFn> {
   static Tensor forward(AutogradContext* ctx, const Tensor& self, c10::string_view approximate) {
     ctx->save_for_backward({self});
     ctx->saved_data["approximate"] = std::string(approximate);
-    return below_autograd(ew::ops::gelu(), self, approximate);
+    return below_autograd(ew::handles::gelu(), self, approximate);
   }
   static variable_list backward(AutogradContext* ctx, variable_list g) {
     auto x = ctx->get_saved_variables()[0];
@@ -154,7 +154,7 @@ struct GeluFn : Function<GeluFn> {
 };
 
 Tensor gelu_autograd(const Tensor& self, c10::string_view approximate) {
-  return with_autograd<GeluFn>(ew::ops::gelu(), self, approximate);
+  return with_autograd<GeluFn>(ew::handles::gelu(), self, approximate);
 }
 
 // ---- a number operand (the Scalar overloads): only the tensor has a gradient ------------------
@@ -181,14 +181,14 @@ template <>
 struct NumberGrad<ew::EwOp::mul_scalar> {
   static constexpr bool kTensor = false;
   static Tensor grad(const Tensor& g, const Tensor&, const c10::Scalar& s, const c10::Scalar&) {
-    return ew::ops::mul_scalar().call(g, s);
+    return ew::handles::mul_scalar().call(g, s);
   }
 };
 template <>
 struct NumberGrad<ew::EwOp::div_scalar> {
   static constexpr bool kTensor = false;
   static Tensor grad(const Tensor& g, const Tensor&, const c10::Scalar& s, const c10::Scalar&) {
-    return ew::ops::div_scalar().call(g, s);
+    return ew::handles::div_scalar().call(g, s);
   }
 };
 template <>
@@ -211,8 +211,8 @@ template <>
 struct NumberGrad<ew::EwOp::div_scalar_self> {
   static constexpr bool kTensor = true;
   static Tensor grad(const Tensor& g, const Tensor& other, const c10::Scalar& s, const c10::Scalar&) {
-    auto q = ew::ops::div().call(ew::ops::div_scalar_self().call(s, other), other);
-    return ew::ops::mul_scalar().call(ew::ops::mul().call(g, q), -1);
+    auto q = ew::handles::div().call(ew::handles::div_scalar_self().call(s, other), other);
+    return ew::handles::mul_scalar().call(ew::handles::mul().call(g, q), -1);
   }
 };
 
@@ -239,7 +239,7 @@ struct NumberFn : Function<NumberFn<OP, kNumberFirst>> {
   static variable_list backward(AutogradContext* ctx, variable_list g) {
     Tensor t = kNeedsTensor ? ctx->get_saved_variables()[0] : Tensor();
     auto gt = NumberGrad<OP>::grad(g[0], t, ctx->saved_data["number"].toScalar(), ctx->saved_data["alpha"].toScalar());
-    return {Meta::reduce(ctx, "t", gt), Tensor(), Tensor()};
+    return {reduce_saved(ctx, "t", gt), Tensor(), Tensor()};
   }
 };
 
@@ -278,24 +278,24 @@ Tensor mul_scalar_self_autograd(const c10::Scalar& self, const Tensor& other) {
 
 // myops::mul_scalar, kept for compatibility: mul.Scalar under its old name (CompositeImplicitAutograd)
 Tensor mul_scalar_compat(const Tensor& self, const c10::Scalar& other) {
-  return ew::ops::mul_scalar().call(self, other);
+  return ew::handles::mul_scalar().call(self, other);
 }
 
 struct CastFn : Function<CastFn> {
   static Tensor forward(AutogradContext* ctx, const Tensor& self, c10::ScalarType dtype) {
     ctx->saved_data["dtype"] = static_cast<int64_t>(self.scalar_type());
-    return below_autograd(ew::ops::cast(), self, dtype);
+    return below_autograd(ew::handles::cast(), self, dtype);
   }
   static variable_list backward(AutogradContext* ctx, variable_list g) {
     auto dtype = static_cast<at::ScalarType>(ctx->saved_data["dtype"].toInt());
-    return {ew::ops::cast().call(g[0], dtype), Tensor()};
+    return {ew::handles::cast().call(g[0], dtype), Tensor()};
   }
 };
 
 Tensor cast_autograd(const Tensor& self, c10::ScalarType dtype) {
   // an integral result is not differentiable
-  if (!at::isFloatingType(dtype)) return below_autograd(ew::ops::cast(), self, dtype);
-  return with_autograd<CastFn>(ew::ops::cast(), self, dtype);
+  if (!at::isFloatingType(dtype)) return below_autograd(ew::handles::cast(), self, dtype);
+  return with_autograd<CastFn>(ew::handles::cast(), self, dtype);
 }
 
 // ---- binary -----------------------------------------------------------------------------------
@@ -303,7 +303,7 @@ Tensor cast_autograd(const Tensor& self, c10::ScalarType dtype) {
 // add and sub: d/dself = grad, d/dother = ±alpha * grad
 template <bool kSub>
 struct AddSubFn : Function<AddSubFn<kSub>> {
-  static const auto& op() { return kSub ? ew::ops::sub() : ew::ops::add(); }
+  static const auto& op() { return kSub ? ew::handles::sub() : ew::handles::add(); }
   static Tensor forward(AutogradContext* ctx, const Tensor& self, const Tensor& other, const c10::Scalar& alpha) {
     Meta::save(ctx, "self", self);
     Meta::save(ctx, "other", other);
@@ -313,21 +313,21 @@ struct AddSubFn : Function<AddSubFn<kSub>> {
   static variable_list backward(AutogradContext* ctx, variable_list g) {
     Tensor gs, go;
     auto alpha = ctx->saved_data["alpha"].toScalar();
-    if (ctx->needs_input_grad(0)) gs = Meta::reduce(ctx, "self", g[0]);
+    if (ctx->needs_input_grad(0)) gs = reduce_saved(ctx, "self", g[0]);
     if (ctx->needs_input_grad(1)) {
       go = kSub ? negated_times(g[0], alpha) : scaled(g[0], alpha);
-      go = Meta::reduce(ctx, "other", go);
+      go = reduce_saved(ctx, "other", go);
     }
     return {gs, go, Tensor()};
   }
 };
 
 Tensor add_autograd(const Tensor& self, const Tensor& other, const c10::Scalar& alpha) {
-  return with_autograd<AddSubFn<false>>(ew::ops::add(), self, other, alpha);
+  return with_autograd<AddSubFn<false>>(ew::handles::add(), self, other, alpha);
 }
 
 Tensor sub_autograd(const Tensor& self, const Tensor& other, const c10::Scalar& alpha) {
-  return with_autograd<AddSubFn<true>>(ew::ops::sub(), self, other, alpha);
+  return with_autograd<AddSubFn<true>>(ew::handles::sub(), self, other, alpha);
 }
 
 // The binary ops of the table with the generic ENTRY (SIG binary): one Function, the formulas
@@ -342,10 +342,10 @@ struct BinaryGrad<ew::EwOp::mul> {
   static constexpr bool kSelf = true, kOther = true, kResult = false;
   // self: grad * other; other: grad * self
   static Tensor self_grad(const Tensor& g, const Tensor&, const Tensor& other, const Tensor&) {
-    return ew::ops::mul().call(g, other);
+    return ew::handles::mul().call(g, other);
   }
   static Tensor other_grad(const Tensor& g, const Tensor& self, const Tensor&, const Tensor&) {
-    return ew::ops::mul().call(g, self);
+    return ew::handles::mul().call(g, self);
   }
 };
 
@@ -354,13 +354,13 @@ struct BinaryGrad<ew::EwOp::div> {
   static constexpr bool kSelf = true, kOther = true, kResult = false;
   // self: grad / other
   static Tensor self_grad(const Tensor& g, const Tensor&, const Tensor& other, const Tensor&) {
-    return ew::ops::div().call(g, other);
+    return ew::handles::div().call(g, other);
   }
   // other: d(a/b)/db = -a / b^2, in torch's order: -g * ((a / b) / b) (b * b would overflow in
   // half for |b| > 255.9)
   static Tensor other_grad(const Tensor& g, const Tensor& self, const Tensor& other, const Tensor&) {
-    auto q = ew::ops::div().call(ew::ops::div().call(self, other), other);
-    return ew::ops::mul_scalar().call(ew::ops::mul().call(g, q), -1);
+    auto q = ew::handles::div().call(ew::handles::div().call(self, other), other);
+    return ew::handles::mul_scalar().call(ew::handles::mul().call(g, q), -1);
   }
 };
 
@@ -377,7 +377,7 @@ struct BinaryFn : Function<BinaryFn<OP>> {
   }
   // `grad` summed to operand `key` (saved, or its Meta)
   static Tensor reduce(AutogradContext* ctx, const char* key, const Tensor& saved, const Tensor& grad) {
-    return saved.defined() ? reduce_like(grad, saved) : Meta::reduce(ctx, key, grad);
+    return saved.defined() ? reduce_like(grad, saved) : reduce_saved(ctx, key, grad);
   }
   static variable_list backward(AutogradContext* ctx, variable_list g) {
     auto saved = ctx->get_saved_variables();
@@ -407,7 +407,7 @@ Tensor zero_where(Tensor kept, const Tensor& loses) { return kept.masked_fill_(l
 // get the full gradient.
 template <bool kMax>
 struct MinMaxFn : Function<MinMaxFn<kMax>> {
-  static const auto& op() { return kMax ? ew::ops::maximum() : ew::ops::minimum(); }
+  static const auto& op() { return kMax ? ew::handles::maximum() : ew::handles::minimum(); }
   static Tensor forward(AutogradContext* ctx, const Tensor& self, const Tensor& other) {
     ctx->save_for_backward({self, other});
     return below_autograd(op(), self, other);
@@ -415,8 +415,8 @@ struct MinMaxFn : Function<MinMaxFn<kMax>> {
   static variable_list backward(AutogradContext* ctx, variable_list g) {
     auto saved = ctx->get_saved_variables();
     const auto &self = saved[0], &other = saved[1];
-    auto half = ew::ops::mul_scalar().call(g[0], 0.5);
-    auto kept = ew::ops::where().call(at::eq(self, other), half, g[0]);
+    auto half = ew::handles::mul_scalar().call(g[0], 0.5);
+    auto kept = ew::handles::where().call(at::eq(self, other), half, g[0]);
     const bool both = ctx->needs_input_grad(0) && ctx->needs_input_grad(1);
     Tensor gs, go;
     if (ctx->needs_input_grad(0)) {
@@ -432,11 +432,11 @@ struct MinMaxFn : Function<MinMaxFn<kMax>> {
 };
 
 Tensor maximum_autograd(const Tensor& self, const Tensor& other) {
-  return with_autograd<MinMaxFn<true>>(ew::ops::maximum(), self, other);
+  return with_autograd<MinMaxFn<true>>(ew::handles::maximum(), self, other);
 }
 
 Tensor minimum_autograd(const Tensor& self, const Tensor& other) {
-  return with_autograd<MinMaxFn<false>>(ew::ops::minimum(), self, other);
+  return with_autograd<MinMaxFn<false>>(ew::handles::minimum(), self, other);
 }
 
 // pow (torch's pow_backward_self / pow_backward_exponent, FunctionsManual.cpp): self gets
@@ -444,7 +444,7 @@ Tensor minimum_autograd(const Tensor& self, const Tensor& other) {
 // grad * result * log(self), zero where self == 0 and exponent >= 0.
 struct PowFn : Function<PowFn> {
   static Tensor forward(AutogradContext* ctx, const Tensor& self, const Tensor& exponent) {
-    auto out = below_autograd(ew::ops::pow(), self, exponent);
+    auto out = below_autograd(ew::handles::pow(), self, exponent);
     ctx->save_for_backward({self, exponent, out});
     return out;
   }
@@ -467,7 +467,7 @@ struct PowFn : Function<PowFn> {
 };
 
 Tensor pow_autograd(const Tensor& self, const Tensor& exponent) {
-  return with_autograd<PowFn>(ew::ops::pow(), self, exponent);
+  return with_autograd<PowFn>(ew::handles::pow(), self, exponent);
 }
 
 // pow.Scalar (torch's pow_backward): zero for exponent 0, else grad * (exponent * self ** (exponent - 1))
@@ -475,7 +475,7 @@ struct PowScalarFn : Function<PowScalarFn> {
   static Tensor forward(AutogradContext* ctx, const Tensor& self, const c10::Scalar& exponent) {
     ctx->save_for_backward({self});
     ctx->saved_data["exponent"] = exponent;
-    return below_autograd(ew::ops::pow_scalar(), self, exponent);
+    return below_autograd(ew::handles::pow_scalar(), self, exponent);
   }
   static variable_list backward(AutogradContext* ctx, variable_list g) {
     const auto self = ctx->get_saved_variables()[0];
@@ -486,7 +486,7 @@ struct PowScalarFn : Function<PowScalarFn> {
 };
 
 Tensor pow_scalar_autograd(const Tensor& self, const c10::Scalar& exponent) {
-  return with_autograd<PowScalarFn>(ew::ops::pow_scalar(), self, exponent);
+  return with_autograd<PowScalarFn>(ew::handles::pow_scalar(), self, exponent);
 }
 
 // ---- ternary ----------------------------------------------------------------------------------
@@ -496,20 +496,20 @@ struct WhereFn : Function<WhereFn> {
     ctx->save_for_backward({cond});
     Meta::save(ctx, "self", self);
     Meta::save(ctx, "other", other);
-    return below_autograd(ew::ops::where(), cond, self, other);
+    return below_autograd(ew::handles::where(), cond, self, other);
   }
   static variable_list backward(AutogradContext* ctx, variable_list g) {
     auto cond = ctx->get_saved_variables()[0];
     auto z = scalar_of(0, g[0]);
     Tensor gs, go;
-    if (ctx->needs_input_grad(1)) gs = Meta::reduce(ctx, "self", ew::ops::where().call(cond, g[0], z));
-    if (ctx->needs_input_grad(2)) go = Meta::reduce(ctx, "other", ew::ops::where().call(cond, z, g[0]));
+    if (ctx->needs_input_grad(1)) gs = reduce_saved(ctx, "self", ew::handles::where().call(cond, g[0], z));
+    if (ctx->needs_input_grad(2)) go = reduce_saved(ctx, "other", ew::handles::where().call(cond, z, g[0]));
     return {Tensor(), gs, go};
   }
 };
 
 Tensor where_autograd(const Tensor& cond, const Tensor& self, const Tensor& other) {
-  return with_autograd<WhereFn>(ew::ops::where(), cond, self, other);
+  return with_autograd<WhereFn>(ew::handles::where(), cond, self, other);
 }
 
 // where.ScalarSelf / where.ScalarOther: the tensor's gradient is where's (the number has none)
@@ -517,9 +517,9 @@ template <bool kNumberFirst>
 struct WhereNumberFn : Function<WhereNumberFn<kNumberFirst>> {
   static Tensor run(const Tensor& cond, const Tensor& t, const c10::Scalar& s) {
     if constexpr (kNumberFirst) {
-      return below_autograd(ew::ops::where_scalar_self(), cond, s, t);
+      return below_autograd(ew::handles::where_scalar_self(), cond, s, t);
     } else {
-      return below_autograd(ew::ops::where_scalar_other(), cond, t, s);
+      return below_autograd(ew::handles::where_scalar_other(), cond, t, s);
     }
   }
   static Tensor forward(AutogradContext* ctx, const Tensor& cond, const Tensor& t, const c10::Scalar& s) {
@@ -530,8 +530,8 @@ struct WhereNumberFn : Function<WhereNumberFn<kNumberFirst>> {
   static variable_list backward(AutogradContext* ctx, variable_list g) {
     auto cond = ctx->get_saved_variables()[0];
     auto z = scalar_of(0, g[0]);
-    auto gt = kNumberFirst ? ew::ops::where().call(cond, z, g[0]) : ew::ops::where().call(cond, g[0], z);
-    return {Tensor(), Meta::reduce(ctx, "t", gt), Tensor()};
+    auto gt = kNumberFirst ? ew::handles::where().call(cond, z, g[0]) : ew::handles::where().call(cond, g[0], z);
+    return {Tensor(), reduce_saved(ctx, "t", gt), Tensor()};
   }
 };
 
@@ -547,7 +547,7 @@ Tensor where_scalar_other_autograd(const Tensor& cond, const Tensor& self, const
 
 // where.Scalar: no differentiable operand
 Tensor where_scalar_autograd(const Tensor& cond, const c10::Scalar& self, const c10::Scalar& other) {
-  return below_autograd(ew::ops::where_scalar(), cond, self, other);
+  return below_autograd(ew::handles::where_scalar(), cond, self, other);
 }
 
 struct AddcmulFn : Function<AddcmulFn> {
@@ -556,7 +556,7 @@ struct AddcmulFn : Function<AddcmulFn> {
     Meta::save(ctx, "self", self);
     ctx->save_for_backward({t1, t2});
     ctx->saved_data["value"] = value;
-    return below_autograd(ew::ops::addcmul(), self, t1, t2, value);
+    return below_autograd(ew::handles::addcmul(), self, t1, t2, value);
   }
   static variable_list backward(AutogradContext* ctx, variable_list g) {
     auto saved = ctx->get_saved_variables();
@@ -566,17 +566,17 @@ struct AddcmulFn : Function<AddcmulFn> {
     // torch's order: grad * (t2 * value), grad * (t1 * value); a plain product, not
     // maybe_multiply (an int value past int64 does not raise here), skipped for a value of 1
     auto times_value = [&value](const Tensor& t) {
-      return !value.isBoolean() && value.equal(1) ? t : ew::ops::mul_scalar().call(t, value);
+      return !value.isBoolean() && value.equal(1) ? t : ew::handles::mul_scalar().call(t, value);
     };
-    if (ctx->needs_input_grad(0)) g0 = Meta::reduce(ctx, "self", g[0]);
-    if (ctx->needs_input_grad(1)) g1 = reduce_like(ew::ops::mul().call(g[0], times_value(t2)), t1);
-    if (ctx->needs_input_grad(2)) g2 = reduce_like(ew::ops::mul().call(g[0], times_value(t1)), t2);
+    if (ctx->needs_input_grad(0)) g0 = reduce_saved(ctx, "self", g[0]);
+    if (ctx->needs_input_grad(1)) g1 = reduce_like(ew::handles::mul().call(g[0], times_value(t2)), t1);
+    if (ctx->needs_input_grad(2)) g2 = reduce_like(ew::handles::mul().call(g[0], times_value(t1)), t2);
     return {g0, g1, g2, Tensor()};
   }
 };
 
 Tensor addcmul_autograd(const Tensor& self, const Tensor& t1, const Tensor& t2, const c10::Scalar& value) {
-  return with_autograd<AddcmulFn>(ew::ops::addcmul(), self, t1, t2, value);
+  return with_autograd<AddcmulFn>(ew::handles::addcmul(), self, t1, t2, value);
 }
 
 // clamp's gradients follow the torch this library is built against (core/torch_version.h):
@@ -592,7 +592,7 @@ Tensor addcmul_autograd(const Tensor& self, const Tensor& t1, const Tensor& t2, 
 struct ClampFn : Function<ClampFn> {
   static Tensor forward(AutogradContext* ctx, const Tensor& self, const Tensor& lo, const Tensor& hi) {
     ctx->save_for_backward({self, lo, hi});
-    return below_autograd(ew::ops::clamp(), self, lo, hi);
+    return below_autograd(ew::handles::clamp(), self, lo, hi);
   }
   static variable_list backward(AutogradContext* ctx, variable_list g) {
     auto saved = ctx->get_saved_variables();
@@ -601,37 +601,37 @@ struct ClampFn : Function<ClampFn> {
     Tensor g0, g1, g2;
 #if MYOPS_TORCH_AT_LEAST(2, 14)
     // torch's masks, in its order (the where conditions set the layout: zero_where)
-    auto half = ew::ops::mul_scalar().call(g[0], 0.5);
+    auto half = ew::handles::mul_scalar().call(g[0], 0.5);
     auto lo_eq_hi = at::eq(lo, hi);
     if (ctx->needs_input_grad(0)) {
       auto tie = at::logical_and(at::logical_or(at::eq(self, lo), at::eq(self, hi)), lo_lt_hi);
       auto out = at::logical_or(at::lt(self, lo), at::gt(self, hi));
-      g0 = reduce_like(zero_where(ew::ops::where().call(tie, half, g[0]), out), self);
+      g0 = reduce_like(zero_where(ew::handles::where().call(tie, half, g[0]), out), self);
     }
     if (ctx->needs_input_grad(1)) {
       // min wins where self <= min < max (half of it at self == min) or self < min == max
       auto wins =
           at::logical_or(at::logical_and(lo_lt_hi, at::le(self, lo)), at::logical_and(lo_eq_hi, at::lt(self, lo)));
-      g1 = reduce_like(zero_where(ew::ops::where().call(at::eq(self, lo), half, g[0]), at::logical_not(wins)), lo);
+      g1 = reduce_like(zero_where(ew::handles::where().call(at::eq(self, lo), half, g[0]), at::logical_not(wins)), lo);
     }
     if (ctx->needs_input_grad(2)) {
       // max wins where self >= max > min (half of it at self == max), max < min, or self > max == min
       auto wins = at::logical_or(at::logical_or(at::logical_and(lo_lt_hi, at::ge(self, hi)), at::lt(hi, lo)),
                                  at::logical_and(lo_eq_hi, at::gt(self, hi)));
       auto tie = at::logical_and(at::eq(self, hi), lo_lt_hi);
-      g2 = reduce_like(zero_where(ew::ops::where().call(tie, half, g[0]), at::logical_not(wins)), hi);
+      g2 = reduce_like(zero_where(ew::handles::where().call(tie, half, g[0]), at::logical_not(wins)), hi);
     }
 #else
     auto z = scalar_of(0, g[0]);
     if (ctx->needs_input_grad(0)) {
       auto in = at::logical_and(at::ge(self, lo), at::le(self, hi));
-      g0 = reduce_like(ew::ops::where().call(in, g[0], z), self);
+      g0 = reduce_like(ew::handles::where().call(in, g[0], z), self);
     }
     if (ctx->needs_input_grad(1)) {
-      g1 = reduce_like(ew::ops::where().call(at::logical_and(at::lt(self, lo), lo_lt_hi), g[0], z), lo);
+      g1 = reduce_like(ew::handles::where().call(at::logical_and(at::lt(self, lo), lo_lt_hi), g[0], z), lo);
     }
     if (ctx->needs_input_grad(2)) {
-      g2 = reduce_like(ew::ops::where().call(at::logical_or(at::gt(self, hi), at::lt(hi, lo)), g[0], z), hi);
+      g2 = reduce_like(ew::handles::where().call(at::logical_or(at::gt(self, hi), at::lt(hi, lo)), g[0], z), hi);
     }
 #endif
     return {g0, g1, g2};
@@ -639,7 +639,7 @@ struct ClampFn : Function<ClampFn> {
 };
 
 Tensor clamp_autograd(const Tensor& self, const Tensor& lo, const Tensor& hi) {
-  return with_autograd<ClampFn>(ew::ops::clamp(), self, lo, hi);
+  return with_autograd<ClampFn>(ew::handles::clamp(), self, lo, hi);
 }
 
 // Number bounds (clamp.Scalar): only self has a gradient. torch >= 2.14: where
@@ -651,7 +651,7 @@ struct ClampScalarFn : Function<ClampScalarFn> {
     ctx->save_for_backward({self});
     if (lo) ctx->saved_data["min"] = *lo;
     if (hi) ctx->saved_data["max"] = *hi;
-    return below_autograd(ew::ops::clamp_scalar(), self, lo, hi);
+    return below_autograd(ew::handles::clamp_scalar(), self, lo, hi);
   }
   static variable_list backward(AutogradContext* ctx, variable_list g) {
     const auto self = ctx->get_saved_variables()[0];
@@ -664,13 +664,13 @@ struct ClampScalarFn : Function<ClampScalarFn> {
     if (ctx->saved_data.count("min")) both(at::ge(self, ctx->saved_data["min"].toScalar()));
     if (ctx->saved_data.count("max")) both(at::le(self, ctx->saved_data["max"].toScalar()));
 #endif
-    return {reduce_like(ew::ops::where().call(in, g[0], scalar_of(0, g[0])), self), Tensor(), Tensor()};
+    return {reduce_like(ew::handles::where().call(in, g[0], scalar_of(0, g[0])), self), Tensor(), Tensor()};
   }
 };
 
 Tensor clamp_scalar_autograd(const Tensor& self, const std::optional<c10::Scalar>& lo,
                              const std::optional<c10::Scalar>& hi) {
-  return with_autograd<ClampScalarFn>(ew::ops::clamp_scalar(), self, lo, hi);
+  return with_autograd<ClampScalarFn>(ew::handles::clamp_scalar(), self, lo, hi);
 }
 
 }  // namespace

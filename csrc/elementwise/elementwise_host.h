@@ -4,7 +4,7 @@
 // and layout (the rule's broadcast_shape and TensorIterator's strides, core/output_strides.h), the
 // iteration space with merged dimensions, and one-element operands folded into scalars.
 //
-// Used from .cpp files only (csrc/elementwise/cpu/elementwise.cpp, csrc/elementwise/cuda/elementwise_ops.cpp); the
+// Used from .cpp files only (csrc/elementwise/cpu/elementwise.cpp, csrc/elementwise/cuda/elementwise_glue.cpp); the
 // .cu files see only the plain EwLaunch descriptor built from an EwPlan.
 #include <ATen/EmptyTensor.h>
 #include <ATen/ExpandUtils.h>

@@ -4,7 +4,7 @@
 // shape and strides. A rule reads its tensors as TensorInfo (core/checks.h: sizes and strides as
 // c10::SymInt, dtype, device) and its numbers as c10::Scalar, and returns an EwSpec; it never
 // touches data. Two callers:
-//  - the front ends (elementwise/elementwise_ops.h), on the call's tensors, before they run the
+//  - the front ends (elementwise/elementwise_front.h), on the call's tensors, before they run the
 //    kernel (`cpu_rules` there is the backend's kCpuRules);
 //  - the control op myops::_elementwise_meta (csrc/elementwise/schema.cpp), on the (symbolic)
 //    sizes of a fake kernel's tensors (python/myops/_fake.py), `cpu_rules` the device's.
@@ -240,7 +240,7 @@ enum class NumberSide { second, first };
 enum class AddOrSub { add, sub };
 
 // ---- the rules, one per front end ----------------------------------------------------------
-// Each is named as the front end it serves (Ops<B>::<name>, elementwise/elementwise_ops.h).
+// Each is named as the front end it serves (FrontEnd<B>::<name>, elementwise/elementwise_front.h).
 namespace rules {
 
 // Operands `ts` (numbers marked in `numbers`) of dtype `dt` each, on their common device.
@@ -479,7 +479,7 @@ inline EwSpec clamp_scalar(const EwArg& self, const std::optional<c10::Scalar>& 
   return spec_of("clamp", {&self, &n, &n}, {"self", "min", "max"}, dt, cpu_rules, {false, true, true});
 }
 
-// ---- one rule per op of the table, named as the op's front end (Ops<B>::<FN>), taking the op's
+// ---- one rule per op of the table, named as the op's front end (FrontEnd<B>::<FN>), taking the op's
 // schema parameters in order (its tensors as EwArg) and then `cpu_rules`: the control op
 // myops::_elementwise_meta calls them by position. The generic ones (ENTRY generic,
 // myops/op_signatures.h) take the op's row first.

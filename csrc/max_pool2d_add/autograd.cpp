@@ -1,9 +1,10 @@
-// Autograd of max_pool2d_add and of its backward (double backward), on core/autograd.h.
+// Autograd of max_pool2d_add and of its backward (double backward), on core/autograd.h and the
+// elementwise ops' gradient helpers (elementwise/elementwise_grad.h).
 #include <ATen/ops/gather.h>
 #include <ATen/ops/max_pool2d_with_indices.h>
 #include <torch/library.h>
 
-#include "core/autograd.h"
+#include "elementwise/elementwise_grad.h"
 #include "max_pool2d_add/max_pool2d_add_shape.h"
 
 namespace myops {
@@ -41,7 +42,7 @@ struct MaxPool2dAddFn : Function<MaxPool2dAddFn> {
       Tensor go = g[0].sym_sizes().equals(pooled) ? g[0] : at::sum_to(g[0], pooled, /*always_return_non_view=*/true);
       gs = op_max_pool2d_add_backward().call(go, self, k, s, p, ceil_mode);
     }
-    if (ctx->needs_input_grad(1)) go = Meta::reduce(ctx, "other", g[0]);
+    if (ctx->needs_input_grad(1)) go = reduce_saved(ctx, "other", g[0]);
     return {gs, go, Tensor(), Tensor(), Tensor(), Tensor()};
   }
 };
@@ -81,7 +82,7 @@ struct MaxPool2dAddBackwardFn : Function<MaxPool2dAddBackwardFn> {
       auto gi = g[0];
       auto gathered = at::gather(gi.flatten(-2), -1, idx.flatten(-2)).view(idx.sizes());
       auto dtype = static_cast<at::ScalarType>(d["go.dtype"].toInt());
-      ggo = gathered.scalar_type() == dtype ? gathered : ew::ops::cast().call(gathered, dtype);
+      ggo = gathered.scalar_type() == dtype ? gathered : ew::handles::cast().call(gathered, dtype);
     }
     return {ggo, Tensor(), Tensor(), Tensor(), Tensor(), Tensor()};
   }

@@ -157,18 +157,6 @@ inline PoolShape pool_shape(const TensorInfo& self, c10::ArrayRef<at::ScalarType
   return r;
 }
 
-// Strides of a dense tensor of `sizes` in torch's contiguous or (4-D) channels_last layout.
-template <typename T>
-std::vector<T> layout_strides(c10::ArrayRef<T> sizes, bool channels_last) {
-  if (!channels_last) return myops::contiguous_strides(sizes);
-  std::vector<T> st(4);
-  st[1] = 1;
-  st[3] = sizes[1];
-  st[2] = st[3] * sizes[3];
-  st[0] = st[2] * sizes[2];
-  return st;
-}
-
 // torch's broadcast of the pooled shape with other's (its add's shape rule, infer_size); sets
 // `expands` when the result is larger than the pooled shape.
 inline std::vector<c10::SymInt> broadcast_sizes(c10::SymIntArrayRef pooled, const TensorInfo& other, bool& expands,

@@ -18,7 +18,7 @@ std::tuple<std::vector<c10::SymInt>, std::vector<c10::SymInt>> max_pool2d_add_me
     const auto r = max_pool2d_add::backward_shape(MYOPS_INFO(other), MYOPS_INFO(self), kernel_size, stride, padding,
                                                   ceil_mode, "max_pool2d_add_backward");
     const TensorInfo info = MYOPS_INFO(self);
-    return {info.sizes.vec(), max_pool2d_add::layout_strides<c10::SymInt>(info.sizes, r.channels_last)};
+    return {info.sizes.vec(), myops::layout_strides<c10::SymInt>(info.sizes, r.channels_last)};
   }
   auto r = max_pool2d_add::forward_shape(MYOPS_INFO(self), MYOPS_INFO(other), kernel_size, stride, padding, ceil_mode,
                                          "max_pool2d_add");

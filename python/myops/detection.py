@@ -48,13 +48,13 @@ turns them into torchvision's list of dicts.
 The forward neither copies from the host nor reads a value back: torchvision's transform, box
 coding, SSD default boxes and box resizing, which make small constants from Python data on the
 device, run here with those constants filled on the device (the same bits). On CUDA the whole
-forward can be captured in one CUDA graph, after a warm-up call on a side stream (which also
-moves the anchor generator's cached anchors to the device).
+forward can be captured in one CUDA graph (``capture_graph``), after warm-up calls on a side
+stream (which also move the anchor generator's cached anchors to the device).
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Dict, List, Optional, Tuple, Union, cast
+from typing import TYPE_CHECKING, Callable, Dict, List, Optional, Tuple, TypeVar, Union, cast
 
 if TYPE_CHECKING:  # the types only: torchvision is imported where it is used
     from torchvision.models.detection import FCOS, RetinaNet
@@ -85,7 +85,7 @@ from ._static_steps import (
     _transform_images,
 )
 
-__all__ = ["make_static", "unpad", "StaticDetector"]
+__all__ = ["make_static", "unpad", "capture_graph", "StaticDetector"]
 
 
 # ---------------------------------------------------------------------------------------------
@@ -568,3 +568,66 @@ def unpad(outputs: Dict[str, Tensor]) -> List[Dict[str, Tensor]]:
     counts = outputs["count"].tolist()
     keys = [k for k in ("boxes", "labels", "scores", "masks", "keypoints", "keypoints_scores") if k in outputs]
     return [{k: outputs[k][i, :c] for k in keys} for i, c in enumerate(counts)]
+
+
+_Out = TypeVar("_Out")
+
+
+def capture_graph(module: Callable[[Tensor], _Out], example: Tensor, warmup: int = 2) -> Callable[[Tensor], _Out]:
+    """``module`` captured whole in one CUDA graph for inputs shaped like ``example``, and a
+    function that replays it on new inputs.
+
+    torch's recipe: ``warmup`` calls on a side stream first (they allocate, pick the kernels and,
+    for a :class:`StaticDetector`, move the anchor generator's cached anchors to the device: none
+    of that may happen inside the capture), then one call captured under ``torch.no_grad()``. The
+    graph reads its input from a copy of ``example`` and writes its outputs to the tensors that
+    call returned; the returned function copies new images into that input, replays the graph and
+    returns those outputs, which the next replay overwrites (clone what you keep). The module
+    must not copy to or from the host nor read a value back (a :class:`StaticDetector` does not);
+    an input of another shape, dtype or device cannot be replayed (``copy_`` raises or
+    broadcasts).
+
+    Args:
+        module: the forward to capture, e.g. ``make_static(model)``, on the CUDA device.
+        example: an input on that device (its values do not matter; it is not kept).
+        warmup: the calls before the capture (at least one; torch's recipe uses a few).
+
+    Returns:
+        ``run(images)``: copies ``images`` into the captured input, replays the graph and returns
+        the captured outputs (for a :class:`StaticDetector`, its padded dict).
+
+    Raises:
+        RuntimeError: an ``example`` that is not on a CUDA device (no CUDA graph on the CPU).
+        ValueError: ``warmup`` below 1.
+
+    Example::
+
+        >>> static = torch.nn.Conv2d(3, 2, 3)   # a make_static(model) in real use
+        >>> if torch.cuda.is_available():
+        ...     run = myops.detection.capture_graph(static.cuda(), torch.zeros(1, 3, 32, 32, device="cuda"))
+        ...     out = run(torch.rand(1, 3, 32, 32, device="cuda")).clone()
+        >>> myops.detection.capture_graph(static.cpu(), torch.zeros(1, 3, 32, 32))
+        Traceback (most recent call last):
+        RuntimeError: a CUDA graph needs a CUDA device: capture_graph's example is on cpu
+    """
+    if warmup < 1:
+        raise ValueError(f"capture_graph: warmup must be at least 1, got {warmup}")
+    if example.device.type != "cuda":
+        raise RuntimeError(f"a CUDA graph needs a CUDA device: capture_graph's example is on {example.device}")
+    inp = example.clone()
+    side = torch.cuda.Stream()
+    side.wait_stream(torch.cuda.current_stream())
+    with torch.no_grad(), torch.cuda.stream(side):
+        for _ in range(warmup):
+            module(inp)
+    torch.cuda.current_stream().wait_stream(side)
+    graph = torch.cuda.CUDAGraph()
+    with torch.no_grad(), torch.cuda.graph(graph):
+        out = module(inp)
+
+    def run(images: Tensor) -> _Out:
+        inp.copy_(images)
+        graph.replay()
+        return out
+
+    return run

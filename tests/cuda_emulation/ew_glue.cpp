@@ -1,2 +1,2 @@
 // The CUDA glue, built by the host compiler for tests/test_cuda_emulation.py.
-#include "elementwise/cuda/elementwise_ops.cpp"
+#include "elementwise/cuda/elementwise_glue.cpp"

@@ -1,6 +1,6 @@
 #pragma once
 // Entry point of the CUDA strided copy behind myops.diagonal / myops.diagonal_backward
-// (defined in csrc/diagonal/cuda/diagonal.cu, called from csrc/diagonal/cuda/diagonal_ops.cpp).
+// (defined in csrc/diagonal/cuda/diagonal.cu, called from csrc/diagonal/cuda/diagonal_glue.cpp).
 #include <cuda_runtime_api.h>
 
 #include "diagonal/diagonal_shape.h"

@@ -1,4 +1,4 @@
-// Elementwise ops on CPU: the shared front ends (elementwise/elementwise_ops.h) plan each call;
+// Elementwise ops on CPU: the shared front ends (elementwise/elementwise_front.h) plan each call;
 // the loops (elementwise/cpu/elementwise_kernels.h: the shared functors over the merged iteration space,
 // at::parallel_for, at::vec::Vectorized) run in the build cpu_isa() picks (core/cpu_isa.h):
 // the AVX2 build (elementwise_avx2.cpp), else the baseline build compiled here; at the AVX-512
@@ -127,7 +127,7 @@ bool in_avx512_build(ew::EwKind kind, const ew::EwPlan& p) {
 
 struct CpuBackend {
   static constexpr bool kCpuRules = true;
-  static at::Tensor cast(const at::Tensor& t, at::ScalarType dt) { return ew::Ops<CpuBackend>::cast(t, dt); }
+  static at::Tensor cast(const at::Tensor& t, at::ScalarType dt) { return ew::FrontEnd<CpuBackend>::cast(t, dt); }
 
   static void run(ew::EwKind kind, const ew::EwPlan& p, const ew::EwParams& prm) {
     const CpuIsa isa = cpu_isa();

@@ -26,7 +26,7 @@
 
 #include "elementwise/elementwise_functors.h"
 #include "elementwise/elementwise_host.h"
-#include "elementwise/elementwise_ops.h"
+#include "elementwise/elementwise_front.h"
 #include "core/uint_of.h"
 #include "elementwise/cpu/add_alpha_torch_order.h"
 #include "core/cpu_isa.h"

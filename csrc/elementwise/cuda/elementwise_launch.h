@@ -1,5 +1,5 @@
 #pragma once
-// The torch-free boundary between the CUDA glue (elementwise_ops.cpp: checks, planning,
+// The torch-free boundary between the CUDA glue (elementwise_glue.cpp: checks, planning,
 // allocation) and the kernel files (elementwise_*.cu): one plain descriptor per launch and one
 // launcher per op group. Included by .cpp and .cu files.
 #include <cuda_runtime_api.h>

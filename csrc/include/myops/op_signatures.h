@@ -10,11 +10,11 @@
 // per parameter, in order (DEFAULT: `= value`, or empty):
 //   ENTRY     generic: the op has no code of its own; its front end, Autograd kernel and drop-in
 //             kernel are the table's generic ones for the signature, driven by the op's RULE
-//             and KIND (myops/op_table.h): Ops<B>::<SIG>_op<OP> (elementwise/elementwise_ops.h),
+//             and KIND (myops/op_table.h): FrontEnd<B>::<SIG>_op<OP> (elementwise/elementwise_front.h),
 //             <SIG>_autograd<OP> with the op's derivative formula (autograd.cpp: UnaryGrad<OP>
 //             for unary, BinaryGrad<OP> for binary, NumberGrad<OP> for scalar / rscalar) and, if
 //             routed, Kernels<B>::<FN> generated (dropin/aten_override.h);
-//             own: the op FN has its own front end Ops<B>::FN, Autograd kernel FN_autograd and,
+//             own: the op FN has its own front end FrontEnd<B>::FN, Autograd kernel FN_autograd and,
 //             if routed, drop-in kernel Kernels<B>::FN. An op of a generic signature that needs
 //             code of its own (a quirk of torch's) names the signature's own variant, <SIG>_own
 //             (below): the same parameters, ENTRY own; myops._table reports it as <SIG>.

@@ -10,7 +10,7 @@
 //     tools/gen_ops_elementwise.py: the C++ API (myops/ops_elementwise.h, csrc/ops.cpp), and in
 //     csrc/elementwise/generated/ the CPU / CUDA registration (register_all), the Autograd
 //     registration (csrc/elementwise/autograd.cpp), the typed dispatcher handles
-//     (core/op_handles.h), the fake kernels' rules (_elementwise_meta), the Python fast entry
+//     (elementwise/elementwise_handles.h), the fake kernels' rules (_elementwise_meta), the Python fast entry
 //     points (csrc/python/fast.cpp) and the drop-in's ops, kernels and defaults
 //     (aten_override.h / .cpp). Run it after changing a row; tests/test_cpp.py checks the files.
 // Adding an op: CONTRIBUTING.md.

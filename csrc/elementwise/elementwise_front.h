@@ -89,7 +89,7 @@ TorchCpuGelu torch_cpu_gelu_path(const at::Tensor& self);
 constexpr int64_t kOneDnnMaxDims = 12;
 
 template <class B>
-struct Ops {
+struct FrontEnd {
   static at::Tensor cast_fn(const at::Tensor& t, at::ScalarType dt) { return B::cast(t, dt); }
   static constexpr bool kCpu = B::kCpuRules;
 
@@ -426,12 +426,12 @@ struct Ops {
 };
 
 // Registers every elementwise op of the table (myops/op_table.h) for one dispatch key with
-// backend B, by its SIG's ENTRY (myops/op_signatures.h): generic, Ops<B>::<SIG>_op<OP>
-// (unary_op, binary_op, scalar_op, rscalar_op); own, Ops<B>::FN (written out by
+// backend B, by its SIG's ENTRY (myops/op_signatures.h): generic, FrontEnd<B>::<SIG>_op<OP>
+// (unary_op, binary_op, scalar_op, rscalar_op); own, FrontEnd<B>::FN (written out by
 // tools/gen_ops_elementwise.py).
 template <class B>
 void register_all(torch::Library& m) {
-  using O = Ops<B>;
+  using F = FrontEnd<B>;
 #include "elementwise/generated/front_ends.inc"
 }
 

@@ -1,4 +1,4 @@
-// CUDA registration of the elementwise ops: the shared front ends (elementwise/elementwise_ops.h)
+// CUDA registration of the elementwise ops: the shared front ends (elementwise/elementwise_front.h)
 // plan each call; this file turns a plan into the plain launch descriptor of
 // elementwise/cuda/elementwise_launch.h and calls the kernel files (elementwise_*.cu) under a device guard
 // on the current stream.
@@ -8,7 +8,7 @@
 #include <cstring>
 
 #include "elementwise/elementwise_functors.h"
-#include "elementwise/elementwise_ops.h"
+#include "elementwise/elementwise_front.h"
 #include "elementwise/cuda/elementwise_launch.h"
 #include "core/cuda/glue.h"
 
@@ -30,7 +30,7 @@ void write_param(EwKind kind, const c10::Scalar& s, at::ScalarType dt, unsigned 
 
 // torch's CUDA div by a CPU scalar `b` multiplies by 1 / b, computed on the host in double from
 // b's own value (any dtype: a wrapped number keeps its own) and rounded once to the compute type
-// of dtype `dt` (the top of elementwise/elementwise_ops.h), as raw bytes.
+// of dtype `dt` (the top of elementwise/elementwise_front.h), as raw bytes.
 void write_reciprocal(const at::Tensor& b, at::ScalarType dt, unsigned char* dst) {
   const auto c = b.contiguous();
   const double inv = 1.0 / c10::fetch_and_cast<double>(c.scalar_type(), c.const_data_ptr());
@@ -64,7 +64,7 @@ cuda::Desc make_desc(const EwPlan& p) {
 
 struct CudaBackend {
   static constexpr bool kCpuRules = false;
-  static at::Tensor cast(const at::Tensor& t, at::ScalarType dt) { return Ops<CudaBackend>::cast(t, dt); }
+  static at::Tensor cast(const at::Tensor& t, at::ScalarType dt) { return FrontEnd<CudaBackend>::cast(t, dt); }
 
   static void run(EwKind kind, const EwPlan& plan, const EwParams& prm) {
     const bool binary = arity_of(kind) == 2;
