@@ -488,6 +488,8 @@ def test_cuda_graph_whole_forward(name):
             torch.cuda.synchronize()
             ref = eager(model, list(x))
             assert_matches(ref, {k: v.clone() for k, v in out.items()}, exact=False)
+        with pytest.raises(ValueError, match="the graph was captured for"):
+            run(x[:1])  # one image of a batch of two: copy_ would broadcast it
     finally:
         model.cpu()
 

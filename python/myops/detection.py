@@ -583,9 +583,7 @@ def capture_graph(module: Callable[[Tensor], _Out], example: Tensor, warmup: int
     graph reads its input from a copy of ``example`` and writes its outputs to the tensors that
     call returned; the returned function copies new images into that input, replays the graph and
     returns those outputs, which the next replay overwrites (clone what you keep). The module
-    must not copy to or from the host nor read a value back (a :class:`StaticDetector` does not);
-    an input of another shape, dtype or device cannot be replayed (``copy_`` raises or
-    broadcasts).
+    must not copy to or from the host nor read a value back (a :class:`StaticDetector` does not).
 
     Args:
         module: the forward to capture, e.g. ``make_static(model)``, on the CUDA device.
@@ -598,7 +596,8 @@ def capture_graph(module: Callable[[Tensor], _Out], example: Tensor, warmup: int
 
     Raises:
         RuntimeError: an ``example`` that is not on a CUDA device (no CUDA graph on the CPU).
-        ValueError: ``warmup`` below 1.
+        ValueError: ``warmup`` below 1; from ``run``, images of another shape, dtype or device
+            than ``example``'s (the graph replays one shape only).
 
     Example::
 
@@ -626,6 +625,11 @@ def capture_graph(module: Callable[[Tensor], _Out], example: Tensor, warmup: int
         out = module(inp)
 
     def run(images: Tensor) -> _Out:
+        if (images.shape, images.dtype, images.device) != (inp.shape, inp.dtype, inp.device):
+            raise ValueError(
+                f"capture_graph: the graph was captured for {tuple(inp.shape)} {inp.dtype} on {inp.device}, "
+                f"got {tuple(images.shape)} {images.dtype} on {images.device}"
+            )
         inp.copy_(images)
         graph.replay()
         return out

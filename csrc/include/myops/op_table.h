@@ -169,15 +169,16 @@ enum class EwRule {
   Values
 };
 
-// The DROPIN column, taken apart for kOps: ATEN ("" for none) and DEFAULT (false for none).
-#define MYOPS_EW_ATEN(DROPIN) MYOPS_EW_ATEN_##DROPIN
-#define MYOPS_EW_ATEN_route(ATEN, DEFAULT) ATEN
-#define MYOPS_EW_ATEN_composite(ATEN, DEFAULT) ATEN
-#define MYOPS_EW_ATEN_none ""
-#define MYOPS_EW_DEFAULT(DROPIN) MYOPS_EW_DEFAULT_##DROPIN
-#define MYOPS_EW_DEFAULT_route(ATEN, DEFAULT) DEFAULT
-#define MYOPS_EW_DEFAULT_composite(ATEN, DEFAULT) DEFAULT
-#define MYOPS_EW_DEFAULT_none false
+// The DROPIN column is C++: route(ATEN, DEFAULT), composite(ATEN, DEFAULT) and none are values
+// of this type, so kOps reads a row's drop-in facts with no macro of their own (the generator,
+// tools/gen_ops_elementwise.py, tells route from composite).
+struct EwDropin {
+  const char* aten;  // "" for none
+  bool by_default;
+};
+constexpr EwDropin route(const char* aten, bool by_default) { return {aten, by_default}; }
+constexpr EwDropin composite(const char* aten, bool by_default) { return {aten, by_default}; }
+constexpr EwDropin none{"", false};
 
 // The kernel's arity and dtypes, by kind.
 constexpr int kArity[] = {
@@ -200,6 +201,8 @@ constexpr const char* kRuleNames[] = {
     "Same",   "IntToFloat", "Promote", "PromoteIntToFloat", "PromoteNumber", "PromoteNumberIntToFloat",
     "Target", "Values"};
 // FunctorOf<K>::type: the functor of a plain kind (elementwise/elementwise_functors.h defines it).
+// The one row expansion that pastes a column (FORM) into a macro name: a custom kind's functor
+// may be a template (Add, Addcmul), so only the plain kinds may be declared here.
 template <EwKind K>
 struct FunctorOf;
 #define MYOPS_EW_FUNCTOR_plain(KIND) \
@@ -244,7 +247,7 @@ struct EwOpInfo {
 };
 constexpr EwOpInfo kOps[] = {
 #define MYOPS_EW_OP_INFO(FN, NAME, OVERLOAD, KIND, RULE, SIG, SCHEMA, DROPIN) \
-  {#FN, #NAME, OVERLOAD, EwKind::KIND, EwRule::RULE, MYOPS_EW_ATEN(DROPIN), MYOPS_EW_DEFAULT(DROPIN)},
+  {#FN, #NAME, OVERLOAD, EwKind::KIND, EwRule::RULE, (DROPIN).aten, (DROPIN).by_default},
     MYOPS_EW_OPS(MYOPS_EW_OP_INFO)
 #undef MYOPS_EW_OP_INFO
 };
