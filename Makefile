@@ -20,6 +20,9 @@
 #                     (.ci/release_check; too slow for CI, which runs Python 3.11)
 # make recipe-check  docs/contributing.md's add-an-op recipe applied to a copy of the tree,
 #                    built and tested (tests/recipe_check.py; too slow for CI)
+# make stress-check  the drop-in under threads for minutes (tests/dropin_stress.py: every routed
+#                    op from 8 threads, scopes in every thread, in one, nested, beside enable();
+#                    STRESS_SECONDS per form, default 60; CI runs each form for 2 s)
 #
 # PYTHON=python3 make test   use an existing interpreter that already has torch (no venv,
 #                            nothing downloaded): e.g. on a GPU machine.
@@ -53,7 +56,7 @@ SOURCES := setup.py $(shell find csrc cmake -type f 2>/dev/null)
 STAMP := build/.myops-built
 
 .PHONY: test test-plain demo bench docs build deps clean package-check sanitize sanitize-build sanitize-ci deploy-check wheel gpu-prebuilt speed-guard \
-	release-check recipe-check
+	release-check recipe-check stress-check
 
 test: $(STAMP)
 	$(PY) -m pytest tests -q
@@ -83,6 +86,10 @@ format: $(DEPS)
 # (tests/recipe_check.py; 10-20 minutes: not in CI. tests/test_docs.py checks it still applies)
 recipe-check: $(STAMP)
 	$(PY) -m pytest -q -s -p no:cacheprovider tests/recipe_check.py
+
+STRESS_SECONDS ?= 60
+stress-check: $(STAMP)
+	$(PY) tests/dropin_stress.py --seconds $(STRESS_SECONDS) --threads 8
 
 # the speed-regression guard: torch / myops instruction counts per call under callgrind (not
 # time: it holds still on a loaded machine), each within 15 % of its committed baseline

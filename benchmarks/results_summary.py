@@ -41,7 +41,11 @@ from gpu_results import test_table  # noqa: E402
 from runner import INDUCTOR, meets, reference  # noqa: E402
 
 # the files that hold marked blocks, and the blocks of each
-TARGETS = {"README.md": ("status", "speed"), os.path.join("docs", "performance.md"): ("gpu", "speed-docs")}
+TARGETS = {
+    "README.md": ("status", "speed"),
+    os.path.join("docs", "performance.md"): ("gpu", "speed-docs"),
+    os.path.join("docs", "dropin.md"): ("dropin-threads",),
+}
 FAMILY_ORDER = ["nonzero", "elementwise", "max_pool2d_add", "diagonal", "latency", "nms", "postprocess", "detector"]
 FAMILY_ORDER += ["deploy"]
 # what a family's rows time, where its name does not say it
@@ -343,11 +347,39 @@ def render_gpu(results=RESULTS) -> str:
     return "\n".join(out)
 
 
+def render_dropin_threads(results=RESULTS) -> str:
+    """docs/dropin.md's figures: the newest ``*-dropin-threads.json`` (benchmarks/bench_dropin_threads.py)."""
+    files = sorted(glob.glob(os.path.join(results, "*-dropin-threads.json")), key=lambda p: (_load(p)["date"], p))
+    if not files:
+        return "(no run of benchmarks/bench_dropin_threads.py yet)"
+    rec = _load(files[-1])
+    src = f"{{repo}}`{os.path.basename(files[-1])[:-5]} <benchmarks/results/{os.path.basename(files[-1])[:-5]}.md>`"
+    out = [
+        f"Measured with `benchmarks/bench_dropin_threads.py` ({rec['device']}, torch {rec['torch']}, "
+        f"{rec['threads']} threads, {rec['date']}, `{rec['commit']}`; medians of {rec['rounds']} rounds):",
+        "",
+        "| what | per call | source |",
+        "|---|---|---|",
+        f"| a scope's enter + exit (`with myops.replace_torch_ops(): pass`), after the first | "
+        f"{rec['scope_default_us']:.1f} µs | {src} |",
+        f"| the same with `only={{'add', 'where'}}` | {rec['scope_named_us']:.1f} µs | the same |",
+        f"| the first scope in a process (it registers every op's kernels) | {rec['first_scope_ms']:.1f} ms | the same |",
+    ]
+    for name, r in rec["ops"].items():
+        lo, hi = r["unrouted_extra_spread_ns"]
+        out.append(
+            f"| `{name}` registered but not routed, beside torch's own ({r['torch_us']:.2f} µs) | "
+            f"{r['unrouted_extra_ns']:+.0f} ns ({lo:+.0f} to {hi:+.0f}) | the same |"
+        )
+    return "\n".join(out)
+
+
 RENDER = {
     "status": render_status,
     "speed": render_speed,
     "speed-docs": lambda results=RESULTS: render_speed(results, docs=True),
     "gpu": render_gpu,
+    "dropin-threads": render_dropin_threads,
 }
 BLOCK = re.compile(r"(<!-- results:([\w-]+) begin[^>]*-->\n)(.*?)(<!-- results:\2 end -->)", re.S)
 

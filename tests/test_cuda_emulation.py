@@ -1227,7 +1227,9 @@ DROPIN_OPS = list(torch.ops.myops._override_ops())
 
 def dropin_call(lib, op, fn):
     """fn() with `op` routed by the drop-in of `lib` (myops: the CPU one, myops_emu: the emulated
-    CUDA one): (result or the exception it raised, calls routed, calls handed back)."""
+    CUDA one): (result or the exception it raised, calls routed, calls handed back). Both register
+    on the CPU key (the emulated CUDA backend takes it), the newer one on top: each call
+    unregisters its own after, so the other's kernels are back."""
     i = DROPIN_OPS.index(op)
     lib._override_enable([op])
     try:
@@ -1239,6 +1241,7 @@ def dropin_call(lib, op, fn):
         after = lib._override_stats(True)
     finally:
         lib._override_disable()
+        lib._override_unregister()
     assert list(lib._override_registered()) == []
     return out, after[2 * i] - before[2 * i], after[2 * i + 1] - before[2 * i + 1]
 
@@ -1444,6 +1447,43 @@ def test_multiclass_nms_static(E, dtype, shape, multi_label, class_agnostic):
                 _mc_assert_same(got, torch.ops.myops.multiclass_nms_static(boxes, scores, **kw))
             detections += int(got[0].sum())
     assert detections > 0
+
+
+def _pairs_at_the_threshold(pairs, classes, iou, seed):
+    """Boxes in pairs of one class whose IoU is within 1e-3 of `iou` (the second box of a pair is
+    the first moved right by a hair more or less than the IoU asks), in high classes with a
+    fractional largest coordinate: torchvision's coordinate trick shifts them by ~10^5, where one
+    rounding more or less of `boxes + idxs * (max + 1)` moves the shifted IoU across `iou`."""
+    g = torch.Generator().manual_seed(seed)
+    xy = torch.rand(pairs, 2, generator=g, dtype=torch.float64) * 900
+    wh = torch.rand(pairs, 2, generator=g, dtype=torch.float64) * 60 + 20
+    first = torch.cat([xy, xy + wh], 1)
+    target = iou + (torch.rand(pairs, generator=g, dtype=torch.float64) - 0.5) * 2e-3
+    dx = wh[:, 0] * (1 - target) / (1 + target)  # same heights: IoU = (w - dx) / (w + dx)
+    second = first + torch.stack([dx, torch.zeros_like(dx), dx, torch.zeros_like(dx)], 1)
+    boxes = torch.stack([first, second], 1).reshape(1, 2 * pairs, 4)
+    boxes[0, 0, 2] = 1000.37  # the largest coordinate, fractional
+    labels = torch.randint(classes // 2, classes, (pairs,), generator=g).repeat_interleave(2)
+    scores = torch.zeros(1, 2 * pairs, classes, dtype=torch.float64)
+    scores[0, torch.arange(2 * pairs), labels] = torch.rand(2 * pairs, generator=g, dtype=torch.float64) * 0.9 + 0.1
+    return boxes, scores
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
+def test_multiclass_nms_static_rounds_the_shift_twice(E, dtype):
+    """The coordinate trick in the kernel rounds `idxs * (max + 1)` and then `boxes + offsets` as
+    torchvision's two tensor ops do, under contraction (the emulation contracts a * b + c as nvcc
+    does: one FFMA here would keep or drop boxes at the threshold that the reference does not)."""
+    for seed in range(3):
+        boxes, scores = _pairs_at_the_threshold(400, 80, 0.5, seed)
+        boxes, scores = boxes.to(dtype), scores.to(dtype)
+        kw = dict(score_threshold=0.05, iou_threshold=0.5, max_detections=800, multi_label=False)
+        got = E.multiclass_nms_static(boxes, scores, **kw)
+        # (not the CPU op: at the threshold, the CUDA IoU's contracted arithmetic, as nvcc
+        # compiles torchvision's too, rounds apart from the CPU's)
+        _mc_assert_same(got, _mc_reference(E, boxes, scores, **kw))
+        kept = int(got[0].sum())
+        assert 400 < kept < 800  # pairs on both sides of the threshold
 
 
 @pytest.mark.parametrize("dtype", [torch.float16, torch.float32, torch.float64])

@@ -24,7 +24,7 @@ torchvision = pytest.importorskip("torchvision")
 def nothing_left_enabled():
     yield
     myops.disable()
-    assert torch.ops.myops._override_registered() == []
+    assert torch.ops.myops._override_enabled() == [] and torch.ops.myops._override_scoped() == []
 
 
 def detector(device):

@@ -282,7 +282,7 @@ def test_dropin_torchvision_nms(device):
         assert torch.equal(a, e)
     assert stats.routed["nms"] == 2
     assert stats.handed_back.get("nms", 0) == (1 if device == "cpu" else 0)
-    assert "nms" not in torch.ops.myops._override_registered()
+    assert "nms" not in torch.ops.myops._override_enabled()
 
 
 def test_dropin_torchvision_nms_under_tracing_hands_back():

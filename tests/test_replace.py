@@ -2,8 +2,9 @@
 torch's own CPU/CUDA kernels of aten ops from C++ (csrc/dropin/aten_override.cpp).
 
 Every routed call must give torch's result bit for bit (values, dtype, shape, strides), every
-other call must reach torch's kernel, bad input must raise torch's own error, and disabling must
-leave torch's kernels exactly as they were."""
+other call must reach torch's kernel, bad input must raise torch's own error, the dispatcher's
+tables must change only at the first enable (and at the explicit unregister, which leaves
+torch's kernels exactly as they were)."""
 
 import contextlib
 import itertools
@@ -37,13 +38,18 @@ OVERLOADS = {
 }
 
 
+def routing_now():
+    """The ops routed now for this thread's calls: process-wide and by its open scopes."""
+    return sorted(set(torch.ops.myops._override_enabled()) | set(torch.ops.myops._override_scoped()))
+
+
 @pytest.fixture(autouse=True)
 def nothing_left_enabled():
-    """Each test starts and ends with torch's own kernels."""
-    assert torch.ops.myops._override_registered() == []
+    """Each test starts and ends with nothing routed."""
+    assert routing_now() == []
     yield
     myops.disable()
-    assert torch.ops.myops._override_registered() == [], "a test left an override registered"
+    assert routing_now() == [], "a test left an op routed"
 
 
 def routing(mode, only=None):
@@ -481,21 +487,64 @@ def dispatch_tables():
     return {name: torch._C._dispatch_dump_table(op) for name, op in OVERLOADS.items()}
 
 
-def test_disable_restores_torch_kernels_exactly():
-    before = dispatch_tables()
-    assert not any("aten_override" in t for t in before.values())
-    myops.enable(ALL_OPS)
-    during = dispatch_tables()
-    for name in ALL_OPS:
+def overridden(tables):
+    """The ops whose kernel in `tables` (dispatch_tables()) is the drop-in's."""
+    out = set()
+    for name, table in tables.items():
         key = "BackendSelect:" if OVERLOADS[name].startswith("torchvision::") else "CPU:"
-        cpu = [line for line in during[name].splitlines() if line.startswith(key)]
-        assert len(cpu) == 1 and "aten_override.cpp" in cpu[0], (name, cpu)
+        lines = [line for line in table.splitlines() if line.startswith(key)]
+        assert len(lines) == 1, (name, lines)
+        out |= {name} if "aten_override.cpp" in lines[0] else set()
+    return out
+
+
+def test_kernels_registered_once_and_unregister_restores_torch_exactly():
+    myops.replace.unregister()
+    before = dispatch_tables()
+    assert overridden(before) == set() and torch.ops.myops._override_registered() == []
+    # the first enable registers every op's kernels, whichever it routes
+    myops.enable({"where"})
+    registered = dispatch_tables()
+    assert overridden(registered) == set(ALL_OPS)
     assert sorted(torch.ops.myops._override_registered()) == sorted(ALL_OPS)
+    # from then on nothing changes the dispatcher: disable, enable, scopes, nested scopes
     myops.disable()
-    assert dispatch_tables() == before
+    assert dispatch_tables() == registered
     with myops.replace_torch_ops(ALL_OPS):
-        assert dispatch_tables() != before
+        with myops.replace_torch_ops("add"):
+            assert dispatch_tables() == registered
+        myops.enable(ALL_OPS)
+        assert dispatch_tables() == registered
+        # the explicit unregister is refused while anything routes
+        with pytest.raises(RuntimeError, match="disable it and close every block first"):
+            myops.replace.unregister()
+        myops.disable()
+        with pytest.raises(RuntimeError, match="close every block"):
+            myops.replace.unregister()  # this thread's open block
+    assert dispatch_tables() == registered
+    # another thread's open block is routing too
+    entered, leave = threading.Event(), threading.Event()
+
+    def hold_a_block():
+        with myops.replace_torch_ops():
+            entered.set()
+            leave.wait(10)
+
+    t = threading.Thread(target=hold_a_block)
+    t.start()
+    try:
+        assert entered.wait(10)
+        with pytest.raises(RuntimeError, match="close every block"):
+            myops.replace.unregister()
+    finally:
+        leave.set()
+        t.join()
+    myops.replace.unregister()
     assert dispatch_tables() == before
+    assert torch.ops.myops._override_registered() == []
+    # and a later scope registers them again
+    with myops.replace_torch_ops("relu"):
+        assert dispatch_tables() == registered
 
 
 def test_enable_only_and_context_manager():
@@ -503,7 +552,7 @@ def test_enable_only_and_context_manager():
     stats = myops.enable({"where"})
     try:
         assert myops.replace.enabled_ops() == ["where"]
-        assert torch.ops.myops._override_registered() == ["where"]
+        assert sorted(torch.ops.myops._override_registered()) == sorted(ALL_OPS)
         torch.where(x > 0, x, -x)
         torch.relu(x)  # not enabled: torch's kernel, not even counted
         assert myops.enable("relu") is stats  # adds an op, same stats
@@ -531,17 +580,18 @@ def test_scopes_nest_and_release():
         with myops.replace_torch_ops({"mul", "add"}) as inner:
             x + x
             x * x
-        assert sorted(torch.ops.myops._override_registered()) == ["add"]
+            assert torch.ops.myops._override_scoped() == ["add", "mul"]
+        assert torch.ops.myops._override_scoped() == ["add"]
         x + x
         x * x  # mul's scope ended
-    assert torch.ops.myops._override_registered() == []
+    assert torch.ops.myops._override_scoped() == []
     assert inner.routed == {"add": 1, "mul": 1}
     assert outer.routed == {"add": 2, "mul": 1}  # the outer block's thread counted both
     # a process-wide enable keeps its kernels while a scope that shares them ends
     myops.enable({"add"})
     with myops.replace_torch_ops({"add", "mul"}):
-        pass
-    assert torch.ops.myops._override_registered() == ["add"]
+        assert routing_now() == ["add", "mul"]
+    assert routing_now() == ["add"]
     myops.disable()
 
 

@@ -1,19 +1,28 @@
-// The aten drop-in (see csrc/dropin/aten_override.h): routing state, counters, the per-op
-// torch::Library objects that enable/disable create and destroy, the CPU backend, and the
-// control ops, callable from Python (myops.enable / disable / replace_torch_ops) and from C++
-// through the dispatcher:
+// The aten drop-in (see csrc/dropin/aten_override.h): routing state, counters, the registration
+// of the overriding kernels, the CPU backend, and the control ops, callable from Python
+// (myops.enable / disable / replace_torch_ops) and from C++ through the dispatcher:
 //
 //   myops::_override_ops() -> str[]                     every overridable op, in counter order
 //   myops::_override_defaults() -> str[]                the ops enable() routes when none are named
 //   myops::_override_enable(str[] ops) -> ()            route `ops` in every thread (adds to the set)
 //   myops::_override_disable() -> ()                    stop routing process-wide
 //   myops::_override_enabled() -> str[]                 the ops routed process-wide now
-//   myops::_override_registered() -> str[]              the ops whose aten kernels are overridden now
+//   myops::_override_scoped() -> str[]                  the ops this thread's open scopes route
+//   myops::_override_registered() -> str[]              the ops whose aten kernels are overridden
+//   myops::_override_unregister() -> ()                 torch's kernels back in the dispatcher
 //   myops::_override_scope_enter(str[] ops) -> int      route `ops` in this thread; returns a token
 //   myops::_override_scope_exit(str[] ops, int token) -> ()   ends that scope (LIFO per thread)
 //   myops::_override_stats(bool this_thread=False) -> int[]   [routed, handed back] per op
 //   myops::_override_why() -> str[]                     the reasons a call is handed back
 //   myops::_override_stats_why(bool this_thread=False) -> int[]   handed back per op and reason
+//
+// Threads: the dispatcher's tables change once, at the first enable or scope (every op's kernels
+// are registered then, and stay), and never while routing is on: enable, disable and scopes
+// only set the state the kernels read (a process-wide mask, a thread-local one), so a scope in
+// one thread never changes what another thread's call dispatches to. PyTorch does not support
+// registering kernels while other threads dispatch. The one call that deregisters,
+// _override_unregister, is explicit, refused while any routing is on, and unsafe while other
+// threads run torch ops (docs/dropin.md, "Threads").
 //
 // No Python here: the override works in a process that has no interpreter.
 #include "dropin/aten_override.h"
@@ -53,29 +62,34 @@ constexpr const char* kWhyNames[kNumWhy] = {"arguments", "refused"};
 // loaded when the op is enabled.
 bool torchvision_loaded() { return c10::Dispatcher::singleton().findSchema({"torchvision::nms", ""}).has_value(); }
 
-// Process-wide routing (enable) and the counters of every thread together.
-std::atomic<uint32_t> g_mask{0};
+// Process-wide routing (enable), the open scopes of every thread together, and the counters of
+// every thread together.
+std::atomic<uint64_t> g_mask{0};
+std::atomic<int64_t> g_open_scopes{0};
 std::atomic<uint64_t> g_routed[kNumOps];
 std::atomic<uint64_t> g_handed_back[kNumOps][kNumWhy];
 
 // Per thread: the scoped routing (replace_torch_ops), the nesting flag and this thread's counters.
 struct ThreadState {
-  uint32_t mask = 0;
+  uint64_t mask = 0;
   bool nested = false;
   uint64_t routed[kNumOps] = {};
   uint64_t handed_back[kNumOps][kNumWhy] = {};
 };
 thread_local ThreadState t_state;
 
-// Which kernels are registered: a reference count per op (process-wide enable holds one, each
-// open scope one), and while it is positive, one torch::Library per backend holding the op's
-// overriding kernels. Destroying a Library deregisters them: torch's kernels are back.
+constexpr uint64_t kAllOps = kNumOps == 64 ? ~uint64_t{0} : (uint64_t{1} << kNumOps) - 1;
+
+// The registered kernels: per op, one torch::Library per backend holding the op's overriding
+// kernels, made at the first enable or scope and kept (destroying a Library deregisters its
+// kernels: only _override_unregister does). g_registered: the ops registered, read without the
+// lock by enable and scopes (a scope's whole cost once everything is registered).
 struct Registry {
   std::mutex mu;
   std::vector<std::pair<c10::DispatchKey, Registrar>> backends;
-  int refs[kNumOps] = {};
   std::vector<std::unique_ptr<torch::Library>> libs[kNumOps];
 };
+std::atomic<uint64_t> g_registered{0};
 
 Registry& registry() {
   // Never destroyed: at exit the kernels simply stay registered (no work against a dispatcher
@@ -100,35 +114,41 @@ class DropOverrideWarning : public c10::WarningHandler {
 
 at::Tensor tv_nms(c10::DispatchKeySet ks, const at::Tensor& dets, const at::Tensor& scores, double iou_threshold);
 
-// Registers the kernels of every op in `mask` whose count goes 0 -> 1. Caller holds r.mu.
-void acquire_locked(Registry& r, uint32_t mask) {
+// Registers the kernels of every op not registered yet: all of them at once, so that later
+// enables and scopes find the dispatcher as it is (torchvision::nms: once torchvision's ops are
+// loaded). Caller holds r.mu.
+void register_locked(Registry& r) {
   DropOverrideWarning drop(c10::WarningUtils::get_warning_handler());
   c10::WarningUtils::WarningHandlerGuard guard(&drop);
+  uint64_t done = g_registered.load();
   for (int op = 0; op < kNumOps; ++op) {
-    if (!(mask >> op & 1u) || r.refs[op]++ > 0) continue;
+    if (done >> op & 1u) continue;
     if (op == kNms) {
       if (!torchvision_loaded()) continue;
       auto lib = std::make_unique<torch::Library>(torch::Library::IMPL, "torchvision", c10::DispatchKey::BackendSelect,
                                                   __FILE__, __LINE__);
       lib->impl("nms", TORCH_FN(tv_nms));
       r.libs[op].push_back(std::move(lib));
-      continue;
+    } else {
+      for (auto& [key, reg] : r.backends) {
+        auto lib = std::make_unique<torch::Library>(torch::Library::IMPL, "aten", key, __FILE__, __LINE__);
+        reg(*lib, static_cast<Op>(op));
+        r.libs[op].push_back(std::move(lib));
+      }
     }
-    for (auto& [key, reg] : r.backends) {
-      auto lib = std::make_unique<torch::Library>(torch::Library::IMPL, "aten", key, __FILE__, __LINE__);
-      reg(*lib, static_cast<Op>(op));
-      r.libs[op].push_back(std::move(lib));
-    }
+    done |= uint64_t{1} << op;
   }
+  g_registered.store(done);
 }
 
-// Deregisters the kernels of every op in `mask` whose count goes 1 -> 0. Caller holds r.mu.
-void release_locked(Registry& r, uint32_t mask) {
-  for (int op = 0; op < kNumOps; ++op) {
-    if (!(mask >> op & 1u)) continue;
-    TORCH_INTERNAL_ASSERT(r.refs[op] > 0, "myops: override of ", kOpTable[op].name, " released too often");
-    if (--r.refs[op] == 0) r.libs[op].clear();
-  }
+// Before routing `mask`: its kernels registered. Once they are, one atomic load. An op that
+// cannot be registered yet (nms before torchvision's ops are loaded) is looked for again at the
+// next enable or scope that names it.
+void ensure_registered(uint64_t mask) {
+  if ((mask & ~g_registered.load(std::memory_order_acquire)) == 0) return;
+  auto& r = registry();
+  std::lock_guard<std::mutex> lock(r.mu);
+  register_locked(r);
 }
 
 std::string op_list() {
@@ -137,20 +157,20 @@ std::string op_list() {
   return s;
 }
 
-uint32_t mask_of(const std::vector<std::string>& names, const char* caller) {
-  uint32_t mask = 0;
+uint64_t mask_of(const std::vector<std::string>& names, const char* caller) {
+  uint64_t mask = 0;
   for (const auto& n : names) {
     int found = -1;
     for (int op = 0; op < kNumOps; ++op) {
       if (n == kOpTable[op].name) found = op;
     }
     TORCH_CHECK(found >= 0, "myops.", caller, ": unknown op '", n, "'; the ops that can be routed are: ", op_list());
-    mask |= 1u << found;
+    mask |= uint64_t{1} << found;
   }
   return mask;
 }
 
-std::vector<std::string> names_of(uint32_t mask) {
+std::vector<std::string> names_of(uint64_t mask) {
   std::vector<std::string> v;
   for (int op = 0; op < kNumOps; ++op) {
     if (mask >> op & 1u) v.emplace_back(kOpTable[op].name);
@@ -177,8 +197,10 @@ at::Tensor tv_nms(c10::DispatchKeySet ks, const at::Tensor& dets, const at::Tens
       ks & c10::DispatchKeySet(c10::DispatchKeySet::FULL_AFTER, c10::DispatchKey::BackendSelect);
   const c10::DispatchKey key = below.highestPriorityTypeId();
   const bool backend = key == c10::DispatchKey::CPU || key == c10::DispatchKey::CUDA;
-  const bool ok = backend && mine.hasKernelForDispatchKey(key) && plain(dets, dets.device().type()) &&
-                  plain(scores, dets.device().type());
+  const auto ok = [&] {
+    return backend && mine.hasKernelForDispatchKey(key) && plain(dets, dets.device().type()) &&
+           plain(scores, dets.device().type());
+  };
   return route(
       kNms, ok, [&] { return mine.redispatch(c10::DispatchKeySet(key), dets, scores, iou_threshold); },
       [&] { return torchvision_nms.redispatch(below, dets, scores, iou_threshold); });
@@ -186,58 +208,37 @@ at::Tensor tv_nms(c10::DispatchKeySet ks, const at::Tensor& dets, const at::Tens
 
 // ---- the control ops --------------------------------------------------------------------------
 
-std::vector<std::string> ops_all() { return names_of((1u << kNumOps) - 1); }
+std::vector<std::string> ops_all() { return names_of(kAllOps); }
 
 std::vector<std::string> ops_default() {
-  uint32_t m = 0;
-  for (int op = 0; op < kNumOps; ++op) m |= kOpTable[op].default_on ? 1u << op : 0u;
+  uint64_t m = 0;
+  for (int op = 0; op < kNumOps; ++op) m |= kOpTable[op].default_on ? uint64_t{1} << op : 0u;
   return names_of(m);
 }
 
-void enable(std::vector<std::string> ops) {
-  auto& r = registry();
-  const uint32_t mask = mask_of(ops, "enable");
-  std::lock_guard<std::mutex> lock(r.mu);
-  const uint32_t added = mask & ~g_mask.load();
-  acquire_locked(r, added);  // the kernels first, then the routing
-  g_mask.fetch_or(added);
-}
+void enable(std::vector<std::string> ops) { enable_mask(mask_of(ops, "enable")); }
 
-void disable() {
-  auto& r = registry();
-  std::lock_guard<std::mutex> lock(r.mu);
-  release_locked(r, g_mask.exchange(0));
-}
+void disable() { g_mask.store(0); }
 
 std::vector<std::string> ops_enabled() { return names_of(g_mask.load()); }
 
-std::vector<std::string> ops_registered() {
+std::vector<std::string> ops_scoped() { return names_of(t_state.mask); }
+
+std::vector<std::string> ops_registered() { return names_of(g_registered.load()); }
+
+void unregister() {
   auto& r = registry();
   std::lock_guard<std::mutex> lock(r.mu);
-  uint32_t m = 0;
-  for (int op = 0; op < kNumOps; ++op) m |= !r.libs[op].empty() ? 1u << op : 0u;
-  return names_of(m);
+  TORCH_CHECK(g_mask.load() == 0 && g_open_scopes.load() == 0,
+              "myops.replace.unregister: the drop-in is routing (an enable() or an open replace_torch_ops() block in "
+              "some thread); disable it and close every block first");
+  g_registered.store(0);
+  for (auto& libs : r.libs) libs.clear();
 }
 
-int64_t scope_enter(std::vector<std::string> ops) {
-  auto& r = registry();
-  const uint32_t mask = mask_of(ops, "replace_torch_ops");
-  {
-    std::lock_guard<std::mutex> lock(r.mu);
-    acquire_locked(r, mask);
-  }
-  const uint32_t prev = t_state.mask;
-  t_state.mask = prev | mask;
-  return prev;
-}
+int64_t scope_enter(std::vector<std::string> ops) { return scope_enter_mask(mask_of(ops, "replace_torch_ops")); }
 
-void scope_exit(std::vector<std::string> ops, int64_t token) {
-  auto& r = registry();
-  const uint32_t mask = mask_of(ops, "replace_torch_ops");
-  t_state.mask = static_cast<uint32_t>(token);
-  std::lock_guard<std::mutex> lock(r.mu);
-  release_locked(r, mask);
-}
+void scope_exit(std::vector<std::string> /*ops*/, int64_t token) { scope_exit_token(token); }
 
 uint64_t handed_back(int op, int why, bool this_thread) {
   return this_thread ? t_state.handed_back[op][why] : g_handed_back[op][why].load();
@@ -312,6 +313,35 @@ void count(Op op, bool routed, Why why) {
   }
 }
 
+void enable_mask(uint64_t mask) {
+  ensure_registered(mask);  // the kernels first, then the routing
+  g_mask.fetch_or(mask & kAllOps);
+}
+
+int64_t scope_enter_mask(uint64_t mask) {
+  ensure_registered(mask);
+  auto& t = t_state;
+  const uint64_t prev = t.mask;
+  t.mask = prev | (mask & kAllOps);
+  g_open_scopes.fetch_add(1, std::memory_order_relaxed);
+  return static_cast<int64_t>(prev);
+}
+
+void scope_exit_token(int64_t token) {
+  t_state.mask = static_cast<uint64_t>(token);
+  g_open_scopes.fetch_sub(1, std::memory_order_relaxed);
+}
+
+void counters(bool this_thread, uint64_t* out) {
+  const auto& t = t_state;
+  for (int op = 0; op < kNumOps; ++op) {
+    *out++ = this_thread ? t.routed[op] : g_routed[op].load(std::memory_order_relaxed);
+    for (int why = 0; why < kNumWhy; ++why) {
+      *out++ = this_thread ? t.handed_back[op][why] : g_handed_back[op][why].load(std::memory_order_relaxed);
+    }
+  }
+}
+
 Nested::Nested() : prev_(t_state.nested) { t_state.nested = true; }
 Nested::~Nested() { t_state.nested = prev_; }
 
@@ -339,7 +369,9 @@ TORCH_LIBRARY_IMPL(MYOPS_OVERRIDE_LIBRARY, CompositeImplicitAutograd, m) {
   m.impl("_override_enable", &ao::enable);
   m.impl("_override_disable", &ao::disable);
   m.impl("_override_enabled", &ao::ops_enabled);
+  m.impl("_override_scoped", &ao::ops_scoped);
   m.impl("_override_registered", &ao::ops_registered);
+  m.impl("_override_unregister", &ao::unregister);
   m.impl("_override_scope_enter", &ao::scope_enter);
   m.impl("_override_scope_exit", &ao::scope_exit);
   m.impl("_override_stats", &ao::stats);

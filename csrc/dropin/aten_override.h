@@ -3,9 +3,11 @@
 // on the CPU and CUDA dispatch keys compute the calls that a myops op computes exactly as torch
 // does, and hand every other call to torch's own kernel for that backend.
 //
-// - Registration: one torch::Library per op and backend, created when the op is first enabled
-//   and destroyed when it is last disabled, which deregisters the kernels and restores torch's
-//   (csrc/dropin/aten_override.cpp). The kernels sit on the backend keys, below Autograd, so ATen's
+// - Registration: one torch::Library per op and backend, created for every op at the first
+//   enable or scope and kept: from then on, enable, disable and scopes only set the state the
+//   kernels read, so no thread's call ever meets a dispatcher that is changing
+//   (csrc/dropin/aten_override.cpp). A kernel whose op is not routed for the calling thread
+//   hands the call to torch's. The kernels sit on the backend keys, below Autograd, so ATen's
 //   autograd formulas, autocast, functionalization and the Python key all stay torch's, and
 //   every mode reaches them (inference_mode skips the Autograd keys, not the backend's).
 //   torchvision::nms has one kernel on BackendSelect, just above the backends (tv_nms).
@@ -55,7 +57,7 @@ enum Op : int {
   kNms,  // torchvision::nms (registered only while torchvision's ops are loaded)
   kNumOps
 };
-static_assert(kNumOps <= 32, "myops: the drop-in's op masks are 32 bits");
+static_assert(kNumOps <= 64, "myops: the drop-in's op masks are 64 bits");
 
 // --- routing state (csrc/dropin/aten_override.cpp) ---------------------------------------------------
 
@@ -71,6 +73,17 @@ enum Why : int {
 };
 // Counts one call that reached the override while routing was on: routed, or handed back (why).
 void count(Op op, bool routed, Why why = kArguments);
+
+// The state that enable, disable and scopes change (the control ops, and myops._C's entries for
+// Python's scopes, csrc/python/dropin.cpp). A mask has bit `op` for each Op. No call changes the
+// dispatcher's tables once the kernels are registered (see aten_override.cpp).
+void enable_mask(uint64_t mask);          // adds `mask` to the process-wide routing
+int64_t scope_enter_mask(uint64_t mask);  // routes `mask` in this thread too; returns the token
+void scope_exit_token(int64_t token);     // ends the innermost scope of this thread (its token)
+// Each op's counters, in Op order: routed, then handed back for each Why: this thread's or every
+// thread's. `out` holds kNumCounters values.
+constexpr int kNumCounters = kNumOps * (1 + kNumWhy);
+void counters(bool this_thread, uint64_t* out);
 
 // Marks this thread as inside a myops kernel called by the override: aten calls that kernel
 // makes go straight to torch (no recursion, no counting).
@@ -131,12 +144,15 @@ inline bool is_one(const c10::Scalar& s) {
   return !s.isSymbolic() && (s.isIntegral(/*includeBool=*/false) || s.isFloatingPoint()) && s.equal(1);
 }
 
-// Runs `mine` (the myops op) when routing is on for `op` and `supported`, else `theirs`
-// (torch's kernel for this backend). See the file comment.
-template <class Mine, class Theirs>
-inline auto route(Op op, bool supported, Mine&& mine, Theirs&& theirs) -> decltype(theirs()) {
+// Runs `mine` (the myops op) when routing is on for `op` and `supported()`, else `theirs`
+// (torch's kernel for this backend). See the file comment. `supported` is only called when
+// routing is on: an op that is not routed for this thread costs a thread-local read and an
+// atomic load on top of torch's kernel.
+template <class Supported, class Mine, class Theirs>
+inline auto route(Op op, Supported&& supported, Mine&& mine, Theirs&& theirs) -> decltype(theirs()) {
   if (!routing_on(op)) return theirs();
-  if (supported) {
+  const bool ok = supported();
+  if (ok) {
     try {
       Nested nested;
       auto r = mine();
@@ -148,7 +164,7 @@ inline auto route(Op op, bool supported, Mine&& mine, Theirs&& theirs) -> declty
       // the myops op refused the call: torch decides (and raises its own error if it is bad)
     }
   }
-  count(op, /*routed=*/false, supported ? kRefused : kArguments);
+  count(op, /*routed=*/false, ok ? kRefused : kArguments);
   return theirs();
 }
 
@@ -199,15 +215,17 @@ struct Kernels {
 
   static at::Tensor nonzero(const at::Tensor& self) {
     // torch's CUDA nonzero is limited to INT_MAX elements: keep its behaviour there
-    bool ok = on(self) && (!kCuda || self.numel() <= std::numeric_limits<int32_t>::max());
+    const auto ok = [&] { return on(self) && (!kCuda || self.numel() <= std::numeric_limits<int32_t>::max()); };
     return route(
         kNonzero, ok, [&] { return MYOPS_OVERRIDE_CALL("nonzero", at::Tensor(const at::Tensor&), self); },
         [&] { return B::nonzero(self); });
   }
 
   static at::Tensor nonzero_static(const at::Tensor& self, c10::SymInt size, int64_t fill_value) {
-    bool ok = on(self) && !size.is_heap_allocated() && size.as_int_unchecked() >= 0 &&
-              (!kCuda || self.numel() <= std::numeric_limits<int32_t>::max());
+    const auto ok = [&] {
+      return on(self) && !size.is_heap_allocated() && size.as_int_unchecked() >= 0 &&
+             (!kCuda || self.numel() <= std::numeric_limits<int32_t>::max());
+    };
     return route(
         kNonzeroStatic, ok,
         [&] {
@@ -220,7 +238,9 @@ struct Kernels {
   // ---- ternary ------------------------------------------------------------------------------
 
   static at::Tensor where(const at::Tensor& condition, const at::Tensor& self, const at::Tensor& other) {
-    bool ok = on(condition) && condition.scalar_type() == at::kBool && operand(self) && operand(other);
+    const auto ok = [&] {
+      return on(condition) && condition.scalar_type() == at::kBool && operand(self) && operand(other);
+    };
     return route(
         op_where, ok, [&] { return MYOPS_OVERRIDE_EW(where, condition, self, other); },
         [&] { return B::where(condition, self, other); });
@@ -235,8 +255,10 @@ struct Kernels {
                            at::isFloatingType(t2.scalar_type());
     const bool any_reduced =
         reduced_float(self.scalar_type()) || reduced_float(t1.scalar_type()) || reduced_float(t2.scalar_type());
-    bool ok = on(self) && on(t1) && on(t2) && !value.isComplex() && (!any_float || B::fuses_like_torch()) &&
-              (is_one(value) || !any_reduced);
+    const auto ok = [&] {
+      return on(self) && on(t1) && on(t2) && !value.isComplex() && (!any_float || B::fuses_like_torch()) &&
+             (is_one(value) || !any_reduced);
+    };
     return route(
         op_addcmul, ok, [&] { return MYOPS_OVERRIDE_EW(addcmul, self, t1, t2, value); },
         [&] { return B::addcmul(self, t1, t2, value); });
@@ -245,7 +267,7 @@ struct Kernels {
   static at::Tensor clamp(const at::Tensor& self, const std::optional<at::Tensor>& min,
                           const std::optional<at::Tensor>& max) {
     // myops.clamp takes both bounds as tensors; one-sided clamps stay torch's
-    bool ok = on(self) && min.has_value() && max.has_value() && on(*min) && on(*max);
+    const auto ok = [&] { return on(self) && min.has_value() && max.has_value() && on(*min) && on(*max); };
     return route(
         op_clamp, ok, [&] { return MYOPS_OVERRIDE_EW(clamp, self, *min, *max); },
         [&] { return B::clamp(self, min, max); });
@@ -269,25 +291,25 @@ struct Kernels {
 
   static at::Tensor add(const at::Tensor& self, const at::Tensor& other, const c10::Scalar& alpha) {
     return route(
-        op_add, binary_ok(self, other) && alpha_ok(self, other, alpha),
+        op_add, [&] { return binary_ok(self, other) && alpha_ok(self, other, alpha); },
         [&] { return MYOPS_OVERRIDE_EW(add, self, other, alpha); }, [&] { return B::add(self, other, alpha); });
   }
 
   static at::Tensor sub(const at::Tensor& self, const at::Tensor& other, const c10::Scalar& alpha) {
     return route(
-        op_sub, binary_ok(self, other) && alpha_ok(self, other, alpha),
+        op_sub, [&] { return binary_ok(self, other) && alpha_ok(self, other, alpha); },
         [&] { return MYOPS_OVERRIDE_EW(sub, self, other, alpha); }, [&] { return B::sub(self, other, alpha); });
   }
 
   static at::Tensor maximum(const at::Tensor& self, const at::Tensor& other) {
     return route(
-        op_maximum, binary_ok(self, other), [&] { return MYOPS_OVERRIDE_EW(maximum, self, other); },
+        op_maximum, [&] { return binary_ok(self, other); }, [&] { return MYOPS_OVERRIDE_EW(maximum, self, other); },
         [&] { return B::maximum(self, other); });
   }
 
   static at::Tensor minimum(const at::Tensor& self, const at::Tensor& other) {
     return route(
-        op_minimum, binary_ok(self, other), [&] { return MYOPS_OVERRIDE_EW(minimum, self, other); },
+        op_minimum, [&] { return binary_ok(self, other); }, [&] { return MYOPS_OVERRIDE_EW(minimum, self, other); },
         [&] { return B::minimum(self, other); });
   }
 
@@ -303,14 +325,14 @@ struct Kernels {
   }
 
   static at::Tensor add_scalar(const at::Tensor& self, const c10::Scalar& other, const c10::Scalar& alpha) {
-    const bool ok = number_alpha_ok(self, other, alpha);
+    const auto ok = [&] { return number_alpha_ok(self, other, alpha); };
     return route(
         op_add_scalar, ok, [&] { return MYOPS_OVERRIDE_EW(add_scalar, self, other, alpha); },
         [&] { return B::add(self, wrapped(other), alpha); });
   }
 
   static at::Tensor sub_scalar(const at::Tensor& self, const c10::Scalar& other, const c10::Scalar& alpha) {
-    const bool ok = number_alpha_ok(self, other, alpha);
+    const auto ok = [&] { return number_alpha_ok(self, other, alpha); };
     return route(
         op_sub_scalar, ok, [&] { return MYOPS_OVERRIDE_EW(sub_scalar, self, other, alpha); },
         [&] { return B::sub(self, wrapped(other), alpha); });
@@ -319,7 +341,9 @@ struct Kernels {
   // ---- unary --------------------------------------------------------------------------------
 
   static at::Tensor gelu(const at::Tensor& self, c10::string_view approximate) {
-    bool ok = on(self) && at::isFloatingType(self.scalar_type()) && (approximate == "none" || approximate == "tanh");
+    const auto ok = [&] {
+      return on(self) && at::isFloatingType(self.scalar_type()) && (approximate == "none" || approximate == "tanh");
+    };
     return route(
         op_gelu, ok, [&] { return MYOPS_OVERRIDE_EW(gelu, self, approximate); },
         [&] { return B::gelu(self, approximate); });
@@ -354,13 +378,15 @@ struct Kernels {
   template <class H, class Theirs>
   static at::Tensor route_unary(Op op, ew::EwOp e, const H& mine, Theirs theirs, const at::Tensor& self) {
     return route(
-        op, on(self) && takes(e, self.scalar_type()),
+        op, [&] { return on(self) && takes(e, self.scalar_type()); },
         [&] { return mine.redispatch(c10::DispatchKeySet(B::key), self); }, [&] { return theirs(self); });
   }
   template <class H, class Theirs>
   static at::Tensor route_binary(Op op, ew::EwOp e, const H& mine, Theirs theirs, const at::Tensor& self,
                                  const at::Tensor& other) {
-    const bool ok = binary_ok(self, other) && takes(e, self.scalar_type()) && takes(e, other.scalar_type());
+    const auto ok = [&] {
+      return binary_ok(self, other) && takes(e, self.scalar_type()) && takes(e, other.scalar_type());
+    };
     return route(
         op, ok, [&] { return mine.redispatch(c10::DispatchKeySet(B::key), self, other); },
         [&] { return theirs(self, other); });
@@ -368,7 +394,7 @@ struct Kernels {
   template <class H, class Theirs>
   static at::Tensor route_scalar(Op op, ew::EwOp e, const H& mine, Theirs theirs, const at::Tensor& self,
                                  const c10::Scalar& other) {
-    const bool ok = number_ok(self, other) && takes(e, self.scalar_type());
+    const auto ok = [&] { return number_ok(self, other) && takes(e, self.scalar_type()); };
     return route(
         op, ok, [&] { return mine.redispatch(c10::DispatchKeySet(B::key), self, other); },
         [&] { return theirs(self, wrapped(other)); });
@@ -377,15 +403,18 @@ struct Kernels {
 
   // pow on floating operands (the kernel's dtypes); on CUDA a host scalar exponent stays torch's
   static at::Tensor pow(const at::Tensor& self, const at::Tensor& exponent) {
-    const bool ok = binary_ok(self, exponent) && at::isFloatingType(self.scalar_type()) &&
-                    at::isFloatingType(exponent.scalar_type()) && !(kCuda && host_scalar(exponent));
+    const auto ok = [&] {
+      return binary_ok(self, exponent) && at::isFloatingType(self.scalar_type()) &&
+             at::isFloatingType(exponent.scalar_type()) && !(kCuda && host_scalar(exponent));
+    };
     return route(
         op_pow, ok, [&] { return MYOPS_OVERRIDE_EW(pow, self, exponent); }, [&] { return B::pow(self, exponent); });
   }
 
   static at::Tensor pow_scalar(const at::Tensor& self, const c10::Scalar& exponent) {
-    const bool ok =
-        on(self) && at::isFloatingType(self.scalar_type()) && !exponent.isComplex() && !exponent.isSymbolic();
+    const auto ok = [&] {
+      return on(self) && at::isFloatingType(self.scalar_type()) && !exponent.isComplex() && !exponent.isSymbolic();
+    };
     return route(
         op_pow_scalar, ok, [&] { return MYOPS_OVERRIDE_EW(pow_scalar, self, exponent); },
         [&] { return B::pow(self, exponent); });

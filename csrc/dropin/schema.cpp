@@ -9,7 +9,9 @@ MYOPS_SCHEMAS(m) {
   m.def("_override_enable(str[] ops) -> ()");
   m.def("_override_disable() -> ()");
   m.def("_override_enabled() -> str[]");
+  m.def("_override_scoped() -> str[]");
   m.def("_override_registered() -> str[]");
+  m.def("_override_unregister() -> ()");
   m.def("_override_scope_enter(str[] ops) -> int");
   m.def("_override_scope_exit(str[] ops, int token) -> ()");
   m.def("_override_stats(bool this_thread=False) -> int[]");

@@ -21,8 +21,8 @@ TorchScript, C++ (LibTorch), ``torch.compile``'s fallback kernels and torch's ow
 Autograd, so gradients use ATen's formulas; ``torchvision::nms``'s sits on the BackendSelect key,
 just above the backend's. So every mode reaches them alike: grad mode, ``no_grad``,
 ``inference_mode`` (which skips the Autograd keys; inference tensors too) and autocast (whose
-casts run first, then the routed op on the cast tensors). Disabling destroys the registrations:
-torch's kernels are back exactly as before.
+casts run first, then the routed op on the cast tensors). Disabling stops the routing: every
+call runs on torch's kernels again, through the override's hand-back.
 
 Only the functional overloads are overridden; in-place (``add_``, ``relu_``, ``+=``) and
 ``out=`` forms, ``div(rounding_mode=...)``, one-sided or scalar ``clamp`` and anything else
@@ -38,6 +38,12 @@ threads and threads started later; not other processes (a DataLoader worker star
 the thread that opened the block, while it is open; other threads keep torch's kernels (they
 run through the override's hand-back, a C++ function call). Backward passes that autograd runs
 on its own threads (CUDA) are not in the block.
+
+Threads: the first ``enable()`` or block registers the kernels of every op, and they stay
+registered; from then on ``enable()``, ``disable()`` and blocks only set the state the kernels
+read (a process-wide set and a per-thread one), so a block in one thread never changes what
+another thread's calls dispatch to, and a block's enter and exit cost about a microsecond.
+:func:`unregister` puts torch's kernels back in the dispatcher; it is never called for you.
 """
 
 import collections
@@ -45,6 +51,8 @@ import threading
 from typing import Dict, Iterable, List, Optional, Tuple, Union
 
 import torch
+
+from . import _C
 
 __all__ = [
     "enable",
@@ -70,38 +78,59 @@ DEFAULT_OPS = frozenset(_ops._override_defaults())
 HAND_BACK_REASONS = tuple(_ops._override_why())
 
 
-def _names(only):
-    if only is None:
-        names = [n for n in ALL_OPS if n in DEFAULT_OPS]
-    else:
-        if isinstance(only, str):
-            only = [only]
-        names = list(dict.fromkeys(only))
-        unknown = [n for n in names if n not in ALL_OPS]
-        if unknown:
-            raise ValueError(f"myops: unknown op(s) {unknown}; the ops that can be routed are {list(ALL_OPS)}")
-    if "nms" in names:
-        # torchvision::nms can only be overridden once torchvision's ops are loaded: load them now
-        # (a later `import torchvision` would otherwise meet torchvision's kernel, unrouted)
+_BIT = {name: 1 << i for i, name in enumerate(ALL_OPS)}
+_DEFAULT_NAMES = tuple(n for n in ALL_OPS if n in DEFAULT_OPS)
+_torchvision_tried = False
+
+
+def _load_torchvision():
+    """torchvision::nms can only be overridden once torchvision's ops are loaded: load them
+    (once per process; a later ``import torchvision`` would otherwise meet torchvision's kernel,
+    unrouted)."""
+    global _torchvision_tried
+    if not _torchvision_tried:
+        _torchvision_tried = True
         try:
             import torchvision  # noqa: F401
         except ImportError:
             pass
+
+
+def _names(only) -> Tuple[str, ...]:
+    if only is None:
+        names = _DEFAULT_NAMES
+    else:
+        if isinstance(only, str):
+            only = [only]
+        names = tuple(dict.fromkeys(only))
+        unknown = [n for n in names if n not in _BIT]
+        if unknown:
+            raise ValueError(f"myops: unknown op(s) {unknown}; the ops that can be routed are {list(ALL_OPS)}")
+    if "nms" in names:
+        _load_torchvision()
     return names
 
 
-def _counts(this_thread):
-    v = _ops._override_stats(this_thread)
-    w = _ops._override_stats_why(this_thread)
-    k = len(HAND_BACK_REASONS)
-    routed = {n: v[2 * i] for i, n in enumerate(ALL_OPS)}
-    handed_back = {n: v[2 * i + 1] for i, n in enumerate(ALL_OPS)}
-    reasons = {(n, r): w[k * i + j] for i, n in enumerate(ALL_OPS) for j, r in enumerate(HAND_BACK_REASONS)}
+# The counters (csrc/dropin/aten_override.h, counters()): per op in ALL_OPS order, routed, then
+# handed back for each reason; a snapshot is the bytes myops._C._dropin_counters returns.
+_PER_OP = 1 + len(HAND_BACK_REASONS)
+
+
+def _diff(now: bytes, base: bytes):
+    """(routed, handed_back, reasons) between two snapshots, the ops with a count only."""
+    a, b = memoryview(now).cast("Q"), memoryview(base).cast("Q")
+    routed: collections.Counter = collections.Counter()
+    handed_back: collections.Counter = collections.Counter()
+    reasons: collections.Counter = collections.Counter()
+    for i, name in enumerate(ALL_OPS):
+        k = i * _PER_OP
+        if a[k] != b[k]:
+            routed[name] = a[k] - b[k]
+        for j, why in enumerate(HAND_BACK_REASONS, 1):
+            if a[k + j] != b[k + j]:
+                reasons[(name, why)] = a[k + j] - b[k + j]
+                handed_back[name] += a[k + j] - b[k + j]
     return routed, handed_back, reasons
-
-
-def _diff(now, base):
-    return collections.Counter({key: now[key] - base[key] for key in now if now[key] != base[key]})
 
 
 class RouteStats:
@@ -133,10 +162,11 @@ class RouteStats:
     def __init__(self, this_thread: bool):
         self._this_thread = this_thread
         self._thread = threading.get_ident()
-        self._base = _counts(this_thread)
-        self._final = None
+        # snapshots of the C++ counters (bytes), read into dicts only when the stats are read
+        self._base = _C._dropin_counters(this_thread)
+        self._final: Optional[bytes] = None
 
-    def _now(self):
+    def _snapshot(self) -> bytes:
         if self._final is not None:
             return self._final
         if self._this_thread and threading.get_ident() != self._thread:
@@ -144,12 +174,14 @@ class RouteStats:
                 "myops: the RouteStats of an open replace_torch_ops() block count the calls "
                 "of the thread that opened it; read them in that thread"
             )
-        now = _counts(self._this_thread)
-        return tuple(_diff(a, b) for a, b in zip(now, self._base))
+        return _C._dropin_counters(self._this_thread)
+
+    def _now(self):
+        return _diff(self._snapshot(), self._base)
 
     def _stop(self):
         if self._final is None:
-            self._final = self._now()
+            self._final = self._snapshot()
 
     @property
     def routed(self):
@@ -237,8 +269,8 @@ def enable(only: Optional[Union[str, Iterable[str]]] = None) -> RouteStats:
 
 
 def disable() -> Optional[RouteStats]:
-    """Stop the process-wide routing of :func:`enable`: torch's kernels are back exactly (open
-    :func:`replace_torch_ops` blocks keep theirs).
+    """Stop the process-wide routing of :func:`enable`: every call runs on torch's kernels again
+    (open :func:`replace_torch_ops` blocks keep theirs).
 
     Returns:
         The (now frozen) :class:`RouteStats` of the routing, or None if it was not enabled.
@@ -301,18 +333,45 @@ class replace_torch_ops:
 
     def __init__(self, only: Optional[Union[str, Iterable[str]]] = None):
         self._names = _names(only)
+        self._mask = sum(_BIT[n] for n in self._names)
         self._open: List[Tuple[int, RouteStats]] = []  # (token, stats) of each entry, innermost last
         self.stats: Optional[RouteStats] = None  # the innermost entry's
 
     def __enter__(self):
+        # one C call each (csrc/python/dropin.cpp): no dispatcher change, no schema matching
         stats = RouteStats(this_thread=True)
-        token = _ops._override_scope_enter(self._names)
-        self._open.append((token, stats))
+        self._open.append((_C._dropin_scope_enter(self._mask), stats))
         self.stats = stats
         return stats
 
     def __exit__(self, *exc):
         token, stats = self._open.pop()
         stats._stop()
-        _ops._override_scope_exit(self._names, token)
+        _C._dropin_scope_exit(token)
         return False
+
+
+def unregister() -> None:
+    """Put torch's own kernels back in the dispatcher's tables, exactly as before the first
+    :func:`enable` or :func:`replace_torch_ops` block (the next one registers them again).
+
+    Not needed to stop routing (:func:`disable` and the end of a block do that) and never called
+    for you. **Not safe while other threads run torch ops**: PyTorch does not support changing
+    the dispatcher's tables while other threads dispatch (a call can meet a half-changed table
+    and raise). For a single-threaded program that must leave the dispatcher as it found it.
+
+    Raises:
+        RuntimeError: routing is on (an :func:`enable`, or an open block in any thread).
+
+    Example::
+
+        >>> with myops.replace_torch_ops(only="relu"):
+        ...     _ = torch.relu(torch.ones(2))
+        >>> "relu" in torch.ops.myops._override_registered()
+        True
+        >>> myops.replace.unregister()
+        >>> torch.ops.myops._override_registered()
+        []
+    """
+    with _lock:
+        _ops._override_unregister()
