@@ -7,6 +7,7 @@
 // compiler, no GPU). Kernel code tests MYOPS_CUDA_RULES only: set in device code and in the
 // emulation's build of the CUDA kernels.
 #include <cmath>
+#include <type_traits>
 
 #if defined(__CUDA_ARCH__) || defined(MYOPS_CUDA_EMULATION)
 #define MYOPS_CUDA_RULES 1
@@ -48,7 +49,9 @@ inline T cuda_fmin(T a, T b) {
 // a * b and a + b each rounded to nearest on their own, in every build: nvcc contracts a * b + c
 // into one fused multiply-add (--fmad=true, its default), which rounds once; where PyTorch
 // computes the two as separate tensor ops (each result rounded), the kernel must too. On the host
-// they are the plain operations (the files that call them are built without FMA instructions).
+// (the CPU kernels, and the CUDA emulation, which contracts as nvcc does:
+// tests/cuda_emulation/loader.py) an empty asm statement holds the rounded result in its
+// register, so the compiler cannot fuse it into the next operation whatever -ffp-contract says.
 #if defined(__CUDA_ARCH__)
 __device__ __forceinline__ float mul_rn(float a, float b) { return __fmul_rn(a, b); }
 __device__ __forceinline__ double mul_rn(double a, double b) { return __dmul_rn(a, b); }
@@ -56,12 +59,28 @@ __device__ __forceinline__ float add_rn(float a, float b) { return __fadd_rn(a, 
 __device__ __forceinline__ double add_rn(double a, double b) { return __dadd_rn(a, b); }
 #else
 template <typename T>
+inline T rounded(T v) {
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+  if constexpr (std::is_same_v<T, float> || std::is_same_v<T, double>) {
+    __asm__("" : "+x"(v));
+    return v;
+  }
+#elif defined(__aarch64__) && (defined(__GNUC__) || defined(__clang__))
+  if constexpr (std::is_same_v<T, float> || std::is_same_v<T, double>) {
+    __asm__("" : "+w"(v));
+    return v;
+  }
+#endif
+  volatile T t = v;  // any other type or compiler: through memory
+  return t;
+}
+template <typename T>
 inline T mul_rn(T a, T b) {
-  return a * b;
+  return rounded<T>(a * b);
 }
 template <typename T>
 inline T add_rn(T a, T b) {
-  return a + b;
+  return rounded<T>(a + b);
 }
 #endif
 }  // namespace myops

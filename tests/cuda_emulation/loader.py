@@ -4,6 +4,7 @@
 
 import glob
 import os
+import platform
 import shutil
 import sys
 
@@ -65,6 +66,17 @@ def cuda_include_dir():
     return None
 
 
+def _cpu_has_fma():
+    """x86-64 with FMA instructions (elsewhere -mfma is no flag: aarch64 has them always)."""
+    if platform.machine() not in ("x86_64", "AMD64"):
+        return False
+    try:
+        with open("/proc/cpuinfo") as f:
+            return any(line.startswith("flags") and " fma" in line for line in f)
+    except OSError:
+        return False
+
+
 def build(verbose=False):
     """Loads the emulation extension (compiling it on first use) and defines the `myops_emu`
     schemas as copies of myops' own."""
@@ -78,6 +90,11 @@ def build(verbose=False):
     # out-of-bounds access by a CUDA kernel is caught on the CPU, as compute-sanitizer would
     build_dir = os.environ.get("MYOPS_EMU_BUILD_DIR", os.path.join(ROOT, "build", "cuda_emulation"))
     extra = os.environ.get("MYOPS_EMU_CFLAGS", "").split()
+    # contraction as nvcc's default (--fmad=true): a * b + c may become one fused multiply-add
+    # wherever the compiler sees it, so a kernel that must round twice (as a torch reference
+    # made of two ops does) and forgets core/cuda_rules.h's mul_rn / add_rn fails here too.
+    # GCC contracts in a pass that -O1 leaves out: -fexpensive-optimizations runs it.
+    contract = ["-ffp-contract=fast", "-fexpensive-optimizations"] + (["-mfma"] if _cpu_has_fma() else [])
     os.makedirs(build_dir, exist_ok=True)
     sources = sorted(glob.glob(os.path.join(HERE, "*.cpp")))
     preload = os.environ.pop("LD_PRELOAD", None)  # the sanitizer runtimes are for this process, not the compiler
@@ -86,7 +103,7 @@ def build(verbose=False):
             name="myops_cuda_emulation",
             sources=sources,
             extra_include_paths=[CSRC, os.path.join(CSRC, "include"), inc],
-            extra_cflags=["-O1", "-fwrapv", "-DMYOPS_CUDA_EMULATION"] + extra,
+            extra_cflags=["-O1", "-fwrapv", "-DMYOPS_CUDA_EMULATION"] + contract + extra,
             extra_ldflags=[f for f in extra if f.startswith("-fsanitize")],
             build_directory=build_dir,
             is_python_module=False,

@@ -70,6 +70,7 @@
 
 #include "core/checks.h"
 #include "core/cuda/cub.h"
+#include "core/cuda_rules.h"
 #include "core/cuda/glue.h"
 #include "core/cuda/launch.h"
 #include "core/cuda/work_counter.h"
@@ -267,12 +268,15 @@ __device__ __forceinline__ Acc image_max(const Acc* block_max, const Dims& d, in
 }
 
 // torchvision's coordinate trick for one box of class c: b + c * (max + 1), op for op in T as
-// torch computes it (each op in the accumulate type, rounded to T).
+// torch computes it (each op in the accumulate type, rounded to T). torch runs the multiply and
+// the add as two kernels, each result rounded: mul_rn / add_rn keep nvcc from fusing them into one
+// FFMA (tests/test_package.py checks the SASS; tests/test_cuda_emulation.py the boxes at the
+// threshold).
 template <typename T, typename Acc>
 __device__ __forceinline__ void shift_box(const T* b, int64_t c, Acc top, T* out) {
-  const T m1 = static_cast<T>(top + static_cast<Acc>(1));
-  const T off = static_cast<T>(static_cast<Acc>(static_cast<T>(static_cast<Acc>(c))) * static_cast<Acc>(m1));
-  for (int k = 0; k < 4; ++k) out[k] = static_cast<T>(static_cast<Acc>(b[k]) + static_cast<Acc>(off));
+  const T m1 = static_cast<T>(add_rn(top, static_cast<Acc>(1)));
+  const T off = static_cast<T>(mul_rn(static_cast<Acc>(static_cast<T>(static_cast<Acc>(c))), static_cast<Acc>(m1)));
+  for (int k = 0; k < 4; ++k) out[k] = static_cast<T>(add_rn(static_cast<Acc>(b[k]), static_cast<Acc>(off)));
 }
 
 // [lo, hi) of class c in image n's class-sorted rows.
