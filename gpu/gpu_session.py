@@ -82,6 +82,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
 BENCH = os.path.join(ROOT, "benchmarks")  # runner.py, sweep.py, bench_deploy.py, results/
 sys.path.insert(0, HERE)
+sys.path.insert(1, BENCH)  # runner.py: the bench part's families (bench_families)
 
 import gpu_build  # noqa: E402
 import gpu_results  # noqa: E402
@@ -906,13 +907,22 @@ def main(argv=None):
     p.add_argument("--dry-run", action="store_true", help="on the CPU against the CPU build (CI)")
     p.add_argument("mode", nargs="?", choices=["all", "rerun", "sweep", "tune", "graph"])
     p.add_argument("--families-since", metavar="COMMIT", help="print the test families changed since COMMIT, then exit")
+    p.add_argument("--plan", action="store_true", help="print what `all` would run (JSON: part -> units), then exit")
     args = p.parse_args(argv)
     if args.families_since:
         print(" ".join(changed_families(args.families_since)))
         return 0
     if args.mode is None:
         p.error("a mode is required")
+    if args.plan and args.mode != "all":
+        p.error("--plan: the plan of `all` only")
     s = Session(args.mode, args.dry_run)
+    if args.plan:
+        try:
+            print(json.dumps(s.plan()))
+        finally:
+            shutil.rmtree(s.work, ignore_errors=True)
+        return 0
     rc = 1
     try:
         rc = s.main()

@@ -572,3 +572,26 @@ def test_sweep_table_has_inductor_columns():
     )
     assert "| nonzero | cub | c | 10.0 us | 10.0 us | - | 1.00x |  | yes |" in md
     assert "| nonzero | lookback | c | ERROR |  |  | differs |  |  |" in md
+
+
+def test_the_dry_run_plans_what_the_gpu_runs(tmp_path):
+    """`all` as the GPU machine calls it (no GPU_SESSION_* narrowing, no sys.path of the tests):
+    the dry run's plan, part by part and unit by unit in order, is the real one's, and the bench
+    part holds every runner family but deploy, the detector last."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("GPU_SESSION", "SANITIZE_"))}
+    env.pop("PYTHONPATH", None)
+    env.update(OUT=str(tmp_path / "out"), GPU_SESSION_STATE=str(tmp_path / "state"))
+    script = os.path.join(ROOT, "gpu", "gpu_session.py")
+
+    def plan(*dry):
+        p = subprocess.run(
+            [sys.executable, script, *dry, "--plan", "all"], env=env, cwd=tmp_path, capture_output=True, text=True
+        )
+        assert p.returncode == 0, p.stdout + p.stderr
+        return json.loads(p.stdout.strip().splitlines()[-1])
+
+    real, dry = plan(), plan("--dry-run")
+    assert dry == real
+    fams = [f for f in runner.FAMILIES if f not in ("deploy", "detector")] + ["detector"]
+    assert real["bench"] == fams and real["tests"] == ["tests"]
+    assert real["sanitize"] and {u[1] for u in real["sanitize"]} == {"memcheck", "initcheck"}
