@@ -353,10 +353,11 @@ def render_dropin_threads(results=RESULTS) -> str:
     if not files:
         return "(no run of benchmarks/bench_dropin_threads.py yet)"
     rec = _load(files[-1])
-    src = f"{{repo}}`{os.path.basename(files[-1])[:-5]} <benchmarks/results/{os.path.basename(files[-1])[:-5]}.md>`"
+    stem = os.path.basename(files[-1])[:-5]
+    src = f"{{repo}}`{stem} <benchmarks/results/{stem}.md>`, {rec['date']}: `{rec['commit']}`"
     out = [
         f"Measured with `benchmarks/bench_dropin_threads.py` ({rec['device']}, torch {rec['torch']}, "
-        f"{rec['threads']} threads, {rec['date']}, `{rec['commit']}`; medians of {rec['rounds']} rounds):",
+        f"{rec['threads']} threads; medians of {rec['rounds']} rounds):",
         "",
         "| what | per call | source |",
         "|---|---|---|",
