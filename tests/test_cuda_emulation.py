@@ -1220,6 +1220,19 @@ def test_cooperative_launch_needs_atomic_tiles(E):
         E._emu_spin_order(False, 200)
 
 
+def test_barrier_kernels_run_their_real_block_size(E):
+    """A kernel whose threads meet at barriers runs here with its 256 threads (fibers, in a seeded
+    random order), so a barrier it drops gives wrong results, as on a device: a copy of
+    multiclass_nms.cu's block scan with and without its first barrier."""
+    want = (torch.arange(1, 257).cumsum(0) - torch.arange(1, 257)).repeat(3).tolist()
+    assert E._emu_block_scan(True, 3) == want
+    wrong = 0
+    for seed in range(5):
+        E._emu_seed(1000 + seed)
+        wrong += E._emu_block_scan(False, 3) != want
+    assert wrong == 5
+
+
 # ---- the CUDA drop-in (csrc/dropin/cuda/aten_override_cuda.cpp), against the CPU drop-in ----------
 
 DROPIN_OPS = list(torch.ops.myops._override_ops())
@@ -1386,7 +1399,7 @@ def test_batched_nms_per_class_path(E):
 
 
 # ---- multiclass_nms_static (the batch pipeline: compaction, CUB's segmented sorts by stand-ins,
-# the per-segment sweep and the gather as one-thread blocks) -------------------------------------
+# the per-segment sweep and the gather, 256 fibers a block) -------------------------------------
 # The reference is the op's definition (tests/test_multiclass_nms.py) with the emulated CUDA nms /
 # batched_nms in torchvision's place: torchvision's CUDA IoU and its CUDA choice of batched_nms's
 # path (the coordinate trick up to 25,000 candidates), NaN and non-finite boxes included. Where

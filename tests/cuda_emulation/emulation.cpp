@@ -19,6 +19,10 @@
 //       MYOPS_CUDA_VARIANT; "" clears it), returns the previous spec
 //   myops_emu::_emu_counters(bool reset) -> int[]
 //       [kernel launches, memsets, host syncs, temporary bytes] since the last reset
+//   myops_emu::_emu_block_scan(bool barrier, int blocks) -> int[]
+//       the exclusive prefix sums of 1..256 in each of `blocks` blocks of 256 threads, by a copy of
+//       multiclass_nms.cu's block_scan, with its first barrier or (barrier=False) without it: a
+//       kernel that drops a barrier must give wrong sums here, as on a device
 //   myops_emu::_emu_spin_order(bool atomic_tiles, int blocks) -> int
 //       a look-back chain over `blocks` blocks of 64 threads, each waiting on the previous tile:
 //       tiles from an atomic counter (returns the sum the chain carries), or from blockIdx (which
@@ -191,6 +195,29 @@ int64_t emu_spin_order(bool atomic_tiles, int64_t blocks) {
   return static_cast<int64_t>(state.back());
 }
 
+// A copy of multiclass_nms.cu's block_scan; `barrier`: with the barrier between the writes of
+// buf and the first reads of other threads' entries.
+__global__ void block_scan_kernel(bool barrier, int64_t* out) {
+  MYOPS_SHARED(int64_t, buf, 256);
+  const int t = threadIdx.x;
+  const int64_t v = t + 1;
+  buf[t] = v;
+  if (barrier) __syncthreads();
+  for (int off = 1; off < static_cast<int>(blockDim.x); off <<= 1) {
+    const int64_t x = t >= off ? buf[t - off] : 0;
+    __syncthreads();
+    buf[t] += x;
+    __syncthreads();
+  }
+  out[int64_t(blockIdx.x) * blockDim.x + t] = buf[t] - v;
+}
+
+std::vector<int64_t> emu_block_scan(bool barrier, int64_t blocks) {
+  std::vector<int64_t> out(static_cast<size_t>(blocks) * 256, -1);
+  MYOPS_LAUNCH_COOP(dim3(static_cast<unsigned>(blocks)), 256, nullptr, block_scan_kernel)(barrier, out.data());
+  return out;
+}
+
 int64_t emu_seed(int64_t seed) { return static_cast<int64_t>(myops::emu::set_seed(static_cast<uint64_t>(seed))); }
 
 }  // namespace
@@ -204,4 +231,5 @@ TORCH_LIBRARY_FRAGMENT(myops_emu, m) {
   m.def("_emu_variant(str spec) -> str", &emu_variant);
   m.def("_emu_counters(bool reset) -> int[]", &emu_counters);
   m.def("_emu_spin_order(bool atomic_tiles, int blocks) -> int", &emu_spin_order);
+  m.def("_emu_block_scan(bool barrier, int blocks) -> int[]", &emu_block_scan);
 }

@@ -656,6 +656,10 @@ inline int atomicAdd(int* p, int v) { return std::exchange(*p, *p + v); }
 #define gridDim ::myops::emu::grid_dim
 #undef __launch_bounds__
 #define __launch_bounds__(...)
+// Shared memory only through MYOPS_SHARED, in a cooperative launch: a plain __shared__ variable
+// would be one per fiber here (a local), so its kernel would pass for the wrong reason.
+#undef __shared__
+#define __shared__ static_assert(false, "myops: declare shared memory with MYOPS_SHARED (core/cuda/launch.h)");
 #define cudaDeviceGetAttribute ::myops::emu::device_get_attribute
 #define cudaMemcpy2DAsync ::myops::emu::memcpy_2d_async
 #define cudaMemsetAsync ::myops::emu::memset_async

@@ -7,12 +7,9 @@
 // Built with MYOPS_CUDA_EMULATION (the host compiler, tests/test_cuda_emulation.py), the same
 // line runs the kernel on the host instead: core/cuda/emulation.h.
 //
-// A kernel whose threads meet at barriers: MYOPS_BARRIER() (__syncthreads()) between its phases,
-// launched with barrier_block_threads(n) threads per block. The emulation runs a block's threads
-// one after another, so there such a block is one thread and the barrier a no-op.
-//
-// A kernel whose threads cooperate for real - barriers with the block's real size, full-warp
-// collectives (__ballot_sync, __shfl_*_sync), spin-waits on other blocks - launches with
+// A kernel whose threads do not talk to each other runs in the emulation one thread after another.
+// A kernel whose threads cooperate - barriers (__syncthreads()), full-warp collectives
+// (__ballot_sync, __shfl_*_sync), spin-waits on other blocks - launches with
 //
 //   MYOPS_LAUNCH_COOP(grid, block, stream, kernel<...>)(args...);
 //
@@ -27,13 +24,11 @@
 #if defined(MYOPS_CUDA_EMULATION)
 #include "core/cuda/emulation.h"
 #define MYOPS_LAUNCH(grid, block, stream, ...) ::myops::emu::Launch(grid, block, stream, __VA_ARGS__)
-#define MYOPS_BARRIER() ((void)0)
 #define MYOPS_LAUNCH_COOP(grid, block, stream, ...) ::myops::emu::LaunchCoop(grid, block, stream, __VA_ARGS__)
 #define MYOPS_SHARED(T, name, N) T* const name = ::myops::emu::block_shared<T, N>([] {})
 #define MYOPS_SPIN_PAUSE() ::myops::emu::spin_pause()
 #include <cmath>
 namespace myops {
-constexpr int barrier_block_threads(int) { return 1; }
 namespace device_math {
 using std::ceil;
 using std::floor;
@@ -42,14 +37,12 @@ using std::isfinite;
 }  // namespace myops
 #else
 #define MYOPS_LAUNCH(grid, block, stream, ...) __VA_ARGS__<<<grid, block, 0, stream>>>
-#define MYOPS_BARRIER() __syncthreads()
 #define MYOPS_LAUNCH_COOP(grid, block, stream, ...) __VA_ARGS__<<<grid, block, 0, stream>>>
 #define MYOPS_SHARED(T, name, N)  \
   __shared__ T name##_storage[N]; \
   T* const name = name##_storage
 #define MYOPS_SPIN_PAUSE() __nanosleep(32)
 namespace myops {
-constexpr int barrier_block_threads(int threads) { return threads; }
 namespace device_math {}
 }  // namespace myops
 #endif

@@ -33,7 +33,9 @@ namespace {
 
 using namespace device_math;  // ceil, floor, isfinite (core/cuda/launch.h)
 
-constexpr int kThreads = barrier_block_threads(256);
+// keypoints_kernel's threads meet at barriers: it launches with MYOPS_LAUNCH_COOP (the emulation
+// runs its 256 threads as fibers) and keeps its shared memory in MYOPS_SHARED
+constexpr int kThreads = 256;
 constexpr int kPasteThreads = 256;
 
 template <typename A>
@@ -67,8 +69,8 @@ template <typename T>
 __global__ void __launch_bounds__(kThreads)
     keypoints_kernel(const T* maps, const T* rois, const int64_t* count, int64_t R, int64_t K, int64_t H, int64_t W,
                      float* xy, float* scores) {
-  __shared__ T best_v[kThreads];
-  __shared__ int64_t best_i[kThreads];
+  MYOPS_SHARED(T, best_v, kThreads);
+  MYOPS_SHARED(int64_t, best_i, kThreads);
   const int64_t r = blockIdx.x / K, k = blockIdx.x % K;
   float* p = xy + blockIdx.x * 3;
   const int64_t real = *count;
@@ -112,7 +114,7 @@ __global__ void __launch_bounds__(kThreads)
   }
   best_v[threadIdx.x] = bv;
   best_i[threadIdx.x] = bi;
-  MYOPS_BARRIER();
+  __syncthreads();
   for (unsigned s = blockDim.x / 2; s > 0; s /= 2) {
     if (threadIdx.x < s) {
       const T v = best_v[threadIdx.x + s];
@@ -122,7 +124,7 @@ __global__ void __launch_bounds__(kThreads)
         best_i[threadIdx.x] = i;
       }
     }
-    MYOPS_BARRIER();
+    __syncthreads();
   }
   if (threadIdx.x == 0) {
     const int64_t i = best_i[0];  // h * w >= 1: some position was seen
@@ -191,7 +193,7 @@ std::tuple<at::Tensor, at::Tensor> heatmaps_to_keypoints_cuda(const at::Tensor& 
   const at::Tensor m = maps.contiguous(), r = rois.contiguous();
   const auto go = [&](auto tag) {
     using T = decltype(tag);
-    MYOPS_LAUNCH(unsigned(R * K), kThreads, current_stream(), keypoints_kernel<T>)(
+    MYOPS_LAUNCH_COOP(unsigned(R * K), kThreads, current_stream(), keypoints_kernel<T>)(
         m.const_data_ptr<T>(), r.const_data_ptr<T>(), count.const_data_ptr<int64_t>(), R, K, H, W,
         xy.mutable_data_ptr<float>(), scores.mutable_data_ptr<float>());
     C10_CUDA_KERNEL_LAUNCH_CHECK();

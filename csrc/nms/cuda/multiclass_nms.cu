@@ -85,8 +85,9 @@ using Result = std::tuple<at::Tensor, at::Tensor, at::Tensor, at::Tensor, at::Te
 
 constexpr int kTile = 64;         // rows per sweep tile (one 64-bit word of IoU bits per row)
 constexpr int64_t kChunk = 2048;  // scores (or ranks) per block of the per-image passes
-// the blocks' threads meet at barriers (core/cuda/launch.h: one thread in the emulation)
-constexpr int kThreads = barrier_block_threads(256);
+// the blocks' threads meet at barriers: every kernel here launches with MYOPS_LAUNCH_COOP (the
+// emulation runs the 256 threads as fibers) and keeps its shared memory in MYOPS_SHARED
+constexpr int kThreads = 256;
 
 struct Dims {
   int64_t N, A, C, P, G;  // P: slots per image; G: blocks per image of the per-image passes
@@ -157,23 +158,23 @@ __device__ __forceinline__ bool candidate(const T* scores, const Dims& d, int64_
 __device__ __forceinline__ int64_t block_scan(int64_t v, int64_t* buf, int64_t& total) {
   const int t = threadIdx.x;
   buf[t] = v;
-  MYOPS_BARRIER();
+  __syncthreads();
   for (int off = 1; off < static_cast<int>(blockDim.x); off <<= 1) {
     const int64_t x = t >= off ? buf[t - off] : 0;
-    MYOPS_BARRIER();
+    __syncthreads();
     buf[t] += x;
-    MYOPS_BARRIER();
+    __syncthreads();
   }
   total = buf[blockDim.x - 1];
   const int64_t excl = buf[t] - v;
-  MYOPS_BARRIER();
+  __syncthreads();
   return excl;
 }
 
 // 1. per block of kChunk items: the number of candidates.
 template <typename T, typename Acc>
 __global__ void count_kernel(const T* scores, Dims d, Acc thr, int64_t* block_counts) {
-  __shared__ int64_t buf[kThreads];
+  MYOPS_SHARED(int64_t, buf, kThreads);
   const int64_t n = blockIdx.y, lo = int64_t(blockIdx.x) * kChunk;
   const int64_t hi = lo + kChunk < d.P ? lo + kChunk : d.P;
   int64_t c = 0;
@@ -188,7 +189,7 @@ __global__ void count_kernel(const T* scores, Dims d, Acc thr, int64_t* block_co
 template <typename T, typename Acc, typename Key>
 __global__ void compact_kernel(const T* scores, Dims d, Acc thr, const int64_t* block_counts, Key* keys, int32_t* ids,
                                int64_t* count, int32_t* seg_begin, int32_t* seg_end, int32_t* seg_top_end) {
-  __shared__ int64_t buf[kThreads];
+  MYOPS_SHARED(int64_t, buf, kThreads);
   const int64_t n = blockIdx.y, g = blockIdx.x, lo = g * kChunk;
   const int64_t hi = lo + kChunk < d.P ? lo + kChunk : d.P;
   int64_t at = 0;
@@ -235,7 +236,7 @@ __device__ __forceinline__ Acc nan_max(Acc m, Acc v) {
 template <typename T, typename Acc>
 __global__ void prepare_kernel(const T* boxes, Dims d, const int32_t* ids, const int64_t* count, uint32_t* cls_keys,
                                int32_t* ranks, uint8_t* kept, uint8_t* removed, Acc* block_max) {
-  __shared__ Acc buf[kThreads];
+  MYOPS_SHARED(Acc, buf, kThreads);
   const int64_t n = blockIdx.y, lo = int64_t(blockIdx.x) * kChunk;
   const int64_t m = rows_of(count, d, n);
   if (lo >= m) return;  // past the real rows
@@ -252,7 +253,7 @@ __global__ void prepare_kernel(const T* boxes, Dims d, const int32_t* ids, const
     for (int k = 0; k < 4; ++k) mx = nan_max(mx, static_cast<Acc>(b[k]));
   }
   buf[threadIdx.x] = mx;
-  MYOPS_BARRIER();
+  __syncthreads();
   if (threadIdx.x == 0) {
     for (int t = 1; t < static_cast<int>(blockDim.x); ++t) mx = nan_max(mx, buf[t]);
     block_max[n * d.G + blockIdx.x] = mx;
@@ -309,9 +310,9 @@ template <typename T, typename Acc>
 __global__ void ranges_kernel(const T* boxes, Dims d, const int32_t* ids, const int64_t* count,
                               const uint32_t* cls_sorted, const int32_t* ranks_sorted, const Acc* block_max, Acc* xlo,
                               Acc* xhi, uint8_t* bad) {
-  __shared__ Acc blo[kThreads];
-  __shared__ Acc bhi[kThreads];
-  __shared__ uint8_t bbad[kThreads];
+  MYOPS_SHARED(Acc, blo, kThreads);
+  MYOPS_SHARED(Acc, bhi, kThreads);
+  MYOPS_SHARED(uint8_t, bbad, kThreads);
   const int64_t n = blockIdx.y, c = blockIdx.x;
   const int64_t m = rows_of(count, d, n);
   if (d.agnostic || m == 0 || m > d.trick_rows) return;  // no trick: nothing reads the ranges
@@ -334,7 +335,7 @@ __global__ void ranges_kernel(const T* boxes, Dims d, const int32_t* ids, const 
   blo[threadIdx.x] = lo;
   bhi[threadIdx.x] = hi;
   bbad[threadIdx.x] = nan;
-  MYOPS_BARRIER();
+  __syncthreads();
   if (threadIdx.x == 0) {
     for (int t = 1; t < static_cast<int>(blockDim.x); ++t) {
       lo = blo[t] < lo ? blo[t] : lo;
@@ -374,13 +375,18 @@ template <typename T, typename Acc>
 __global__ void sweep_kernel(const T* boxes, Dims d, const int32_t* ids, const int64_t* count,
                              const uint32_t* cls_sorted, const int32_t* ranks_sorted, const Acc* block_max,
                              const Acc* xlo, const Acc* xhi, const uint8_t* bad, uint8_t* kept, uint8_t* removed) {
-  __shared__ T tb[kTile][4];
-  __shared__ uint64_t rowmask[kTile];
-  __shared__ int tkept[kTile];
-  __shared__ int ntkept;
-  __shared__ int64_t nkept;
-  __shared__ bool whole_s;
-  __shared__ Acc top_s;
+  using Box = T[4];
+  MYOPS_SHARED(Box, tb, kTile);
+  MYOPS_SHARED(uint64_t, rowmask, kTile);
+  MYOPS_SHARED(int, tkept, kTile);
+  MYOPS_SHARED(int, ntkept_s, 1);
+  MYOPS_SHARED(int64_t, nkept_s, 1);
+  MYOPS_SHARED(bool, whole_sh, 1);
+  MYOPS_SHARED(Acc, top_sh, 1);
+  int& ntkept = *ntkept_s;
+  int64_t& nkept = *nkept_s;
+  bool& whole_s = *whole_sh;
+  Acc& top_s = *top_sh;
   const int64_t n = blockIdx.y, c = blockIdx.x;
   const int64_t m = rows_of(count, d, n);
   if (m == 0) return;
@@ -390,7 +396,7 @@ __global__ void sweep_kernel(const T* boxes, Dims d, const int32_t* ids, const i
     whole_s = one_segment(d, trick, top_s, xlo, xhi, bad, n);
     nkept = 0;
   }
-  MYOPS_BARRIER();
+  __syncthreads();
   const bool whole = whole_s;
   const Acc top = top_s;
   if (whole && c != 0) return;
@@ -413,7 +419,7 @@ __global__ void sweep_kernel(const T* boxes, Dims d, const int32_t* ids, const i
     if (nkept >= d.K) break;  // the segment's first K survivors are found: no later row can enter
     const int mt = s1 - base < kTile ? static_cast<int>(s1 - base) : kTile;
     for (int k = threadIdx.x; k < mt; k += blockDim.x) load(base + k, tb[k]);
-    MYOPS_BARRIER();
+    __syncthreads();
     for (int k = threadIdx.x; k < mt; k += blockDim.x) {
       uint64_t bits = 0;
       if (!removed[base_slot + base + k]) {
@@ -427,7 +433,7 @@ __global__ void sweep_kernel(const T* boxes, Dims d, const int32_t* ids, const i
       }
       rowmask[k] = bits;
     }
-    MYOPS_BARRIER();
+    __syncthreads();
     if (threadIdx.x == 0) {
       uint64_t gone = 0;
       for (int k = 0; k < mt; ++k) gone |= uint64_t(removed[base_slot + base + k] ? 1 : 0) << k;
@@ -443,7 +449,7 @@ __global__ void sweep_kernel(const T* boxes, Dims d, const int32_t* ids, const i
       ntkept = nt;
       nkept = total;
     }
-    MYOPS_BARRIER();
+    __syncthreads();
     const int nt = ntkept;
     if (nkept < d.K && nt > 0) {
       for (int64_t j = base + mt + threadIdx.x; j < s1; j += blockDim.x) {
@@ -461,7 +467,7 @@ __global__ void sweep_kernel(const T* boxes, Dims d, const int32_t* ids, const i
         MYOPS_EMU_COUNT("multiclass_nms_iou", tested);  // the emulation counts the IoU tests
       }
     }
-    MYOPS_BARRIER();
+    __syncthreads();
   }
 }
 
@@ -470,7 +476,7 @@ template <typename T>
 __global__ void gather_kernel(const T* boxes, const T* scores, Dims d, const int32_t* ids, const int64_t* count,
                               const uint8_t* kept, int64_t* num, T* out_boxes, T* out_scores, int64_t* out_classes,
                               int64_t* out_anchors) {
-  __shared__ int64_t buf[kThreads];
+  MYOPS_SHARED(int64_t, buf, kThreads);
   const int64_t n = blockIdx.x;
   const int64_t m = rows_of(count, d, n);
   int64_t total = 0;
@@ -541,9 +547,10 @@ void run(const at::Tensor& boxes, const at::Tensor& scores, const Dims& d, const
   const dim3 per_class(static_cast<unsigned>(d.C), static_cast<unsigned>(d.N));
   // torch's `scores > score_threshold`: the scalar rounded to the scores' dtype, compared in Acc
   const Acc score_thr = static_cast<Acc>(static_cast<T>(d.score_threshold));
-  MYOPS_LAUNCH(per_image, kThreads, stream, count_kernel<T, Acc>)(sc, d, score_thr, block_counts.data_ptr<int64_t>());
+  MYOPS_LAUNCH_COOP(per_image, kThreads, stream, count_kernel<T, Acc>)(sc, d, score_thr,
+                                                                       block_counts.data_ptr<int64_t>());
   C10_CUDA_KERNEL_LAUNCH_CHECK();
-  MYOPS_LAUNCH(per_image, kThreads, stream, compact_kernel<T, Acc, Key>)(
+  MYOPS_LAUNCH_COOP(per_image, kThreads, stream, compact_kernel<T, Acc, Key>)(
       sc, d, score_thr, block_counts.const_data_ptr<int64_t>(), keys_in, ids_in, cnt, seg_begin, seg_end, seg_top_end);
   C10_CUDA_KERNEL_LAUNCH_CHECK();
   int cls_bits = 1;
@@ -561,19 +568,19 @@ void run(const at::Tensor& boxes, const at::Tensor& scores, const Dims& d, const
   C10_CUDA_CHECK(cub::DeviceSegmentedRadixSort::SortPairs(temp.get(), tb, keys_in, keys_out, ids_in, ids, items,
                                                           segments, seg_begin, seg_end, 0, int(sizeof(Key) * 8),
                                                           stream));
-  MYOPS_LAUNCH(per_image, kThreads, stream, prepare_kernel<T, Acc>)(bx, d, ids, cnt, cls_in, ranks_in, kept, removed,
-                                                                    block_max);
+  MYOPS_LAUNCH_COOP(per_image, kThreads, stream, prepare_kernel<T, Acc>)(bx, d, ids, cnt, cls_in, ranks_in, kept,
+                                                                         removed, block_max);
   C10_CUDA_KERNEL_LAUNCH_CHECK();
   tb = temp1 > temp2 ? temp1 : temp2;
   C10_CUDA_CHECK(cub::DeviceSegmentedRadixSort::SortPairs(temp.get(), tb, cls_in, cls_sorted, ranks_in, ranks, items,
                                                           segments, seg_begin, seg_top_end, 0, cls_bits, stream));
-  MYOPS_LAUNCH(per_class, kThreads, stream, ranges_kernel<T, Acc>)(bx, d, ids, cnt, cls_sorted, ranks, block_max, xlo,
-                                                                   xhi, bad.data_ptr<uint8_t>());
+  MYOPS_LAUNCH_COOP(per_class, kThreads, stream, ranges_kernel<T, Acc>)(bx, d, ids, cnt, cls_sorted, ranks, block_max,
+                                                                        xlo, xhi, bad.data_ptr<uint8_t>());
   C10_CUDA_KERNEL_LAUNCH_CHECK();
-  MYOPS_LAUNCH(per_class, kThreads, stream, sweep_kernel<T, Acc>)(bx, d, ids, cnt, cls_sorted, ranks, block_max, xlo,
-                                                                  xhi, bad.const_data_ptr<uint8_t>(), kept, removed);
+  MYOPS_LAUNCH_COOP(per_class, kThreads, stream, sweep_kernel<T, Acc>)(
+      bx, d, ids, cnt, cls_sorted, ranks, block_max, xlo, xhi, bad.const_data_ptr<uint8_t>(), kept, removed);
   C10_CUDA_KERNEL_LAUNCH_CHECK();
-  MYOPS_LAUNCH(static_cast<unsigned>(d.N), kThreads, stream, gather_kernel<T>)(
+  MYOPS_LAUNCH_COOP(static_cast<unsigned>(d.N), kThreads, stream, gather_kernel<T>)(
       bx, sc, d, ids, cnt, kept, std::get<0>(out).data_ptr<int64_t>(), std::get<1>(out).data_ptr<T>(),
       std::get<2>(out).data_ptr<T>(), std::get<3>(out).data_ptr<int64_t>(), std::get<4>(out).data_ptr<int64_t>());
   C10_CUDA_KERNEL_LAUNCH_CHECK();

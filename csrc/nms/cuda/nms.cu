@@ -45,9 +45,10 @@ namespace {
 using nms_iou::iou_above;
 
 constexpr int kTile = 64;  // boxes per mask word
-// The sweep's threads meet at barriers (core/cuda/launch.h: one thread in the emulation). The mask
-// kernel's threads never talk.
-constexpr int kSweepThreads = barrier_block_threads(256);
+// The sweep's threads meet at barriers: it launches with MYOPS_LAUNCH_COOP (the emulation runs its
+// 256 threads as fibers) and keeps its shared memory in MYOPS_SHARED. The mask kernel's threads
+// never talk.
+constexpr int kSweepThreads = 256;
 constexpr int64_t kMaxBoxes = int64_t(65535) * kTile;  // grid.y limit of the mask kernel
 
 // Class identity for the class-aware sweep: integral idxs as int64, floating as double (NaN
@@ -88,16 +89,18 @@ __global__ void iou_mask_kernel(int64_t n, int64_t tiles, float threshold, const
 // rows of the kept boxes into the removed bits of the later tiles.
 __global__ void sweep_kernel(int64_t n, int64_t tiles, const uint64_t* mask, const int64_t* order, uint64_t* removed,
                              int64_t* keep, int64_t size, int64_t* count) {
-  __shared__ uint64_t own[kTile];
-  __shared__ int64_t kept[kTile];
-  __shared__ int nkept;
-  __shared__ int64_t total;
+  MYOPS_SHARED(uint64_t, own, kTile);
+  MYOPS_SHARED(int64_t, kept, kTile);
+  MYOPS_SHARED(int, nkept_s, 1);
+  MYOPS_SHARED(int64_t, total_s, 1);
+  int& nkept = *nkept_s;
+  int64_t& total = *total_s;
   if (threadIdx.x == 0) total = 0;
   for (int64_t tile = 0; tile < tiles; ++tile) {
     const int64_t base = tile * kTile;
     const int64_t m = n - base < kTile ? n - base : kTile;
     for (int64_t k = threadIdx.x; k < m; k += blockDim.x) own[k] = mask[(base + k) * tiles + tile];
-    MYOPS_BARRIER();
+    __syncthreads();
     if (threadIdx.x == 0) {
       uint64_t word = removed[tile];
       int c = 0;
@@ -111,14 +114,14 @@ __global__ void sweep_kernel(int64_t n, int64_t tiles, const uint64_t* mask, con
       }
       nkept = c;
     }
-    MYOPS_BARRIER();
+    __syncthreads();
     const int c = nkept;
     for (int64_t w = tile + 1 + threadIdx.x; w < tiles; w += blockDim.x) {
       uint64_t acc = removed[w];
       for (int k = 0; k < c; ++k) acc |= mask[kept[k] * tiles + w];
       removed[w] = acc;
     }
-    MYOPS_BARRIER();
+    __syncthreads();
   }
   const int64_t start = total < size ? total : size;
   for (int64_t r = start + threadIdx.x; r < size; r += blockDim.x) keep[r] = -1;
@@ -172,9 +175,9 @@ std::tuple<at::Tensor, at::Tensor> nms_device(const at::Tensor& boxes, const at:
       break;
   }
   C10_CUDA_KERNEL_LAUNCH_CHECK();
-  MYOPS_LAUNCH(1, kSweepThreads, stream, sweep_kernel)(n, tiles, m, order.const_data_ptr<int64_t>(),
-                                                       reinterpret_cast<uint64_t*>(removed.data_ptr<int64_t>()),
-                                                       keep.data_ptr<int64_t>(), size, count.data_ptr<int64_t>());
+  MYOPS_LAUNCH_COOP(1, kSweepThreads, stream, sweep_kernel)(n, tiles, m, order.const_data_ptr<int64_t>(),
+                                                            reinterpret_cast<uint64_t*>(removed.data_ptr<int64_t>()),
+                                                            keep.data_ptr<int64_t>(), size, count.data_ptr<int64_t>());
   C10_CUDA_KERNEL_LAUNCH_CHECK();
   return {keep, count};
 }
