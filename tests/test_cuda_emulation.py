@@ -60,6 +60,19 @@ def emu_seed(E, fresh_seed, request):
     yield seed
 
 
+@pytest.fixture(autouse=True)
+def poisoned_memory():
+    """Memory a kernel reads before any write holds garbage, as on a device: every tensor the ops
+    allocate uninitialized (outputs, temporaries) is filled with NaN or the integer maximum
+    (torch's deterministic fill of empty()), and the emulated caching allocator's blocks with 0x7f
+    bytes (core/cuda/cub_emulation.h). A kernel that reads what it did not write fails."""
+    prev = torch.are_deterministic_algorithms_enabled(), torch.is_deterministic_algorithms_warn_only_enabled()
+    torch.use_deterministic_algorithms(True, warn_only=True)
+    assert torch.utils.deterministic.fill_uninitialized_memory
+    yield
+    torch.use_deterministic_algorithms(prev[0], warn_only=prev[1])
+
+
 def meta_strides(fn, *args):
     """Strides of torch's result under its non-CPU layout rule."""
     m = [a.to("meta") if isinstance(a, torch.Tensor) and a.dim() > 0 else a for a in args]

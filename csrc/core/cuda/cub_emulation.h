@@ -29,6 +29,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <cstdlib>
+#include <cstring>
 #include <new>
 #include <numeric>
 #include <type_traits>
@@ -94,6 +95,9 @@ class DeviceAllocator final : public c10::Allocator {
     counters().temp_bytes += static_cast<int64_t>(n);
     void* p = n == 0 ? nullptr : std::aligned_alloc(kAlign, (n + kAlign - 1) / kAlign * kAlign);
     if (n != 0 && p == nullptr) throw std::bad_alloc();
+    // poisoned, as a device block holds whatever was there: a read before a write sees 0x7f bytes
+    // (a NaN half, a huge float, a true flag, a count far out of range), not a helpful zero
+    if (p != nullptr) std::memset(p, 0x7f, n);
     return {p, p, &std::free, c10::Device(c10::DeviceType::CPU)};
   }
   c10::DeleterFnPtr raw_deleter() const override { return &std::free; }
