@@ -2,7 +2,7 @@
 // top-k, per-class or class-agnostic NMS, top-K) into outputs padded to K = max_detections, for
 // a batch of images. A composite of aten ops and myops' NMS ops (CompositeExplicitAutograd: it
 // runs on every device the ops it calls run on, and torch.export / AOTInductor keep it as one
-// node), equal to this reference per image (python/myops/ops.py has the full statement):
+// node), equal to this reference per image (python/myops/_nms.py has the full statement):
 //
 //   candidates  multi_label: every (anchor a, class c) with scores[a, c] > score_threshold, in
 //               (a, c) order; else each anchor's first best class (argmax) when its score passes

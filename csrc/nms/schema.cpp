@@ -47,7 +47,7 @@ MYOPS_SCHEMAS(m) {
       "batched_nms_static(Tensor boxes, Tensor scores, Tensor idxs, float iou_threshold, *, "
       "SymInt size) -> (Tensor keep, Tensor count)");
   // A detector's post-processing, padded to K = max_detections (csrc/nms/multiclass_nms.cpp; the
-  // reference it equals: python/myops/ops.py): num_detections [N] int64, detection_boxes
+  // reference it equals: python/myops/_nms.py): num_detections [N] int64, detection_boxes
   // [N, K, 4], detection_scores [N, K], detection_classes / detection_anchors [N, K] int64;
   // padding: boxes and scores 0, classes and anchors -1. No host sync on CUDA.
   m.def(

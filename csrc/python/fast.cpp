@@ -2,7 +2,7 @@
 //
 // `torch.ops.myops.<op>(...)` matches its arguments against the schema in Python and calls
 // the op boxed: ~1.5 us per call on a CPU, more than a whole torch.add on 10^3 elements. The
-// typed wrappers in python/myops/ops.py try these entry points first: each takes exact
+// typed wrappers in python/myops/_<family>.py try these entry points first: each takes exact
 // torch.Tensor arguments (and plain ints / a dtype / a Python number where the op has them),
 // calls the op through the dispatcher unboxed (the C++ API, myops/ops.h) (GIL released unless the call is small and on
 // the CPU) and returns the result. Anything else (a Tensor subclass, FakeTensor, an active

@@ -65,7 +65,7 @@ struct AddAlphaVecRow {
   }
 };
 
-// The kernel of kind K in this build (one per line of MYOPS_EW_KERNELS, common/op_table.h). The
+// The kernel of kind K in this build (one per line of MYOPS_EW_KERNELS, myops/op_table.h). The
 // generic one runs the plain functor K on every dtype of the kind's DTYPES (all operands of the
 // result dtype); the kinds below specialize it.
 template <EwKind K>

@@ -409,7 +409,7 @@ void launch_same(const Desc& d, const F& f) {
   }
 }
 
-// ---- the kernel of each kind (common/op_table.h) ---------------------------------------------
+// ---- the kernel of each kind (myops/op_table.h) ---------------------------------------------
 
 // The generic kernel runs the plain functor K with every operand of the result dtype, on the
 // kind's DTYPES; a .cu file specializes run_dtype for the custom kinds it compiles.

@@ -39,7 +39,7 @@ struct Desc {
   cudaStream_t stream = nullptr;
 };
 
-// One launcher per CUDA_UNIT of common/op_table.h (the .cu file compiling those kinds).
+// One launcher per CUDA_UNIT of myops/op_table.h (the .cu file compiling those kinds).
 void launch_unary(EwKind kind, const Desc& d);           // elementwise_unary.cu
 void launch_binary(EwKind kind, const Desc& d);          // elementwise_binary.cu
 void launch_div_pow_minmax(EwKind kind, const Desc& d);  // elementwise_div_pow_minmax.cu

@@ -1,4 +1,4 @@
-// Ternary elementwise ops on CUDA: the kinds of common/op_table.h whose CUDA_UNIT is ternary
+// Ternary elementwise ops on CUDA: the kinds of myops/op_table.h whose CUDA_UNIT is ternary
 // (where(condition, self, other), addcmul, clamp).
 #include "elementwise/cuda/elementwise.cuh"
 

@@ -1,4 +1,4 @@
-// Unary elementwise ops on CUDA: the kinds of common/op_table.h whose CUDA_UNIT is unary (the
+// Unary elementwise ops on CUDA: the kinds of myops/op_table.h whose CUDA_UNIT is unary (the
 // functors in elementwise/elementwise_functors.h, the launch policy in elementwise/cuda/elementwise.cuh).
 #include "elementwise/cuda/elementwise.cuh"
 
