@@ -193,7 +193,7 @@ SAN_ENV := LD_PRELOAD="$$(gcc -print-file-name=libasan.so) $$(gcc -print-file-na
 # sanitized. `make test` runs the whole suite on the plain build, `make sanitize` the whole suite
 # less SAN_NEVER on the sanitizer build: run it before calling a kernel change done.
 SAN_NEVER := test_cpp test_detection
-PLAIN_TESTS := $(SAN_NEVER) test_package test_docs test_doctests test_gpu_session test_bench_deploy \
+PLAIN_TESTS := $(SAN_NEVER) test_package test_docs test_doctests test_gpu_session test_bench_deploy test_sass \
 	test_check_spills test_dropin_models test_properties
 
 test-plain: $(STAMP)

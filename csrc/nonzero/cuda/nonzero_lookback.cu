@@ -121,8 +121,11 @@ __device__ int64_t look_back(int64_t tile, int total, volatile unsigned long lon
 
 // state[0]: the tile counter; state[1 + k]: tile k's status (null: a single block, tile 0). Tiles [0, num_tiles)
 // select; ids past them fill rows [min(count, size), size) of the ndim rows of `out` (pitch `pitch`).
+// At least 4 blocks per SM (64 registers a thread at most): the look-back hides its DRAM and
+// neighbour waits with other resident blocks; the 2-byte strided-rank reader needed 75 (3 blocks).
+// tests/test_sass.py holds every instantiation to it (tools/sass_floor.json).
 template <typename Mask, typename Writer>
-__global__ void __launch_bounds__(kThreads)
+__global__ void __launch_bounds__(kThreads, 4)
     lookback_kernel(Mask mask, Writer writer, int64_t numel, int64_t num_tiles, unsigned long long* state,
                     int64_t* d_count, int64_t* out, int64_t pitch, int ndim, int64_t size, int64_t fill_blocks,
                     int64_t fill_value) {
