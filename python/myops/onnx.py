@@ -26,7 +26,10 @@ from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple, Union
 import numpy as np
 import onnx_ir as ir
 import torch
-from onnxscript import opset18 as op
+from onnxscript import opset18 as _opset18
+
+# the ops are called on symbolic values under the exporter's recorder (typed loosely here)
+op: Any = _opset18
 
 __all__ = ["OPSET", "TRANSLATIONS", "UnsupportedError", "export", "translation_table"]
 
@@ -147,7 +150,7 @@ def _loop(trip, cond, states: Sequence, body: ir.Graph, num_outputs: int):
     an op with variadic outputs)."""
     from onnxscript import evaluator
 
-    recorder = evaluator.default()
+    recorder: Any = evaluator.default()
     outs = [ir.Value() for _ in range(num_outputs)]
     node = ir.Node(
         "", "Loop", inputs=[trip, cond, *states], attributes=[ir.AttrGraph("body", body)], outputs=outs, version=OPSET
@@ -1097,6 +1100,8 @@ def export(
                 raise UnsupportedError(str(cause)) from e
             cause = cause.__cause__ or cause.__context__
         raise
+    if program is None:  # pragma: no cover - dynamo=True always returns a program
+        raise RuntimeError("myops.onnx.export: torch.onnx.export returned no program")
     if check:
         onnx.checker.check_model(program.model_proto, full_check=True)
     if path is not None:
