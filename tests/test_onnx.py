@@ -117,11 +117,17 @@ def test_nms_family(seed, dtype, n):
     # unstable sort: the ONNX form keeps them by index (the same survivors, the same scores in order)
     assert sorted(got[0].tolist()) == sorted(ref.tolist())
     assert torch.equal(scores[got[0]], scores[ref])
-    if n * 4 > 4000:  # the per-class path, exactly, where no kept scores tie
+    if n * 4 > 4000:  # the per-class path: few ties among the kept scores
         scores = scores + torch.rand(n, generator=g, dtype=dtype) * 1e-3
     for size in (50, 2000):
         fn = lambda b, s, i, size=size: myops.batched_nms_static(b, s, i, 0.6, size=size)  # noqa: E731
-        assert_same(run_onnx(fn, boxes, scores, labels), fn(boxes, scores, labels))
+        got, ref = run_onnx(fn, boxes, scores, labels), fn(boxes, scores, labels)
+        kept = ref[0][ref[0] >= 0]
+        if n * 4 <= 4000 or kept.numel() == scores[kept].unique().numel():
+            assert_same(got, ref)
+        else:  # equal kept scores: torchvision's per-class path orders them with an unstable sort
+            assert torch.equal(got[1], ref[1]) and torch.equal(scores[got[0]], scores[ref[0]])
+            assert sorted(got[0].tolist()) == sorted(ref[0].tolist()) or size < ref[1]
         fn = lambda b, s, size=size: myops.nms_static(b, s, 0.45, size=size)  # noqa: E731
         assert_same(run_onnx(fn, boxes, scores), fn(boxes, scores))
 
