@@ -478,25 +478,23 @@ def test_detector_batch_of_sizes_in_onnxruntime(name, tmp_path):
     _assert_extras(ref, out)
 
 
-@SLOW
-def test_multiclass_nms_example_in_onnxruntime(tmp_path):
-    """examples/multiclass_nms_detector.py's single-stage detector, exported and run in ONNX
-    Runtime: the example's own post-processing outputs."""
+def test_multiclass_nms_example_in_onnxruntime():
+    """examples/multiclass_nms_detector.py's single-stage detector (a batch of two), exported and
+    run in ONNX Runtime on other images: eager's detections by the example's own comparison (the
+    same count, classes and anchors; boxes and scores within 1e-5)."""
     import importlib.util
     import pathlib
 
     path = pathlib.Path(__file__).parent.parent / "examples" / "multiclass_nms_detector.py"
     spec = importlib.util.spec_from_file_location("multiclass_nms_detector", path)
+    assert spec is not None and spec.loader is not None
     example = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(example)
-    module, x = example.build_for_export() if hasattr(example, "build_for_export") else (None, None)
-    if module is None:
-        pytest.skip("the example has no build_for_export()")
-    program = mo.export(module, (x,), tmp_path / "example.onnx")
-    sess = session(program)
-    other = torch.rand_like(x)
-    got = sess.run(None, {sess.get_inputs()[0].name: other.numpy()})
+    model = example.build()
+    sess = session(mo.export(model, (torch.rand(2, 3, 64, 64),)))
+    images = torch.rand(2, 3, 64, 64)
+    got = [torch.from_numpy(np.asarray(v)) for v in sess.run(None, {sess.get_inputs()[0].name: images.numpy()})]
     with torch.no_grad():
-        ref = module(other)
-    for g, r in zip(got, as_tuple(ref)):
-        torch.testing.assert_close(torch.from_numpy(np.asarray(g)), r, atol=1e-4, rtol=1e-4)
+        eager = model(images)
+    assert eager[0].min() > 0  # every image detects something
+    assert example.compare(eager, got) == []
