@@ -10,10 +10,13 @@ has its own kernels (Gemm / Conv, RoiAlign's accumulation, the resamplers' round
 The detectors: CI runs one (``fasterrcnn_resnet50_fpn``, small images); ``make deploy-check``
 (MYOPS_SLOW=1) runs the rest. ONNX Runtime's CPU kernels for Conv and Resize are float32 only, so
 the detectors are compared in float32 by the rule the Inductor forms are held to in float32
-(``test_detection.assert_matches_inductor``): the convolutions round differently from torch's, and
-a detection at the score threshold or two boxes at the NMS threshold can flip.
+(``test_detection.assert_matches_inductor``, with zero-area boxes matched by distance:
+assert_matches_float32): the convolutions round differently from torch's, and a detection at the
+score threshold or two boxes at the NMS threshold can flip. (test_detection's float64 rule is not
+open to ONNX Runtime: its CPU Conv and Resize have no float64 kernel.)
 """
 
+import copy
 import os
 
 import numpy as np
@@ -420,12 +423,49 @@ def run_detector(sess, x):
     return {k: torch.from_numpy(np.asarray(v)) for k, v in zip(names, out)}
 
 
+#: models whose random init crowds the scores at the detections_per_img cut beyond float32's
+#: reach (Mask R-CNN: its top 100 within 0.86-0.99 at gaps down to 6e-8, test_detection.for_inductor):
+#: ONNX Runtime's float32 Conv rounds differently from torch's, so half of the cut reorders (56
+#: of 100 found). They get test_detection's trained-like statistics (its _trained_like: batch-norm
+#: statistics measured on seeded images, the class logits scaled), which spread the scores.
+ONNX_TRAINED_LIKE = {"maskrcnn_resnet50_fpn": 16.0}
+
+
+def build(name):
+    if name not in ONNX_TRAINED_LIKE or name in td.TRAINED_LIKE:
+        return td.build(name)
+    model = copy.deepcopy(td.build(name))
+    td._trained_like(model, ONNX_TRAINED_LIKE[name])
+    return model
+
+
+def assert_matches_float32(ref, out):
+    """ONNX Runtime's detections (float32) against eager's: test_detection's float32 rule for
+    compiled forms (assert_matches_inductor: counts within 5%, at least 95% of eager's detections
+    found again with the same label and a score within 1e-3), a box counted as found at IoU >= 0.99
+    or within 0.5 px on every coordinate (random-init FCOS gives boxes of zero area, whose IoU is
+    0 with themselves)."""
+    from torchvision.ops import box_iou
+
+    got = myops.detection.unpad(out)
+    assert len(got) == len(ref)
+    for i, (r, g) in enumerate(zip(ref, got)):
+        n, m = r["boxes"].shape[0], g["boxes"].shape[0]
+        assert n >= td.MIN_DETECTIONS and abs(n - m) <= 0.05 * n, f"image {i}: {m} detections, eager {n}"
+        near = (r["boxes"][:, None] - g["boxes"][None]).abs().amax(-1) <= 0.5
+        same = (box_iou(r["boxes"], g["boxes"]) >= 0.99) | near
+        same &= r["labels"][:, None] == g["labels"][None, :]
+        same &= (r["scores"][:, None] - g["scores"][None, :]).abs() <= 1e-3
+        found = same.any(dim=1).sum().item()
+        assert found >= 0.95 * n, f"image {i}: {found} of eager's {n} detections found"
+
+
 @pytest.mark.parametrize("name", td.models())
 def test_detector_in_onnxruntime(name, tmp_path):
     """The static detector exported (an example batch) and run in ONNX Runtime on other images:
     eager torchvision's detections (test_detection's float32 rule for compiled forms), masks and
     keypoints included; the padding rows as the static module gives them."""
-    model = td.build(name)
+    model = build(name)
     static = myops.detection.make_static(model)
     sess = detector_session(static, torch.stack(td.images(td.SIZE)), tmp_path)
     imgs = td.images(td.SIZE)  # other images than the export's example
@@ -435,7 +475,7 @@ def test_detector_in_onnxruntime(name, tmp_path):
     assert list(out) == list(ref_static)
     for k, v in ref_static.items():
         assert out[k].dtype == v.dtype and out[k].shape == v.shape, k
-    td.assert_matches_inductor(td.eager(model, imgs), out)
+    assert_matches_float32(td.eager(model, imgs), out)
     _assert_extras(td.eager(model, imgs), out)
 
 
@@ -461,7 +501,7 @@ def _assert_extras(ref, out):
 @pytest.mark.parametrize("name", ["fasterrcnn_resnet50_fpn", "maskrcnn_resnet50_fpn", "retinanet_resnet50_fpn"])
 def test_detector_batch_of_sizes_in_onnxruntime(name, tmp_path):
     """A batch of two images of different sizes (make_static(image_sizes=...)), exported static."""
-    model = td.build(name)
+    model = build(name)
     sizes = [(288, 352), td.SIZE]
     static = myops.detection.make_static(model, image_sizes=sizes)
     sess = detector_session(static, torch.rand((2, 3) + td.SIZE), tmp_path)
@@ -474,7 +514,7 @@ def test_detector_batch_of_sizes_in_onnxruntime(name, tmp_path):
     if "masks" in out:
         for r, (h, w) in zip(ref, sizes):
             r["masks"] = F.pad(r["masks"], (0, td.SIZE[1] - w, 0, td.SIZE[0] - h))
-    td.assert_matches_inductor(ref, out)
+    assert_matches_float32(ref, out)
     _assert_extras(ref, out)
 
 
