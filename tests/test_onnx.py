@@ -102,7 +102,8 @@ def random_boxes(n, g, dtype=torch.float32, ties=True):
 
 # ---- NMS ------------------------------------------------------------------------------------------
 
-SEEDS = [int.from_bytes(os.urandom(2), "little") for _ in range(2)]
+# a fresh seed each run (in the test ids: a failure names the seed that replays it)
+SEEDS = [int.from_bytes(os.urandom(2), "little")]
 
 
 @pytest.mark.parametrize("seed", SEEDS)
@@ -358,7 +359,7 @@ def test_diagonal(offset, dim1, dim2, dtype):
 def test_aten_forms():
     """The aten ops onnxscript's table leaves out: amax over every dim (NaN kept), a stable sort
     of ties, squeeze of several dims."""
-    g = gen(SEEDS[1])
+    g = gen(SEEDS[0] + 1)
     x = torch.randn(3, 1, 5, generator=g)
     x[2, 0, 3] = float("nan")
     assert_same(run_onnx(lambda a: a.amax(), x), x.amax())
