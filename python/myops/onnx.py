@@ -98,10 +98,6 @@ def _rows_below(count, rows: int, rank: int):
     return op.Reshape(mask, _i64([rows] + [1] * (rank - 1)))
 
 
-def _zeros_like(x):
-    return op.ConstantOfShape(op.Shape(x), value=ir.tensor(np.zeros(1, _NP[_dtype(x)])))
-
-
 # ---------------------------------------------------------------------------------------------
 # Loop bodies: built as ONNX IR graphs (a Loop's body is a graph attribute)
 # ---------------------------------------------------------------------------------------------
@@ -484,21 +480,6 @@ def myops_paste_masks(masks, boxes, count, image_size: Sequence[int]):
         op.And(op.Unsqueeze(in_y, _i64([3])), op.Unsqueeze(in_x, _i64([2]))), op.Reshape(real, _i64([n, d, 1, 1]))
     )
     return op.Where(keep, out, _const(0, dt))
-
-
-def _cubic_weights(t, dt: ir.DataType):
-    """torch's bicubic coefficients (A = -0.75) for the fractions ``t``."""
-    a = -0.75
-
-    def c1(x):  # ((A + 2) * x - (A + 3)) * x * x + 1
-        return op.Add(op.Mul(op.Mul(op.Sub(op.Mul(_const(a + 2, dt), x), _const(a + 3, dt)), x), x), _const(1, dt))
-
-    def c2(x):  # ((A * x - 5A) * x + 8A) * x - 4A
-        inner = op.Add(op.Mul(op.Sub(op.Mul(_const(a, dt), x), _const(5 * a, dt)), x), _const(8 * a, dt))
-        return op.Sub(op.Mul(inner, x), _const(4 * a, dt))
-
-    one = _const(1, dt)
-    return [c2(op.Add(t, one)), c1(t), c1(op.Sub(one, t)), c2(op.Add(op.Sub(one, t), one))]
 
 
 def myops_heatmaps_to_keypoints(maps, rois, count):
