@@ -100,7 +100,7 @@ speed-guard: $(STAMP)
 # AOTInductor from C++): too slow for CI, which runs fasterrcnn_resnet50_fpn only; and the
 # multiclass_nms_static example detector through AOTInductor from C++
 deploy-check: $(STAMP)
-	MYOPS_SLOW=1 $(PY) -m pytest tests/test_detection.py tests/test_multiclass_nms.py -q
+	MYOPS_SLOW=1 $(PY) -m pytest tests/test_detection.py tests/test_multiclass_nms.py tests/test_onnx.py -q
 
 package-check: $(DEPS)
 	.ci/check_package $(PY)
@@ -194,6 +194,7 @@ SAN_ENV := LD_PRELOAD="$$(gcc -print-file-name=libasan.so) $$(gcc -print-file-na
 # less SAN_NEVER on the sanitizer build: run it before calling a kernel change done.
 SAN_NEVER := test_cpp test_detection
 PLAIN_TESTS := $(SAN_NEVER) test_package test_docs test_doctests test_gpu_session test_bench_deploy test_sass \
+	test_onnx \
 	test_check_spills test_dropin_models test_properties
 
 test-plain: $(STAMP)

@@ -284,8 +284,9 @@ def cases(device, quick):
 #     python benchmarks/bench_deploy.py --cost --sizes 320x416 --batches 1 4 --out benchmarks/results
 #     python benchmarks/bench_deploy.py --cost --models maskrcnn_resnet50_fpn --sizes 800x1088
 #     python benchmarks/bench_deploy.py --cost --forms eager static compile aoti   # minutes per model
+#     python benchmarks/bench_deploy.py --cost --forms eager static onnx --sizes 320x416 --batches 1
 
-FORMS = ("eager", "static", "compile", "aoti")
+FORMS = ("eager", "static", "compile", "aoti", "onnx")  # onnx: myops.onnx.export, ONNX Runtime (CPU)
 RUNS = 5  # timed runs of each form in an interleaved process (cost_pair)
 RSS_RUNS = 1  # timed runs of a lone process, which is there for its peak RSS
 
@@ -330,7 +331,34 @@ def _cost_fn(name, h, w, batch, form, threads):
     if form == "compile":
         compiled = torch.compile(static, fullgraph=True, dynamic=False)
         return (lambda: compiled(x)), x, model
+    if form == "onnx":
+        return onnx_fn(static, x, threads), x, model
     raise ValueError(form)
+
+
+def onnx_fn(static, x, threads):
+    """The static module exported with myops.onnx.export (not timed) and run by ONNX Runtime's
+    CPU execution provider with ``threads`` intra-op threads: a function returning the output
+    dict (as tensors)."""
+    import numpy as np
+    import onnxruntime
+
+    import myops.onnx
+
+    program = myops.onnx.export(static, (x,))
+    options = onnxruntime.SessionOptions()
+    options.intra_op_num_threads = threads
+    options.inter_op_num_threads = 1
+    session = onnxruntime.InferenceSession(
+        program.model_proto.SerializeToString(), options, providers=["CPUExecutionProvider"]
+    )
+    names = [o.name for o in session.get_outputs()]
+    feed = {session.get_inputs()[0].name: x.numpy()}
+
+    def run():
+        return {k: torch.from_numpy(np.asarray(v)) for k, v in zip(names, session.run(None, feed))}
+
+    return run
 
 
 def _count(out):

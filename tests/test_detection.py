@@ -303,6 +303,16 @@ def test_errors():
         detection.make_static(model, image_sizes=[(64, 64)])(torch.rand(2, 3, 64, 64))
 
 
+def test_static_module_is_in_eval_mode():
+    """make_static's module (and the bounded twins it builds) reports eval mode, as its model is
+    in: torch.export and torch.onnx.export read ``training``."""
+    model = build(CI_MODEL)
+    static = detection.make_static(model)
+    assert not static.training
+    assert [n for n, m in static.named_modules() if m.training] == []
+    assert not any(m.training for m in model.modules())
+
+
 def test_bounded_heads_leave_the_model_as_it_is():
     """make_static runs the RoI heads through bounded twins (linear_bounded / conv_bounded over
     the real rows) built from the model's own modules: the model keeps its modules, and the

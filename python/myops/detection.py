@@ -239,6 +239,12 @@ class StaticDetector(nn.Module):
                 device = next(model.parameters()).device
                 for k, pairs in enumerate(gen._wh_pairs):
                     self.register_buffer(f"_wh_pairs_{k}", pairs.to(device), persistent=False)
+        # inference only: the module and the bounded twins it made report eval mode (the model's
+        # own modules are left as they are; make_static takes a model in eval mode only)
+        own = {id(m) for m in model.modules()}
+        for m in self.modules():
+            if id(m) not in own:
+                m.training = False
 
     # -- shared steps --------------------------------------------------------------------------
     def _transform(self, images: Tensor):
@@ -521,7 +527,7 @@ def make_static(
         image_sizes: one ``(h, w)`` per image of the batch, or None (every image ``[H, W]``).
 
     Returns:
-        A :class:`StaticDetector`: ``forward(images [N, 3, H, W])`` gives the padded dict of the
+        A :class:`StaticDetector` in eval mode: ``forward(images [N, 3, H, W])`` gives the padded dict of the
         module docstring (``boxes``, ``scores``, ``labels``, ``count``, ``overflow``, ...);
         :func:`unpad` turns it into torchvision's list of dicts.
 
