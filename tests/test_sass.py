@@ -21,10 +21,14 @@ import os
 import re
 import shutil
 import subprocess
+import sys
 
 import pytest
 
 import myops
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "tools"))
+from check_spills import demangle  # noqa: E402  (c++filt, the names ptxas' warnings carry too)
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 FLOOR = os.path.join(ROOT, "tools", "sass_floor.json")
@@ -62,14 +66,6 @@ def _need():
             pytest.fail("FORCE_CUDA=1 but no cuobjdump (the toolkit's, or Triton's) is found")
         pytest.skip("no cuobjdump")
     return tool
-
-
-def demangle(names):
-    try:
-        out = subprocess.run(["c++filt"], input="\n".join(names), capture_output=True, text=True, check=True)
-        return out.stdout.splitlines()
-    except (OSError, subprocess.CalledProcessError):
-        return list(names)
 
 
 @functools.lru_cache(maxsize=None)

@@ -20,14 +20,18 @@ bool as_uint64(PyObject* o, uint64_t* v) {
   return true;
 }
 
+// The one int argument of a call: false (TypeError set) for anything else.
+bool one_uint64(PyObject* const* args, Py_ssize_t nargs, const char* usage, uint64_t* v) {
+  if (nargs == 1 && as_uint64(args[0], v)) return true;
+  if (!PyErr_Occurred()) PyErr_SetString(PyExc_TypeError, usage);
+  return false;
+}
+
 // _dropin_scope_enter(mask: int) -> int: routes the ops of `mask` in this thread; the token
 PyObject* py_scope_enter(PyObject*, PyObject* const* args, Py_ssize_t nargs) {
   HANDLE_TH_ERRORS
   uint64_t mask;
-  if (nargs != 1 || !as_uint64(args[0], &mask)) {
-    if (!PyErr_Occurred()) PyErr_SetString(PyExc_TypeError, "_dropin_scope_enter(mask: int)");
-    return nullptr;
-  }
+  if (!one_uint64(args, nargs, "_dropin_scope_enter(mask: int)", &mask)) return nullptr;
   return PyLong_FromLongLong(ao::scope_enter_mask(mask));
   END_HANDLE_TH_ERRORS
 }
@@ -36,10 +40,7 @@ PyObject* py_scope_enter(PyObject*, PyObject* const* args, Py_ssize_t nargs) {
 PyObject* py_scope_exit(PyObject*, PyObject* const* args, Py_ssize_t nargs) {
   HANDLE_TH_ERRORS
   uint64_t token;
-  if (nargs != 1 || !as_uint64(args[0], &token)) {
-    if (!PyErr_Occurred()) PyErr_SetString(PyExc_TypeError, "_dropin_scope_exit(token: int)");
-    return nullptr;
-  }
+  if (!one_uint64(args, nargs, "_dropin_scope_exit(token: int)", &token)) return nullptr;
   ao::scope_exit_token(static_cast<int64_t>(token));
   Py_RETURN_NONE;
   END_HANDLE_TH_ERRORS
